@@ -1,0 +1,1 @@
+"""Adapters behind the ports: AWS services in production, embedded engines locally."""

@@ -1,0 +1,86 @@
+"""FalkorDB (openCypher over the Redis protocol): the local stand-in for Neptune."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from heirloom.adapters.cypher import logical_name, prefix_query, validate_prefix
+from heirloom.domain.graph_schema import NODE_LABELS
+
+
+class GraphUnavailable(ConnectionError):
+    """The graph store could not be reached or failed to answer."""
+
+
+def normalise_value(value: Any, prefix: str) -> Any:
+    """Nodes and relationships become plain dicts of their properties, with logical
+    `_labels` / `_type`; lists are normalised element-wise. Same shape as the Neptune adapter."""
+    from falkordb.edge import Edge
+    from falkordb.node import Node
+
+    if isinstance(value, Node):
+        labels = [logical_name(prefix, label) for label in (value.labels or [])]
+        return {**value.properties, "_labels": [label for label in labels if label]}
+    if isinstance(value, Edge):
+        return {**value.properties, "_type": logical_name(prefix, value.relation) or value.relation}
+    if isinstance(value, list):
+        return [normalise_value(item, prefix) for item in value]
+    return value
+
+
+class FalkorGraphStore:
+    def __init__(self, socket_path: str, graph_name: str, prefix: str, timeout_ms: int | None = None):
+        from falkordb import FalkorDB
+
+        self.prefix = validate_prefix(prefix)
+        self._db = FalkorDB(unix_socket_path=socket_path)
+        self._graph = self._db.select_graph(graph_name)
+        self._timeout_ms = timeout_ms
+
+    def _raw(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        import redis.exceptions
+
+        try:
+            result = self._graph.query(cypher, dict(params or {}), timeout=self._timeout_ms)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
+            raise GraphUnavailable(f"graph store unavailable: {exc}") from exc
+        columns = [col[1] if isinstance(col, list | tuple) else col for col in (result.header or [])]
+        return [
+            {str(name): normalise_value(value, self.prefix) for name, value in zip(columns, row, strict=True)}
+            for row in result.result_set
+        ]
+
+    def run(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return self._raw(prefix_query(cypher, self.prefix), params)
+
+    def ensure_indexes(self) -> None:
+        import redis.exceptions
+
+        for label in sorted(NODE_LABELS):
+            try:
+                self._raw(prefix_query(f"CREATE INDEX FOR (n:{label}) ON (n.id)", self.prefix))
+            except redis.exceptions.ResponseError as exc:
+                if "already indexed" not in str(exc):
+                    raise
+
+    def count_nodes(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in self._raw("MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS c"):
+            name = logical_name(self.prefix, row["label"])
+            if name:
+                counts[name] = counts.get(name, 0) + int(row["c"])
+        return counts
+
+    def count_edges(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in self._raw("MATCH ()-[r]->() RETURN type(r) AS t, count(*) AS c"):
+            name = logical_name(self.prefix, row["t"])
+            if name:
+                counts[name] = counts.get(name, 0) + int(row["c"])
+        return counts
+
+    def delete_all(self) -> None:
+        """Remove this prefix's nodes and edges (other prefixes are untouched)."""
+        for label in sorted(NODE_LABELS):
+            self.run(f"MATCH (n:{label}) DETACH DELETE n")

@@ -1,0 +1,464 @@
+"""PostgreSQL + pgvector: the StoryStore (permission source of truth) and the VectorIndex.
+
+One connection per container, reused across invocations; `statement_timeout` set per session.
+Writes run in explicit transactions; upserts report whether anything changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import dict_row
+
+from heirloom.contracts.records import (
+    Legacy,
+    Link,
+    LinkStatus,
+    Member,
+    Person,
+    Relationship,
+    RelationshipType,
+    Role,
+    ShareMode,
+    Story,
+    User,
+    Visibility,
+)
+from heirloom.domain.access import ReadScope, StoryMeta
+from heirloom.ports import Change, Chunk, ChunkHit, EmbeddedChunk
+
+_MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
+
+
+class SchemaMismatch(RuntimeError):
+    """The database was built for another embedding dimension or model."""
+
+
+class StoreUnavailable(ConnectionError):
+    """PostgreSQL could not be reached."""
+
+
+class PgDatabase:
+    def __init__(self, url: str, *, statement_timeout_ms: int = 5000, embedding_dim: int = 384):
+        self.url = url
+        self.embedding_dim = embedding_dim
+        self._statement_timeout_ms = statement_timeout_ms
+        self._conn: psycopg.Connection[dict[str, Any]] | None = None
+
+    def connection(self) -> psycopg.Connection[dict[str, Any]]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            try:
+                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, connect_timeout=5)
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"PostgreSQL unavailable: {exc}") from exc
+            conn.execute(f"SET statement_timeout = {int(self._statement_timeout_ms)}")
+            if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+                from pgvector.psycopg import register_vector
+
+                register_vector(conn)
+            self._conn = conn
+        return self._conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+        conn = self.connection()
+        with conn.transaction():
+            yield conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- migrations -------------------------------------------------------------------------
+    def migrate(self) -> list[str]:
+        """Apply the packaged migrations in order, once each; return the names applied now."""
+        conn = self.connection()
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        applied_now: list[str] = []
+        files = sorted(
+            (f for f in resources.files("heirloom.migrations").iterdir() if _MIGRATION_NAME.fullmatch(f.name)),
+            key=lambda f: f.name,
+        )
+        for file in files:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(72157)")
+                if conn.execute("SELECT 1 FROM schema_migrations WHERE name = %s", (file.name,)).fetchone():
+                    continue
+                sql = file.read_text().replace("${EMBEDDING_DIM}", str(int(self.embedding_dim)))
+                conn.execute(sql.encode())
+                conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (file.name,))
+                applied_now.append(file.name)
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        self._check_dimension()
+        return applied_now
+
+    def _check_dimension(self) -> None:
+        row = self.connection().execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'story_chunks'::regclass"
+            " AND attname = 'embedding'"
+        ).fetchone()
+        if row and int(row["atttypmod"]) != self.embedding_dim:
+            raise SchemaMismatch(
+                f"story_chunks holds {row['atttypmod']}-dimension vectors but settings ask for "
+                f"{self.embedding_dim}: use a fresh database for another embedding model"
+            )
+
+    def applied_migrations(self) -> list[str]:
+        rows = self.connection().execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
+        return [r["name"] for r in rows]
+
+
+def _change(row: dict[str, Any] | None) -> Change:
+    if row is None:
+        return Change.UNCHANGED
+    return Change.CREATED if row["inserted"] else Change.UPDATED
+
+
+class PgStoryStore:
+    def __init__(self, db: PgDatabase):
+        self.db = db
+
+    def _upsert(self, sql: str, params: Sequence[Any]) -> Change:
+        with self.db.transaction() as conn:
+            return _change(conn.execute(sql, params).fetchone())
+
+    # -- writes -----------------------------------------------------------------------------
+    def upsert_legacy(self, legacy: Legacy) -> Change:
+        return self._upsert(
+            "INSERT INTO legacies (id, name, subject_person_id) VALUES (%s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name,"
+            " subject_person_id = EXCLUDED.subject_person_id, updated_at = now()"
+            " WHERE (legacies.name, legacies.subject_person_id)"
+            " IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.subject_person_id)"
+            " RETURNING (xmax = 0) AS inserted",
+            (legacy.id, legacy.name, legacy.subject_person_id),
+        )
+
+    def upsert_person(self, person: Person) -> Change:
+        return self._upsert(
+            "INSERT INTO persons (id, legacy_id, name, aliases, birth_year, death_year)"
+            " VALUES (%s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id, name = EXCLUDED.name,"
+            " aliases = EXCLUDED.aliases, birth_year = EXCLUDED.birth_year, death_year = EXCLUDED.death_year"
+            " WHERE (persons.legacy_id, persons.name, persons.aliases, persons.birth_year, persons.death_year)"
+            " IS DISTINCT FROM (EXCLUDED.legacy_id, EXCLUDED.name, EXCLUDED.aliases,"
+            " EXCLUDED.birth_year, EXCLUDED.death_year)"
+            " RETURNING (xmax = 0) AS inserted",
+            (person.id, person.legacy_id, person.name, list(person.aliases), person.birth_year, person.death_year),
+        )
+
+    def upsert_user(self, user: User) -> Change:
+        return self._upsert(
+            "INSERT INTO users (id, name, person_id) VALUES (%s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, person_id = EXCLUDED.person_id"
+            " WHERE (users.name, users.person_id) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.person_id)"
+            " RETURNING (xmax = 0) AS inserted",
+            (user.id, user.name, user.person_id),
+        )
+
+    def upsert_member(self, member: Member) -> Change:
+        return self._upsert(
+            "INSERT INTO legacy_members (legacy_id, user_id, role) VALUES (%s, %s, %s)"
+            " ON CONFLICT (legacy_id, user_id) DO UPDATE SET role = EXCLUDED.role"
+            " WHERE legacy_members.role IS DISTINCT FROM EXCLUDED.role"
+            " RETURNING (xmax = 0) AS inserted",
+            (member.legacy_id, member.user_id, member.role.value),
+        )
+
+    def remove_member(self, legacy_id: UUID, user_id: UUID) -> Change:
+        with self.db.transaction() as conn:
+            cur = conn.execute(
+                "DELETE FROM legacy_members WHERE legacy_id = %s AND user_id = %s", (legacy_id, user_id)
+            )
+            return Change.DELETED if cur.rowcount else Change.UNCHANGED
+
+    def upsert_relationship(self, relationship: Relationship) -> Change:
+        r = relationship
+        return self._upsert(
+            "INSERT INTO person_relationships (from_person_id, to_person_id, type, detail, since, until)"
+            " VALUES (%s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (from_person_id, to_person_id, type) DO UPDATE SET detail = EXCLUDED.detail,"
+            " since = EXCLUDED.since, until = EXCLUDED.until"
+            " WHERE (person_relationships.detail, person_relationships.since, person_relationships.until)"
+            " IS DISTINCT FROM (EXCLUDED.detail, EXCLUDED.since, EXCLUDED.until)"
+            " RETURNING (xmax = 0) AS inserted",
+            (r.from_person_id, r.to_person_id, r.type.value, r.detail, r.since, r.until),
+        )
+
+    def upsert_link(self, link: Link) -> Change:
+        with self.db.transaction() as conn:
+            change = _change(
+                conn.execute(
+                    "INSERT INTO legacy_links (id, legacy_a_id, legacy_b_id, status, share_mode)"
+                    " VALUES (%s, %s, %s, %s, %s)"
+                    " ON CONFLICT (id) DO UPDATE SET legacy_a_id = EXCLUDED.legacy_a_id,"
+                    " legacy_b_id = EXCLUDED.legacy_b_id, status = EXCLUDED.status,"
+                    " share_mode = EXCLUDED.share_mode"
+                    " WHERE (legacy_links.legacy_a_id, legacy_links.legacy_b_id, legacy_links.status,"
+                    " legacy_links.share_mode) IS DISTINCT FROM (EXCLUDED.legacy_a_id, EXCLUDED.legacy_b_id,"
+                    " EXCLUDED.status, EXCLUDED.share_mode)"
+                    " RETURNING (xmax = 0) AS inserted",
+                    (link.id, link.legacy_a_id, link.legacy_b_id, link.status.value, link.share_mode.value),
+                ).fetchone()
+            )
+            wanted = set(link.shared_story_ids)
+            have = {
+                r["story_id"]
+                for r in conn.execute(
+                    "SELECT story_id FROM legacy_link_shares WHERE link_id = %s", (link.id,)
+                ).fetchall()
+            }
+            if wanted != have:
+                conn.execute(
+                    "DELETE FROM legacy_link_shares WHERE link_id = %s AND NOT story_id = ANY(%s)",
+                    (link.id, list(wanted)),
+                )
+                conn.cursor().executemany(
+                    "INSERT INTO legacy_link_shares (link_id, story_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    [(link.id, sid) for sid in wanted - have],
+                )
+                if change is Change.UNCHANGED:
+                    change = Change.UPDATED
+            return change
+
+    def upsert_story(self, story: Story, content_hash: str) -> Change:
+        s = story
+        return self._upsert(
+            "INSERT INTO stories (id, legacy_id, author_user_id, title, content, visibility, content_hash,"
+            " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id,"
+            " author_user_id = EXCLUDED.author_user_id, title = EXCLUDED.title, content = EXCLUDED.content,"
+            " visibility = EXCLUDED.visibility, content_hash = EXCLUDED.content_hash,"
+            " created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at"
+            " WHERE (stories.legacy_id, stories.author_user_id, stories.title, stories.visibility,"
+            " stories.content_hash, stories.created_at, stories.updated_at) IS DISTINCT FROM"
+            " (EXCLUDED.legacy_id, EXCLUDED.author_user_id, EXCLUDED.title, EXCLUDED.visibility,"
+            " EXCLUDED.content_hash, EXCLUDED.created_at, EXCLUDED.updated_at)"
+            " RETURNING (xmax = 0) AS inserted",
+            (s.id, s.legacy_id, s.author_user_id, s.title, s.content, s.visibility.value, content_hash,
+             s.created_at, s.updated_at),
+        )
+
+    def delete_story(self, story_id: UUID) -> Change:
+        with self.db.transaction() as conn:
+            cur = conn.execute("DELETE FROM stories WHERE id = %s", (story_id,))
+            return Change.DELETED if cur.rowcount else Change.UNCHANGED
+
+    # -- reads ------------------------------------------------------------------------------
+    def _one(self, sql: str, params: Sequence[Any]) -> dict[str, Any] | None:
+        return self.db.connection().execute(sql, params).fetchone()
+
+    def get_legacy(self, legacy_id: UUID) -> Legacy | None:
+        row = self._one("SELECT id, name, subject_person_id FROM legacies WHERE id = %s", (legacy_id,))
+        return Legacy(**row) if row else None
+
+    def get_person(self, person_id: UUID) -> Person | None:
+        row = self._one(
+            "SELECT id, legacy_id, name, aliases, birth_year, death_year FROM persons WHERE id = %s", (person_id,)
+        )
+        return Person(**{**row, "aliases": tuple(row["aliases"])}) if row else None
+
+    def get_user(self, user_id: UUID) -> User | None:
+        row = self._one("SELECT id, name, person_id FROM users WHERE id = %s", (user_id,))
+        return User(**row) if row else None
+
+    def get_story(self, story_id: UUID) -> Story | None:
+        row = self._one(
+            "SELECT id, legacy_id, author_user_id, title, content, visibility, created_at, updated_at"
+            " FROM stories WHERE id = %s",
+            (story_id,),
+        )
+        return Story(**row) if row else None
+
+    def get_story_hash(self, story_id: UUID) -> str | None:
+        row = self._one("SELECT content_hash FROM stories WHERE id = %s", (story_id,))
+        return str(row["content_hash"]) if row else None
+
+    def role_of(self, user_id: UUID, legacy_id: UUID) -> Role | None:
+        row = self._one(
+            "SELECT role FROM legacy_members WHERE user_id = %s AND legacy_id = %s", (user_id, legacy_id)
+        )
+        return Role(row["role"]) if row else None
+
+    def member_legacy_ids(self, user_id: UUID) -> list[UUID]:
+        rows = self.db.connection().execute(
+            "SELECT legacy_id FROM legacy_members WHERE user_id = %s ORDER BY legacy_id", (user_id,)
+        ).fetchall()
+        return [r["legacy_id"] for r in rows]
+
+    def links_of(self, legacy_id: UUID) -> list[Link]:
+        rows = self.db.connection().execute(
+            "SELECT l.id, l.legacy_a_id, l.legacy_b_id, l.status, l.share_mode,"
+            " coalesce(array_agg(s.story_id ORDER BY s.story_id) FILTER (WHERE s.story_id IS NOT NULL), '{}')"
+            " AS shared_story_ids"
+            " FROM legacy_links l LEFT JOIN legacy_link_shares s ON s.link_id = l.id"
+            " WHERE l.legacy_a_id = %s OR l.legacy_b_id = %s GROUP BY l.id ORDER BY l.id",
+            (legacy_id, legacy_id),
+        ).fetchall()
+        return [
+            Link(
+                id=r["id"], legacy_a_id=r["legacy_a_id"], legacy_b_id=r["legacy_b_id"],
+                status=LinkStatus(r["status"]), share_mode=ShareMode(r["share_mode"]),
+                shared_story_ids=tuple(r["shared_story_ids"]),
+            )
+            for r in rows
+        ]
+
+    def persons_of(self, legacy_ids: Sequence[UUID]) -> list[Person]:
+        rows = self.db.connection().execute(
+            "SELECT id, legacy_id, name, aliases, birth_year, death_year FROM persons"
+            " WHERE legacy_id = ANY(%s) ORDER BY name, id",
+            (list(legacy_ids),),
+        ).fetchall()
+        return [Person(**{**r, "aliases": tuple(r["aliases"])}) for r in rows]
+
+    def relationships_of(self, person_ids: Sequence[UUID]) -> list[Relationship]:
+        ids = list(person_ids)
+        rows = self.db.connection().execute(
+            "SELECT from_person_id, to_person_id, type, detail, since, until FROM person_relationships"
+            " WHERE from_person_id = ANY(%s) OR to_person_id = ANY(%s)"
+            " ORDER BY from_person_id, to_person_id, type",
+            (ids, ids),
+        ).fetchall()
+        return [Relationship(**{**r, "type": RelationshipType(r["type"])}) for r in rows]
+
+    def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]:
+        rows = self.db.connection().execute(
+            "SELECT id, legacy_id, author_user_id, visibility FROM stories WHERE id = ANY(%s)",
+            (list(story_ids),),
+        ).fetchall()
+        return [StoryMeta(**{**r, "visibility": Visibility(r["visibility"])}) for r in rows]
+
+    def stories_of(self, legacy_id: UUID) -> list[Story]:
+        rows = self.db.connection().execute(
+            "SELECT id, legacy_id, author_user_id, title, content, visibility, created_at, updated_at"
+            " FROM stories WHERE legacy_id = %s ORDER BY created_at, id",
+            (legacy_id,),
+        ).fetchall()
+        return [Story(**r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        tables = ["legacies", "persons", "users", "legacy_members", "person_relationships", "legacy_links",
+                  "stories", "story_chunks"]
+        conn = self.db.connection()
+        return {t: int(conn.execute(f"SELECT count(*) AS c FROM {t}").fetchone()["c"]) for t in tables}  # type: ignore[index]
+
+
+def scope_sql(scope: ReadScope) -> tuple[str, list[Any]]:
+    """The `ReadScope` as a WHERE fragment over `stories s` (the same grants as `allows`)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for grant in scope.grants:
+        parts = ["s.legacy_id = %s"]
+        params.append(grant.legacy_id)
+        vis = "s.visibility = ANY(%s)"
+        params.append(sorted(v.value for v in grant.visibilities))
+        if grant.own_personal:
+            vis = f"({vis} OR (s.visibility = 'personal' AND s.author_user_id = %s))"
+            params.append(scope.user_id)
+        parts.append(vis)
+        if grant.story_ids is not None:
+            parts.append("s.id = ANY(%s)")
+            params.append(sorted(grant.story_ids))
+        clauses.append("(" + " AND ".join(parts) + ")")
+    return ("(" + " OR ".join(clauses) + ")" if clauses else "FALSE"), params
+
+
+class PgVectorIndex:
+    def __init__(self, db: PgDatabase, *, model_id: str, ef_search: int = 100):
+        self.db = db
+        self.model_id = model_id
+        self._ef_search = ef_search
+
+    def replace_chunks(self, story_id: UUID, chunks: Sequence[EmbeddedChunk], content_hash: str) -> None:
+        import numpy as np
+        from pgvector import Vector
+
+        with self.db.transaction() as conn:
+            self._claim_model(conn)
+            conn.execute("DELETE FROM story_chunks WHERE story_id = %s", (story_id,))
+            with conn.cursor().copy(
+                "COPY story_chunks (story_id, chunk_index, content, token_count, embedding) FROM STDIN"
+            ) as copy:
+                for c in chunks:
+                    copy.write_row(
+                        (story_id, c.index, c.text, c.token_count,
+                         Vector(np.asarray(c.embedding, dtype=np.float32)))
+                    )
+            conn.execute(
+                "INSERT INTO story_processing (story_id, chunks_hash, embedder) VALUES (%s, %s, %s)"
+                " ON CONFLICT (story_id) DO UPDATE SET chunks_hash = EXCLUDED.chunks_hash,"
+                " embedder = EXCLUDED.embedder, processed_at = now()",
+                (story_id, content_hash, self.model_id),
+            )
+
+    def _claim_model(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+        row = conn.execute(
+            "INSERT INTO index_meta (key, value) VALUES ('embedding_model', %s)"
+            " ON CONFLICT (key) DO UPDATE SET value = index_meta.value RETURNING value",
+            (self.model_id,),
+        ).fetchone()
+        if row is not None and row["value"] != self.model_id:
+            raise SchemaMismatch(
+                f"the chunk index holds vectors of {row['value']!r}, not {self.model_id!r}: "
+                "never mix two models in one index"
+            )
+
+    def indexed_hash(self, story_id: UUID) -> str | None:
+        row = self.db.connection().execute(
+            "SELECT chunks_hash FROM story_processing WHERE story_id = %s AND embedder = %s",
+            (story_id, self.model_id),
+        ).fetchone()
+        return row["chunks_hash"] if row else None
+
+    def delete_chunks(self, story_id: UUID) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM story_chunks WHERE story_id = %s", (story_id,))
+            conn.execute("UPDATE story_processing SET chunks_hash = NULL WHERE story_id = %s", (story_id,))
+
+    def search(self, embedding: Sequence[float], scope: ReadScope, k: int) -> list[ChunkHit]:
+        import numpy as np
+        from pgvector import Vector
+
+        where, params = scope_sql(scope)
+        query_vec = Vector(np.asarray(embedding, dtype=np.float32))
+        with self.db.transaction() as conn:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {int(self._ef_search)}")
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = conn.execute(
+                "SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
+                " 1 - (c.embedding <=> %s) AS similarity"
+                " FROM story_chunks c JOIN stories s ON s.id = c.story_id"
+                f" WHERE {where} ORDER BY c.embedding <=> %s LIMIT %s",
+                [query_vec, *params, query_vec, int(k)],
+            ).fetchall()
+        return [
+            ChunkHit(
+                story_id=r["story_id"], legacy_id=r["legacy_id"], chunk_index=r["chunk_index"],
+                text=r["content"], token_count=r["token_count"], similarity=float(r["similarity"]),
+            )
+            for r in rows
+        ]
+
+    def chunks_of(self, story_id: UUID) -> list[Chunk]:
+        rows = self.db.connection().execute(
+            "SELECT chunk_index, content, token_count FROM story_chunks WHERE story_id = %s ORDER BY chunk_index",
+            (story_id,),
+        ).fetchall()
+        return [Chunk(index=r["chunk_index"], text=r["content"], token_count=r["token_count"]) for r in rows]
+
+    def count(self) -> int:
+        row = self.db.connection().execute("SELECT count(*) AS c FROM story_chunks").fetchone()
+        return int(row["c"]) if row else 0

@@ -1,0 +1,1 @@
+"""Pydantic models for every record, event and workflow edge."""

@@ -1,0 +1,1 @@
+"""Pure logic: it takes models and ports and returns models."""

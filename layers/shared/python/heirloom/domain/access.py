@@ -1,0 +1,108 @@
+"""The visibility rules of FORMAT.md, in one place.
+
+`resolve_scope` turns membership and links into a `ReadScope`; the scope is evaluated in
+Python (`ReadScope.allows`) by the access filter and compiled to SQL by the vector index, so
+both apply the same grants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+from heirloom.contracts.records import READS_PRIVATE, Link, LinkStatus, Role, ShareMode, Visibility
+
+
+class NotAMember(PermissionError):
+    """The user is not a member of the legacy being read: the request is refused."""
+
+
+class Grant(BaseModel):
+    """What a user may read of one legacy."""
+
+    model_config = ConfigDict(frozen=True)
+
+    legacy_id: UUID
+    visibilities: frozenset[Visibility]
+    #: personal stories of this legacy written by the reader (primary legacy only)
+    own_personal: bool = False
+    #: with a selective link, only these stories cross; None means no allowlist
+    story_ids: frozenset[UUID] | None = None
+
+
+class StoryMeta(BaseModel):
+    """The fields of a story that decide who may read it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: UUID
+    legacy_id: UUID
+    author_user_id: UUID
+    visibility: Visibility
+
+
+class ReadScope(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    user_id: UUID
+    legacy_id: UUID
+    role: Role
+    grants: tuple[Grant, ...]
+    #: legacies the user is a member of (any role): for known relationships in the graph
+    member_legacy_ids: frozenset[UUID] = frozenset()
+
+    @property
+    def legacy_ids(self) -> tuple[UUID, ...]:
+        return tuple(g.legacy_id for g in self.grants)
+
+    def allows(self, story: StoryMeta) -> bool:
+        for grant in self.grants:
+            if grant.legacy_id != story.legacy_id:
+                continue
+            if grant.story_ids is not None and story.id not in grant.story_ids:
+                continue
+            if story.visibility in grant.visibilities:
+                return True
+            if (
+                grant.own_personal
+                and story.visibility is Visibility.PERSONAL
+                and story.author_user_id == self.user_id
+            ):
+                return True
+        return False
+
+
+def resolve_scope(
+    *,
+    user_id: UUID,
+    legacy_id: UUID,
+    role: Role | None,
+    links: Iterable[Link],
+    member_legacy_ids: Iterable[UUID] = (),
+) -> ReadScope:
+    """Grants for `user_id` reading `legacy_id` with `role` there (None: not a member)."""
+    if role is None:
+        raise NotAMember(f"user {user_id} is not a member of legacy {legacy_id}")
+    readable = (
+        frozenset({Visibility.PUBLIC, Visibility.PRIVATE})
+        if role in READS_PRIVATE
+        else frozenset({Visibility.PUBLIC})
+    )
+    grants = [Grant(legacy_id=legacy_id, visibilities=readable, own_personal=True)]
+    for link in links:
+        if link.status is not LinkStatus.ACTIVE:
+            continue
+        if legacy_id not in (link.legacy_a_id, link.legacy_b_id):
+            continue
+        other = link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
+        if other == legacy_id:
+            continue
+        allowlist = frozenset(link.shared_story_ids) if link.share_mode is ShareMode.SELECTIVE else None
+        # personal stories never cross a link, not even to their author
+        grants.append(Grant(legacy_id=other, visibilities=readable, story_ids=allowlist))
+    members = frozenset(member_legacy_ids) | {legacy_id}
+    return ReadScope(
+        user_id=user_id, legacy_id=legacy_id, role=role, grants=tuple(grants), member_legacy_ids=members
+    )

@@ -1,0 +1,23 @@
+"""The logical labels and relationship types of the knowledge graph (the whitelist)."""
+
+from __future__ import annotations
+
+NODE_LABELS: frozenset[str] = frozenset({"Legacy", "Person", "Story", "Place", "Event", "Object"})
+
+#: Known social edges between persons (relationships.jsonl).
+SOCIAL_TYPES: tuple[str, ...] = ("FAMILY_OF", "KNEW", "WORKED_WITH", "FRIENDS_WITH")
+
+RELATIONSHIP_TYPES: frozenset[str] = frozenset(
+    {
+        *SOCIAL_TYPES,
+        "BELONGS_TO",  # (Story|Person)-[:BELONGS_TO]->(Legacy)
+        "LINKED_TO",  # (Legacy)-[:LINKED_TO]->(Legacy)
+        "MENTIONS",  # (Story)-[:MENTIONS]->(Person)
+        "TOOK_PLACE_AT",  # (Story|Event)-[:TOOK_PLACE_AT]->(Place)
+        "REFERENCES",  # (Story)-[:REFERENCES]->(Event|Object)
+        "PARTICIPATED_IN",  # (Person)-[:PARTICIPATED_IN]->(Event)
+        "LIVED_IN",  # (Person)-[:LIVED_IN]->(Place)
+        "WORKED_AT",  # (Person)-[:WORKED_AT]->(Place)
+        "OWNED",  # (Person)-[:OWNED]->(Object)
+    }
+)

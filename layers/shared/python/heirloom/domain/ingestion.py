@@ -1,0 +1,129 @@
+"""Ingestion of records: the one path that story events, S3 imports and `heirloom load` share.
+
+Each function writes PostgreSQL first (the source of truth), then the graph (idempotent MERGEs,
+always re-applied so a failed graph write is repaired by the next delivery), and for stories
+re-chunks and re-embeds only when the indexed content hash is behind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
+from heirloom.domain import graph_sync
+from heirloom.domain.chunking import chunk_story, content_hash
+from heirloom.ports import Change, EmbeddedChunk, Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
+
+
+class UnknownReference(LookupError):
+    """A record names a legacy, person, user or story that does not exist."""
+
+    def __init__(self, field: str, value: UUID, kind: str):
+        super().__init__(f"{field}: unknown {kind} {value}")
+        self.field = field
+        self.value = value
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class IngestionPorts:
+    stories: StoryStore
+    vectors: VectorIndex
+    graph: GraphStore
+    embedder: Embedder
+    tokenizer: Tokenizer
+    chunk_max_tokens: int = 500
+
+
+def _require_legacy(ports: IngestionPorts, field: str, legacy_id: UUID) -> None:
+    if ports.stories.get_legacy(legacy_id) is None:
+        raise UnknownReference(field, legacy_id, "legacy")
+
+
+def _require_person(ports: IngestionPorts, field: str, person_id: UUID) -> Person:
+    person = ports.stories.get_person(person_id)
+    if person is None:
+        raise UnknownReference(field, person_id, "person")
+    return person
+
+
+def _require_user(ports: IngestionPorts, field: str, user_id: UUID) -> None:
+    if ports.stories.get_user(user_id) is None:
+        raise UnknownReference(field, user_id, "user")
+
+
+def apply_legacy(ports: IngestionPorts, legacy: Legacy) -> Change:
+    change = ports.stories.upsert_legacy(legacy)
+    graph_sync.sync_legacy(ports.graph, legacy)
+    return change
+
+
+def apply_person(ports: IngestionPorts, person: Person) -> Change:
+    _require_legacy(ports, "legacy_id", person.legacy_id)
+    change = ports.stories.upsert_person(person)
+    graph_sync.sync_person(ports.graph, person)
+    return change
+
+
+def apply_user(ports: IngestionPorts, user: User) -> Change:
+    if user.person_id is not None:
+        _require_person(ports, "person_id", user.person_id)
+    return ports.stories.upsert_user(user)
+
+
+def apply_member(ports: IngestionPorts, member: Member) -> Change:
+    _require_legacy(ports, "legacy_id", member.legacy_id)
+    _require_user(ports, "user_id", member.user_id)
+    return ports.stories.upsert_member(member)
+
+
+def remove_member(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> Change:
+    return ports.stories.remove_member(legacy_id, user_id)
+
+
+def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
+    _require_person(ports, "from_person_id", rel.from_person_id)
+    _require_person(ports, "to_person_id", rel.to_person_id)
+    change = ports.stories.upsert_relationship(rel)
+    graph_sync.sync_relationship(ports.graph, rel)
+    return change
+
+
+def apply_link(ports: IngestionPorts, link: Link) -> Change:
+    _require_legacy(ports, "legacy_a_id", link.legacy_a_id)
+    _require_legacy(ports, "legacy_b_id", link.legacy_b_id)
+    change = ports.stories.upsert_link(link)
+    graph_sync.sync_link(ports.graph, link)
+    return change
+
+
+def index_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
+    """Chunk and embed `story` unless the index already holds this content; True if it did."""
+    if ports.vectors.indexed_hash(story.id) == digest:
+        return False
+    chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
+    vectors = ports.embedder.embed([c.text for c in chunks]) if chunks else []
+    embedded = [
+        EmbeddedChunk(index=c.index, text=c.text, token_count=c.token_count, embedding=tuple(v))
+        for c, v in zip(chunks, vectors, strict=True)
+    ]
+    ports.vectors.replace_chunks(story.id, embedded, digest)
+    return True
+
+
+def apply_story(ports: IngestionPorts, story: Story) -> Change:
+    _require_legacy(ports, "legacy_id", story.legacy_id)
+    _require_user(ports, "author_user_id", story.author_user_id)
+    digest = content_hash(story.content)
+    change = ports.stories.upsert_story(story, digest)
+    graph_sync.sync_story(ports.graph, story)
+    index_story(ports, story, digest)
+    return change
+
+
+def delete_story(ports: IngestionPorts, story_id: UUID) -> Change:
+    change = ports.stories.delete_story(story_id)  # chunks go with it (ON DELETE CASCADE)
+    ports.vectors.delete_chunks(story_id)
+    graph_sync.delete_story_node(ports.graph, str(story_id))
+    return change

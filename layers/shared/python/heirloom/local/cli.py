@@ -1,0 +1,121 @@
+"""The `heirloom` command line: the local stack, loading, statistics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from heirloom.settings import SettingsError, get_settings
+
+EXIT_BAD_INPUT = 2
+
+
+def _cmd_local(args: argparse.Namespace) -> int:
+    from heirloom.local.runtime import stack_home
+    from heirloom.local.stack import LocalStack
+
+    stack = LocalStack(stack_home(get_settings()))
+    if args.action == "up":
+        status = stack.up()
+    elif args.action == "down":
+        stack.down()
+        status = stack.status()
+    else:
+        status = stack.status()
+    print(f"home:     {stack.home}")
+    print(f"postgres: {'running pid ' + str(status.postgres_pid) if status.postgres_pid else 'stopped'}"
+          + (f"  {status.postgres_uri}" if status.postgres_uri else ""))
+    print(f"falkordb: {'running pid ' + str(status.falkor_pid) if status.falkor_pid else 'stopped'}"
+          + (f"  {status.falkor_socket}" if status.falkor_socket else ""))
+    return 0
+
+
+def _cmd_load(args: argparse.Namespace) -> int:
+    from heirloom.local.loader import DatasetError, load_dataset, read_dataset
+    from heirloom.local.runtime import open_runtime
+
+    root = Path(args.dir)
+    try:
+        read_dataset(root)  # validate before starting anything
+        runtime = open_runtime()
+        report = load_dataset(runtime.ports, root, progress=lambda line: print(f"  {line}"))
+    except DatasetError as exc:
+        print(f"heirloom load: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"loaded {root}: {report.changed} records created or updated"
+          + (" (no changes)" if report.changed == 0 else ""))
+    return 0
+
+
+def collect_stats() -> dict[str, Any]:
+    from heirloom.local.runtime import open_runtime
+
+    runtime = open_runtime()
+    counts = runtime.ports.stories.counts()
+    return {
+        "legacies": counts["legacies"],
+        "persons": counts["persons"],
+        "users": counts["users"],
+        "members": counts["legacy_members"],
+        "relationships": counts["person_relationships"],
+        "links": counts["legacy_links"],
+        "stories": counts["stories"],
+        "chunks": counts["story_chunks"],
+        "graph_nodes": dict(sorted(runtime.graph.count_nodes().items())),
+        "graph_edges": dict(sorted(runtime.graph.count_edges().items())),
+    }
+
+
+def print_stats(stats: dict[str, Any]) -> None:
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for name, count in value.items():
+                print(f"  {name:<16} {count}")
+        else:
+            print(f"{key:<18} {value}")
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    stats = collect_stats()
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        print_stats(stats)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="heirloom", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    local = sub.add_parser("local", help="the embedded PostgreSQL + FalkorDB stack")
+    local.add_argument("action", choices=["up", "down", "status"])
+    local.set_defaults(func=_cmd_local)
+
+    load = sub.add_parser("load", help="load a FORMAT.md dataset folder")
+    load.add_argument("dir")
+    load.set_defaults(func=_cmd_load)
+
+    stats = sub.add_parser("stats", help="counts of what is stored")
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(func=_cmd_stats)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except SettingsError as exc:
+        print(f"heirloom: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""`heirloom load DIR`: a FORMAT.md dataset, ingested through the domain's ingestion path.
+
+The whole folder is parsed and its references checked before anything is written, so a bad
+line stops the load with `file:line: field: reason` and nothing of the dataset is stored.
+Writes then go record by record, each in its own transaction; re-loading changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+from pydantic import BaseModel, ValidationError
+
+from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
+from heirloom.domain import ingestion
+from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.ports import Change
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DatasetError(ValueError):
+    """A dataset line that cannot be loaded; the message names file, line and field."""
+
+
+@dataclass
+class Located:
+    file: str
+    line: int
+    record: Any
+
+
+@dataclass
+class Dataset:
+    root: Path
+    legacies: list[Located] = field(default_factory=list)
+    persons: list[Located] = field(default_factory=list)
+    users: list[Located] = field(default_factory=list)
+    members: list[Located] = field(default_factory=list)
+    relationships: list[Located] = field(default_factory=list)
+    links: list[Located] = field(default_factory=list)
+    stories: list[Located] = field(default_factory=list)
+
+
+#: Files in load order, each with its record model.
+FILES: tuple[tuple[str, type[BaseModel]], ...] = (
+    ("legacies", Legacy),
+    ("persons", Person),
+    ("users", User),
+    ("members", Member),
+    ("relationships", Relationship),
+    ("links", Link),
+    ("stories", Story),
+)
+
+
+def _read(path: Path, model: type[M]) -> Iterator[Located]:
+    with path.open(encoding="utf-8") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path.name}:{number}: not valid JSON: {exc.msg}") from exc
+            if not isinstance(data, dict):
+                raise DatasetError(f"{path.name}:{number}: expected a JSON object")
+            try:
+                yield Located(path.name, number, model.model_validate(data))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(p) for p in err["loc"]) or "record"
+                raise DatasetError(f"{path.name}:{number}: {where}: {err['msg']}") from exc
+
+
+def read_dataset(root: Path) -> Dataset:
+    if not root.is_dir():
+        raise DatasetError(f"{root}: not a folder")
+    dataset = Dataset(root=root)
+    for name, model in FILES:
+        path = root / f"{name}.jsonl"
+        if not path.is_file():
+            if name in ("legacies", "stories"):
+                raise DatasetError(f"{path.name}: missing")
+            continue
+        getattr(dataset, name).extend(_read(path, model))
+    _check_references(dataset)
+    return dataset
+
+
+def _check_references(ds: Dataset) -> None:
+    legacies = {x.record.id for x in ds.legacies}
+    persons = {x.record.id for x in ds.persons}
+    users = {x.record.id for x in ds.users}
+
+    def need(item: Located, field_name: str, value: UUID | None, known: set[UUID], kind: str) -> None:
+        if value is not None and value not in known:
+            raise DatasetError(f"{item.file}:{item.line}: {field_name}: unknown {kind} {value}")
+
+    for kind, items in (("legacy", ds.legacies), ("person", ds.persons), ("user", ds.users),
+                        ("link", ds.links), ("story", ds.stories)):
+        seen: set[UUID] = set()
+        for item in items:
+            if item.record.id in seen:
+                raise DatasetError(f"{item.file}:{item.line}: id: duplicate {kind} {item.record.id}")
+            seen.add(item.record.id)
+    for item in ds.legacies:
+        need(item, "subject_person_id", item.record.subject_person_id, persons, "person")
+    for item in ds.persons:
+        need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
+    for item in ds.users:
+        need(item, "person_id", item.record.person_id, persons, "person")
+    for item in ds.members:
+        need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
+        need(item, "user_id", item.record.user_id, users, "user")
+    for item in ds.relationships:
+        need(item, "from_person_id", item.record.from_person_id, persons, "person")
+        need(item, "to_person_id", item.record.to_person_id, persons, "person")
+    for item in ds.links:
+        need(item, "legacy_a_id", item.record.legacy_a_id, legacies, "legacy")
+        need(item, "legacy_b_id", item.record.legacy_b_id, legacies, "legacy")
+        if item.record.legacy_a_id == item.record.legacy_b_id:
+            raise DatasetError(f"{item.file}:{item.line}: legacy_b_id: a link needs two different legacies")
+    for item in ds.stories:
+        need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
+        need(item, "author_user_id", item.record.author_user_id, users, "user")
+        if item.record.updated_at < item.record.created_at:
+            raise DatasetError(f"{item.file}:{item.line}: updated_at: earlier than created_at")
+
+
+@dataclass
+class LoadReport:
+    changes: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def add(self, kind: str, change: Change) -> None:
+        self.changes.setdefault(kind, Counter())[change.value] += 1
+
+    @property
+    def changed(self) -> int:
+        return sum(c[Change.CREATED.value] + c[Change.UPDATED.value] for c in self.changes.values())
+
+
+APPLY: dict[str, Callable[[IngestionPorts, Any], Change]] = {
+    "legacies": ingestion.apply_legacy,
+    "persons": ingestion.apply_person,
+    "users": ingestion.apply_user,
+    "members": ingestion.apply_member,
+    "relationships": ingestion.apply_relationship,
+    "links": ingestion.apply_link,
+    "stories": ingestion.apply_story,
+}
+
+
+def load_dataset(ports: IngestionPorts, root: Path, progress: Callable[[str], None] | None = None) -> LoadReport:
+    dataset = read_dataset(root)
+    report = LoadReport()
+    for name, _model in FILES:
+        items: list[Located] = getattr(dataset, name)
+        for item in items:
+            try:
+                report.add(name, APPLY[name](ports, item.record))
+            except UnknownReference as exc:
+                raise DatasetError(f"{item.file}:{item.line}: {exc}") from exc
+        if progress and items:
+            progress(f"{name}: {dict(report.changes.get(name, {}))}")
+    return report

