@@ -57,4 +57,6 @@ def build_graph(settings: Settings) -> GraphStore:
         raise SettingsError("FALKOR_SOCKET is not set (and no Neptune endpoint is configured)")
     from heirloom.adapters.falkor import FalkorGraphStore
 
-    return FalkorGraphStore(settings.graph.falkor_socket, settings.graph.graph_name, settings.graph.env_prefix)
+    return FalkorGraphStore(
+        settings.graph.falkor_socket, settings.graph.graph_name, settings.graph.env_prefix
+    )

@@ -86,7 +86,11 @@ class PgDatabase:
         )
         applied_now: list[str] = []
         files = sorted(
-            (f for f in resources.files("heirloom.migrations").iterdir() if _MIGRATION_NAME.fullmatch(f.name)),
+            (
+                f
+                for f in resources.files("heirloom.migrations").iterdir()
+                if _MIGRATION_NAME.fullmatch(f.name)
+            ),
             key=lambda f: f.name,
         )
         for file in files:
@@ -105,10 +109,14 @@ class PgDatabase:
         return applied_now
 
     def _check_dimension(self) -> None:
-        row = self.connection().execute(
-            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'story_chunks'::regclass"
-            " AND attname = 'embedding'"
-        ).fetchone()
+        row = (
+            self.connection()
+            .execute(
+                "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'story_chunks'::regclass"
+                " AND attname = 'embedding'"
+            )
+            .fetchone()
+        )
         if row and int(row["atttypmod"]) != self.embedding_dim:
             raise SchemaMismatch(
                 f"story_chunks holds {row['atttypmod']}-dimension vectors but settings ask for "
@@ -156,7 +164,14 @@ class PgStoryStore:
             " IS DISTINCT FROM (EXCLUDED.legacy_id, EXCLUDED.name, EXCLUDED.aliases,"
             " EXCLUDED.birth_year, EXCLUDED.death_year)"
             " RETURNING (xmax = 0) AS inserted",
-            (person.id, person.legacy_id, person.name, list(person.aliases), person.birth_year, person.death_year),
+            (
+                person.id,
+                person.legacy_id,
+                person.name,
+                list(person.aliases),
+                person.birth_year,
+                person.death_year,
+            ),
         )
 
     def upsert_user(self, user: User) -> Change:
@@ -247,8 +262,17 @@ class PgStoryStore:
             " (EXCLUDED.legacy_id, EXCLUDED.author_user_id, EXCLUDED.title, EXCLUDED.visibility,"
             " EXCLUDED.content_hash, EXCLUDED.created_at, EXCLUDED.updated_at)"
             " RETURNING (xmax = 0) AS inserted",
-            (s.id, s.legacy_id, s.author_user_id, s.title, s.content, s.visibility.value, content_hash,
-             s.created_at, s.updated_at),
+            (
+                s.id,
+                s.legacy_id,
+                s.author_user_id,
+                s.title,
+                s.content,
+                s.visibility.value,
+                content_hash,
+                s.created_at,
+                s.updated_at,
+            ),
         )
 
     def delete_story(self, story_id: UUID) -> Change:
@@ -266,7 +290,8 @@ class PgStoryStore:
 
     def get_person(self, person_id: UUID) -> Person | None:
         row = self._one(
-            "SELECT id, legacy_id, name, aliases, birth_year, death_year FROM persons WHERE id = %s", (person_id,)
+            "SELECT id, legacy_id, name, aliases, birth_year, death_year FROM persons WHERE id = %s",
+            (person_id,),
         )
         return Person(**{**row, "aliases": tuple(row["aliases"])}) if row else None
 
@@ -293,65 +318,98 @@ class PgStoryStore:
         return Role(row["role"]) if row else None
 
     def member_legacy_ids(self, user_id: UUID) -> list[UUID]:
-        rows = self.db.connection().execute(
-            "SELECT legacy_id FROM legacy_members WHERE user_id = %s ORDER BY legacy_id", (user_id,)
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute("SELECT legacy_id FROM legacy_members WHERE user_id = %s ORDER BY legacy_id", (user_id,))
+            .fetchall()
+        )
         return [r["legacy_id"] for r in rows]
 
     def links_of(self, legacy_id: UUID) -> list[Link]:
-        rows = self.db.connection().execute(
-            "SELECT l.id, l.legacy_a_id, l.legacy_b_id, l.status, l.share_mode,"
-            " coalesce(array_agg(s.story_id ORDER BY s.story_id) FILTER (WHERE s.story_id IS NOT NULL), '{}')"
-            " AS shared_story_ids"
-            " FROM legacy_links l LEFT JOIN legacy_link_shares s ON s.link_id = l.id"
-            " WHERE l.legacy_a_id = %s OR l.legacy_b_id = %s GROUP BY l.id ORDER BY l.id",
-            (legacy_id, legacy_id),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT l.id, l.legacy_a_id, l.legacy_b_id, l.status, l.share_mode,"
+                " coalesce(array_agg(s.story_id ORDER BY s.story_id) FILTER (WHERE s.story_id IS NOT NULL), '{}')"
+                " AS shared_story_ids"
+                " FROM legacy_links l LEFT JOIN legacy_link_shares s ON s.link_id = l.id"
+                " WHERE l.legacy_a_id = %s OR l.legacy_b_id = %s GROUP BY l.id ORDER BY l.id",
+                (legacy_id, legacy_id),
+            )
+            .fetchall()
+        )
         return [
             Link(
-                id=r["id"], legacy_a_id=r["legacy_a_id"], legacy_b_id=r["legacy_b_id"],
-                status=LinkStatus(r["status"]), share_mode=ShareMode(r["share_mode"]),
+                id=r["id"],
+                legacy_a_id=r["legacy_a_id"],
+                legacy_b_id=r["legacy_b_id"],
+                status=LinkStatus(r["status"]),
+                share_mode=ShareMode(r["share_mode"]),
                 shared_story_ids=tuple(r["shared_story_ids"]),
             )
             for r in rows
         ]
 
     def persons_of(self, legacy_ids: Sequence[UUID]) -> list[Person]:
-        rows = self.db.connection().execute(
-            "SELECT id, legacy_id, name, aliases, birth_year, death_year FROM persons"
-            " WHERE legacy_id = ANY(%s) ORDER BY name, id",
-            (list(legacy_ids),),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT id, legacy_id, name, aliases, birth_year, death_year FROM persons"
+                " WHERE legacy_id = ANY(%s) ORDER BY name, id",
+                (list(legacy_ids),),
+            )
+            .fetchall()
+        )
         return [Person(**{**r, "aliases": tuple(r["aliases"])}) for r in rows]
 
     def relationships_of(self, person_ids: Sequence[UUID]) -> list[Relationship]:
         ids = list(person_ids)
-        rows = self.db.connection().execute(
-            "SELECT from_person_id, to_person_id, type, detail, since, until FROM person_relationships"
-            " WHERE from_person_id = ANY(%s) OR to_person_id = ANY(%s)"
-            " ORDER BY from_person_id, to_person_id, type",
-            (ids, ids),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT from_person_id, to_person_id, type, detail, since, until FROM person_relationships"
+                " WHERE from_person_id = ANY(%s) OR to_person_id = ANY(%s)"
+                " ORDER BY from_person_id, to_person_id, type",
+                (ids, ids),
+            )
+            .fetchall()
+        )
         return [Relationship(**{**r, "type": RelationshipType(r["type"])}) for r in rows]
 
     def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]:
-        rows = self.db.connection().execute(
-            "SELECT id, legacy_id, author_user_id, visibility FROM stories WHERE id = ANY(%s)",
-            (list(story_ids),),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT id, legacy_id, author_user_id, visibility FROM stories WHERE id = ANY(%s)",
+                (list(story_ids),),
+            )
+            .fetchall()
+        )
         return [StoryMeta(**{**r, "visibility": Visibility(r["visibility"])}) for r in rows]
 
     def stories_of(self, legacy_id: UUID) -> list[Story]:
-        rows = self.db.connection().execute(
-            "SELECT id, legacy_id, author_user_id, title, content, visibility, created_at, updated_at"
-            " FROM stories WHERE legacy_id = %s ORDER BY created_at, id",
-            (legacy_id,),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT id, legacy_id, author_user_id, title, content, visibility, created_at, updated_at"
+                " FROM stories WHERE legacy_id = %s ORDER BY created_at, id",
+                (legacy_id,),
+            )
+            .fetchall()
+        )
         return [Story(**r) for r in rows]
 
     def counts(self) -> dict[str, int]:
-        tables = ["legacies", "persons", "users", "legacy_members", "person_relationships", "legacy_links",
-                  "stories", "story_chunks"]
+        tables = [
+            "legacies",
+            "persons",
+            "users",
+            "legacy_members",
+            "person_relationships",
+            "legacy_links",
+            "stories",
+            "story_chunks",
+        ]
         conn = self.db.connection()
         return {t: int(conn.execute(f"SELECT count(*) AS c FROM {t}").fetchone()["c"]) for t in tables}  # type: ignore[index]
 
@@ -394,8 +452,13 @@ class PgVectorIndex:
             ) as copy:
                 for c in chunks:
                     copy.write_row(
-                        (story_id, c.index, c.text, c.token_count,
-                         Vector(np.asarray(c.embedding, dtype=np.float32)))
+                        (
+                            story_id,
+                            c.index,
+                            c.text,
+                            c.token_count,
+                            Vector(np.asarray(c.embedding, dtype=np.float32)),
+                        )
                     )
             conn.execute(
                 "INSERT INTO story_processing (story_id, chunks_hash, embedder) VALUES (%s, %s, %s)"
@@ -417,10 +480,14 @@ class PgVectorIndex:
             )
 
     def indexed_hash(self, story_id: UUID) -> str | None:
-        row = self.db.connection().execute(
-            "SELECT chunks_hash FROM story_processing WHERE story_id = %s AND embedder = %s",
-            (story_id, self.model_id),
-        ).fetchone()
+        row = (
+            self.db.connection()
+            .execute(
+                "SELECT chunks_hash FROM story_processing WHERE story_id = %s AND embedder = %s",
+                (story_id, self.model_id),
+            )
+            .fetchone()
+        )
         return row["chunks_hash"] if row else None
 
     def delete_chunks(self, story_id: UUID) -> None:
@@ -446,17 +513,25 @@ class PgVectorIndex:
             ).fetchall()
         return [
             ChunkHit(
-                story_id=r["story_id"], legacy_id=r["legacy_id"], chunk_index=r["chunk_index"],
-                text=r["content"], token_count=r["token_count"], similarity=float(r["similarity"]),
+                story_id=r["story_id"],
+                legacy_id=r["legacy_id"],
+                chunk_index=r["chunk_index"],
+                text=r["content"],
+                token_count=r["token_count"],
+                similarity=float(r["similarity"]),
             )
             for r in rows
         ]
 
     def chunks_of(self, story_id: UUID) -> list[Chunk]:
-        rows = self.db.connection().execute(
-            "SELECT chunk_index, content, token_count FROM story_chunks WHERE story_id = %s ORDER BY chunk_index",
-            (story_id,),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT chunk_index, content, token_count FROM story_chunks WHERE story_id = %s ORDER BY chunk_index",
+                (story_id,),
+            )
+            .fetchall()
+        )
         return [Chunk(index=r["chunk_index"], text=r["content"], token_count=r["token_count"]) for r in rows]
 
     def count(self) -> int:

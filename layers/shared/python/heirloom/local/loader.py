@@ -103,8 +103,13 @@ def _check_references(ds: Dataset) -> None:
         if value is not None and value not in known:
             raise DatasetError(f"{item.file}:{item.line}: {field_name}: unknown {kind} {value}")
 
-    for kind, items in (("legacy", ds.legacies), ("person", ds.persons), ("user", ds.users),
-                        ("link", ds.links), ("story", ds.stories)):
+    for kind, items in (
+        ("legacy", ds.legacies),
+        ("person", ds.persons),
+        ("user", ds.users),
+        ("link", ds.links),
+        ("story", ds.stories),
+    ):
         seen: set[UUID] = set()
         for item in items:
             if item.record.id in seen:
@@ -157,7 +162,9 @@ APPLY: dict[str, Callable[[IngestionPorts, Any], Change]] = {
 }
 
 
-def load_dataset(ports: IngestionPorts, root: Path, progress: Callable[[str], None] | None = None) -> LoadReport:
+def load_dataset(
+    ports: IngestionPorts, root: Path, progress: Callable[[str], None] | None = None
+) -> LoadReport:
     dataset = read_dataset(root)
     report = LoadReport()
     for name, _model in FILES:

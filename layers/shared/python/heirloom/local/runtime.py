@@ -42,7 +42,9 @@ def with_stack(settings: Settings, *, start: bool = True) -> Settings:
         raise RuntimeError("the local stack is not running: run `heirloom local up`")
     return settings.model_copy(
         update={
-            "database": settings.database.model_copy(update={"url": settings.database.url or status.postgres_uri}),
+            "database": settings.database.model_copy(
+                update={"url": settings.database.url or status.postgres_uri}
+            ),
             "graph": settings.graph.model_copy(
                 update={"falkor_socket": settings.graph.falkor_socket or status.falkor_socket}
             ),

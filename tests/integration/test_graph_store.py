@@ -1,0 +1,51 @@
+"""FalkorDB adapter: prefix isolation, whitelist refusal, normalised results."""
+
+import pytest
+
+from heirloom.adapters.cypher import GraphSchemaError
+from tests.support.stack import new_graph
+
+
+def test_two_prefixes_in_one_graph_do_not_see_each_other(local_stack):
+    a, b = new_graph(local_stack), new_graph(local_stack)
+    try:
+        a.run("MERGE (p:Person {id: $id}) SET p.name = $name", {"id": "p1", "name": "Ada"})
+        b.run("MERGE (p:Person {id: $id}) SET p.name = $name", {"id": "p1", "name": "Bea"})
+        assert a.run("MATCH (p:Person) RETURN p.name AS name") == [{"name": "Ada"}]
+        assert b.run("MATCH (p:Person) RETURN p.name AS name") == [{"name": "Bea"}]
+        assert a.count_nodes() == {"Person": 1}
+    finally:
+        a.delete_all()
+        b.delete_all()
+
+
+def test_unknown_labels_are_refused_before_any_query_is_sent(graph, monkeypatch):
+    sent = []
+    monkeypatch.setattr(graph, "_raw", lambda q, p=None: sent.append(q) or [])
+    with pytest.raises(GraphSchemaError):
+        graph.run("MATCH (n:Admin) RETURN n")
+    assert sent == []
+
+
+def test_nodes_and_edges_come_back_as_plain_dicts_with_logical_names(graph):
+    graph.run(
+        "MERGE (a:Person {id: 'a'}) MERGE (b:Person {id: 'b'}) MERGE (a)-[r:FAMILY_OF]->(b) SET r.detail = $d",
+        {"d": "sister"},
+    )
+    rows = graph.run("MATCH (a:Person {id: 'a'})-[r]->(b) RETURN a, r, b")
+    assert rows == [
+        {
+            "a": {"id": "a", "_labels": ["Person"]},
+            "r": {"detail": "sister", "_type": "FAMILY_OF"},
+            "b": {"id": "b", "_labels": ["Person"]},
+        }
+    ]
+    assert graph.count_edges() == {"FAMILY_OF": 1}
+
+
+def test_text_that_looks_like_cypher_stays_data(graph):
+    evil = "x'}) MATCH (n) DETACH DELETE n //"
+    graph.run("MERGE (s:Story {id: $id}) SET s.title = $t", {"id": "s1", "t": evil})
+    graph.run("MERGE (s:Story {id: $id})", {"id": "s2"})
+    assert graph.run("MATCH (s:Story {id: 's1'}) RETURN s.title AS t") == [{"t": evil}]
+    assert graph.count_nodes() == {"Story": 2}

@@ -1,0 +1,82 @@
+"""Fixtures over the real embedded engines: a fresh database and a private graph prefix per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from heirloom.adapters.embedders import HashingEmbedder
+from heirloom.adapters.falkor import FalkorGraphStore
+from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+from heirloom.adapters.tokenizer import TiktokenTokenizer
+from heirloom.domain.ingestion import IngestionPorts
+from heirloom.local.stack import LocalStack, StackStatus
+
+
+@pytest.fixture(scope="session")
+def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackStatus]:
+    home = Path(tmp_path_factory.mktemp("stack"))
+    stack = LocalStack(home)
+    status = stack.up()
+    yield status
+    stack.down()
+
+
+def _with_database(uri: str, name: str) -> str:
+    base, _, query = uri.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}?{query}"
+
+
+@pytest.fixture
+def database_url(local_stack: StackStatus) -> Iterator[str]:
+    assert local_stack.postgres_uri
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(local_stack.postgres_uri, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield _with_database(local_stack.postgres_uri, name)
+    with psycopg.connect(local_stack.postgres_uri, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def db(database_url: str) -> Iterator[PgDatabase]:
+    database = PgDatabase(database_url, embedding_dim=64)
+    database.migrate()
+    yield database
+    database.close()
+
+
+def new_graph(status: StackStatus, prefix: str | None = None) -> FalkorGraphStore:
+    assert status.falkor_socket
+    graph = FalkorGraphStore(status.falkor_socket, "heirloom_test", prefix or f"t{uuid.uuid4().hex[:10]}")
+    graph.ensure_indexes()
+    return graph
+
+
+@pytest.fixture
+def graph(local_stack: StackStatus) -> Iterator[FalkorGraphStore]:
+    store = new_graph(local_stack)
+    yield store
+    store.delete_all()
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> TiktokenTokenizer:
+    return TiktokenTokenizer()
+
+
+@pytest.fixture
+def ports(db: PgDatabase, graph: FalkorGraphStore, tokenizer: TiktokenTokenizer) -> IngestionPorts:
+    embedder = HashingEmbedder(64)
+    return IngestionPorts(
+        stories=PgStoryStore(db),
+        vectors=PgVectorIndex(db, model_id=embedder.model_id),
+        graph=graph,
+        embedder=embedder,
+        tokenizer=tokenizer,
+        chunk_max_tokens=500,
+    )

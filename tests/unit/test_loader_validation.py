@@ -1,0 +1,67 @@
+"""A bad dataset stops `heirloom load` with file, line and field, exit code 2, before any write."""
+
+import copy
+
+import pytest
+
+from heirloom.local.cli import main
+from heirloom.local.loader import DatasetError, read_dataset
+from tests.support.dataset import MiniDataset
+
+
+def test_the_mini_dataset_reads_cleanly(tmp_path):
+    ds = read_dataset(MiniDataset().write(tmp_path))
+    assert len(ds.stories) == 4 and len(ds.links) == 1
+
+
+def _broken(tmp_path, file, mutate):
+    mini = MiniDataset()
+    rows = copy.deepcopy(mini.files()[file])
+    mutate(rows)
+    return mini.write(tmp_path, {file: rows})
+
+
+@pytest.mark.parametrize(
+    "file,mutate,expected",
+    [
+        ("stories", lambda r: r[1].update(visibility="secret"), "stories.jsonl:2: visibility:"),
+        ("members", lambda r: r[0].update(role="owner"), "members.jsonl:1: role:"),
+        ("persons", lambda r: r[0].update(id="not-a-uuid"), "persons.jsonl:1: id:"),
+        (
+            "stories",
+            lambda r: r[0].update(legacy_id="00000000-0000-4000-8000-000000000000"),
+            "stories.jsonl:1: legacy_id: unknown legacy",
+        ),
+        (
+            "members",
+            lambda r: r[2].update(user_id="00000000-0000-4000-8000-000000000001"),
+            "members.jsonl:3: user_id: unknown user",
+        ),
+        ("stories", lambda r: r[0].update(created_at="2024-05-01T10:00:00"), "stories.jsonl:1: created_at:"),
+        ("stories", lambda r: r[0].update(extra_field=1), "stories.jsonl:1: extra_field:"),
+    ],
+)
+def test_bad_records_name_file_line_and_field(tmp_path, file, mutate, expected):
+    root = _broken(tmp_path, file, mutate)
+    with pytest.raises(DatasetError) as err:
+        read_dataset(root)
+    assert str(err.value).startswith(expected)
+
+
+def test_malformed_json_line(tmp_path):
+    root = MiniDataset().write(tmp_path)
+    with (root / "users.jsonl").open("a") as fh:
+        fh.write("{not json\n")
+    with pytest.raises(DatasetError, match=r"users.jsonl:3: not valid JSON"):
+        read_dataset(root)
+
+
+def test_cli_exits_2_with_the_reason_and_starts_nothing(tmp_path, capsys, monkeypatch):
+    root = _broken(tmp_path, "stories", lambda r: r[0].update(visibility="secret"))
+
+    def must_not_start(*_a, **_k):
+        raise AssertionError("the stack must not start for an invalid dataset")
+
+    monkeypatch.setattr("heirloom.local.runtime.open_runtime", must_not_start)
+    assert main(["load", str(root)]) == 2
+    assert "stories.jsonl:1: visibility:" in capsys.readouterr().err
