@@ -37,11 +37,11 @@ integration: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check layers functions tests cdk
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 fmt: setup
-	$(BIN)/ruff format layers functions tests cdk
+	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 local-up: setup

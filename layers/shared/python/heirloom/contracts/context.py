@@ -1,0 +1,246 @@
+"""The context-assembly workflow's edges: each state's output model is the next one's input.
+
+    ContextRequest
+      -> Parallel[ graph branch: IntentAnalysis -> (Choice) GraphTraversal  => GraphBranch
+                   vector branch: VectorSearch                              => VectorBranch ]
+      -> AccessFilter(AccessFilterInput)  => FilteredContext
+      -> RankAssemble(RankAssembleInput)  => AssembledContext
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_QUERY_CHARS = 2000
+MAX_HISTORY_MESSAGES = 20
+MAX_HISTORY_CHARS = 4000
+MIN_TOKEN_BUDGET = 500
+MAX_TOKEN_BUDGET = 16000
+
+
+class Persona(StrEnum):
+    BIOGRAPHER = "biographer"
+    FRIEND = "friend"
+    COLLEAGUE = "colleague"
+    FAMILY = "family"
+
+
+class Intent(StrEnum):
+    RELATIONAL = "relational"
+    TEMPORAL = "temporal"
+    SPATIAL = "spatial"
+    ENTITY_FOCUSED = "entity_focused"
+    GENERAL = "general"
+    CROSS_LEGACY = "cross_legacy"
+
+
+class Edge(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Message(Edge):
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=MAX_HISTORY_CHARS)
+
+
+class ContextRequest(Edge):
+    """The workflow input. `user_id` comes from the caller's verified identity, never a body."""
+
+    legacy_id: UUID
+    user_id: UUID
+    persona: Persona
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
+    linked_story_id: UUID | None = None
+    token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)
+    debug: bool = False
+    #: GRAPH_AUGMENTATION_ENABLED as the caller saw it; the Choice state reads it
+    graph_enabled: bool = True
+    #: hybrid for users; vector / graph alone for evaluation
+    mode: Literal["hybrid", "vector", "graph"] = "hybrid"
+
+
+# -- intent -----------------------------------------------------------------------------------
+class QueryEntities(Edge):
+    people: tuple[str, ...] = ()
+    places: tuple[str, ...] = ()
+    time_periods: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+    objects: tuple[str, ...] = ()
+
+
+class EntityMatch(Edge):
+    """A name of the legacy's graph found in the message (known-entity matching)."""
+
+    mention: str
+    node_id: str
+    label: Literal["Person", "Place", "Event", "Object"]
+    name: str
+
+
+BreakerState = Literal["closed", "open", "half_open", "unknown"]
+
+
+class QueryIntent(Edge):
+    intent: Intent = Intent.GENERAL
+    entities: QueryEntities = QueryEntities()
+    matches: tuple[EntityMatch, ...] = ()
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    source: Literal["rules", "llm", "fallback"] = "fallback"
+    #: the graph breaker as IntentAnalysis read it; the Choice skips traversal when "open"
+    breaker_state: BreakerState = "unknown"
+    latency_ms: float = 0.0
+
+
+# -- retrieval --------------------------------------------------------------------------------
+class ChunkResult(Edge):
+    story_id: UUID
+    legacy_id: UUID
+    chunk_index: int
+    text: str
+    token_count: int
+    similarity: float
+
+
+class GraphHit(Edge):
+    """A story reached by a traversal, with the path that reached it."""
+
+    story_id: UUID
+    template: str
+    hops: int = Field(ge=0, le=2)
+    #: relationship type that led there (FAMILY_OF, ...), or an edge type such as TOOK_PLACE_AT
+    relationship: str | None = None
+    #: the query entity this hit came from, when it came from one
+    entity: str | None = None
+    entity_match: bool = False
+    via: str | None = None
+
+
+class GraphFact(Edge):
+    """A relationship fact for "Known Connections", with what supports it."""
+
+    subject_id: str
+    subject: str
+    predicate: str
+    object_id: str
+    object: str
+    detail: str | None = None
+    since: str | None = None
+    until: str | None = None
+    #: stories whose text supports the fact (extracted facts)
+    story_ids: tuple[str, ...] = ()
+    #: a known relationship (relationships.jsonl) rather than an extracted one
+    known: bool = False
+    #: legacies of the two persons, for the known-relationship rule
+    legacy_ids: tuple[str, ...] = ()
+
+
+class TraversalStat(Edge):
+    template: str
+    results: int
+    latency_ms: float
+
+
+BranchStatus = Literal["ok", "failed", "timeout", "skipped"]
+
+
+class GraphResults(Edge):
+    hits: tuple[GraphHit, ...] = ()
+    facts: tuple[GraphFact, ...] = ()
+    traversals: tuple[TraversalStat, ...] = ()
+    status: BranchStatus = "ok"
+    latency_ms: float = 0.0
+
+
+class GraphBranch(Edge):
+    kind: Literal["graph"] = "graph"
+    intent: QueryIntent
+    graph: GraphResults
+
+
+class VectorBranch(Edge):
+    kind: Literal["vector"] = "vector"
+    hits: tuple[ChunkResult, ...] = ()
+    status: BranchStatus = "ok"
+    latency_ms: float = 0.0
+
+
+Branch = Annotated[GraphBranch | VectorBranch, Field(discriminator="kind")]
+
+
+class AccessFilterInput(Edge):
+    request: ContextRequest
+    branches: tuple[Branch, ...] = Field(min_length=1, max_length=2)
+
+
+# -- filtered candidates ----------------------------------------------------------------------
+class Candidate(Edge):
+    """One readable story with everything ranking needs."""
+
+    story_id: UUID
+    legacy_id: UUID
+    legacy_name: str
+    title: str
+    year: int | None = None
+    primary: bool
+    #: how the story crossed a link: "all" or "selective"; None for the primary legacy
+    shared_via: Literal["all", "selective"] | None = None
+    #: vector hits for this story (best first) or, for graph-only stories, its opening chunks
+    chunks: tuple[ChunkResult, ...] = ()
+    embedding_score: float | None = None
+    graph_hits: tuple[GraphHit, ...] = ()
+
+
+class FilteredContext(Edge):
+    intent: QueryIntent
+    subject_name: str
+    legacy_name: str
+    candidates: tuple[Candidate, ...] = ()
+    facts: tuple[GraphFact, ...] = ()
+    traversals: tuple[TraversalStat, ...] = ()
+    vector_status: BranchStatus = "ok"
+    graph_status: BranchStatus = "ok"
+    dropped_stories: int = 0
+    dropped_facts: int = 0
+    latency_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class RankAssembleInput(Edge):
+    request: ContextRequest
+    filtered: FilteredContext
+
+
+# -- output -----------------------------------------------------------------------------------
+class SourceInfo(Edge):
+    story_id: UUID
+    title: str
+    legacy_id: UUID
+    source: str
+    score: float
+    reasons: tuple[str, ...] = ()
+    tokens: int = 0
+
+
+class ContextMetadata(Edge):
+    intent: QueryIntent
+    sources: tuple[SourceInfo, ...] = ()
+    traversals: tuple[TraversalStat, ...] = ()
+    circuit_state: BreakerState = "unknown"
+    vector_status: BranchStatus = "ok"
+    graph_status: BranchStatus = "ok"
+    token_budget: int
+    tokens_used: int
+    latency_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class AssembledContext(Edge):
+    formatted_context: str
+    embedding_results: tuple[ChunkResult, ...] = ()
+    graph_results: tuple[GraphHit, ...] = ()
+    #: story ids in the order the context presents them (the ranked list eval scores)
+    ranked_story_ids: tuple[UUID, ...] = ()
+    metadata: ContextMetadata
