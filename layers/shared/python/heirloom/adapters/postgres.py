@@ -380,7 +380,7 @@ class PgStoryStore:
         rows = (
             self.db.connection()
             .execute(
-                "SELECT id, legacy_id, author_user_id, visibility FROM stories WHERE id = ANY(%s)",
+                "SELECT id, legacy_id, author_user_id, visibility, title FROM stories WHERE id = ANY(%s)",
                 (list(story_ids),),
             )
             .fetchall()

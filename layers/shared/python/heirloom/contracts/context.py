@@ -1,10 +1,10 @@
 """The context-assembly workflow's edges: each state's output model is the next one's input.
 
-    ContextRequest
-      -> Parallel[ graph branch: IntentAnalysis -> (Choice) GraphTraversal  => GraphBranch
-                   vector branch: VectorSearch                              => VectorBranch ]
-      -> AccessFilter(AccessFilterInput)  => FilteredContext
-      -> RankAssemble(RankAssembleInput)  => AssembledContext
+ContextRequest
+  -> Parallel[ graph branch: IntentAnalysis -> (Choice) GraphTraversal  => GraphBranch
+               vector branch: VectorSearch                              => VectorBranch ]
+  -> AccessFilter(AccessFilterInput)  => FilteredContext
+  -> RankAssemble(RankAssembleInput)  => AssembledContext
 """
 
 from __future__ import annotations

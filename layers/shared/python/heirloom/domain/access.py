@@ -33,7 +33,7 @@ class Grant(BaseModel):
 
 
 class StoryMeta(BaseModel):
-    """The fields of a story that decide who may read it."""
+    """The fields of a story that decide who may read it, and its title."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -41,6 +41,7 @@ class StoryMeta(BaseModel):
     legacy_id: UUID
     author_user_id: UUID
     visibility: Visibility
+    title: str = ""
 
 
 class ReadScope(BaseModel):

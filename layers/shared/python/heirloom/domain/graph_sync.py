@@ -1,7 +1,8 @@
 """Structural graph writes (the dual-write table of seed 000 section 1), all idempotent MERGEs.
 
 Known records (legacies, persons, relationships, links) carry `known: true`; facts that come
-from stories carry `story_ids` (their provenance) and are written by entity graph sync.
+from stories carry `story_ids` (their provenance) and are written by entity graph sync. Every
+edge stores its logical type as `kind`, so queries compare and return types without prefixes.
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ def sync_person(graph: GraphStore, person: Person) -> None:
     graph.run(
         "MERGE (l:Legacy {id: $legacy_id})"
         " MERGE (p:Person {id: $id}) SET p += $props"
-        " MERGE (p)-[:BELONGS_TO]->(l)",
+        " MERGE (p)-[r:BELONGS_TO]->(l) SET r.kind = 'BELONGS_TO'",
         {"id": str(person.id), "legacy_id": str(person.legacy_id), "props": props},
     )
 
 
 def sync_relationship(graph: GraphStore, rel: Relationship) -> None:
     props = {
+        "kind": rel.type.value,
         "detail": rel.detail or "",
         "since": rel.since or "",
         "until": rel.until or "",
@@ -58,7 +60,7 @@ def sync_link(graph: GraphStore, link: Link) -> None:
     graph.run(
         "MATCH (a:Legacy {id: $a}) MATCH (b:Legacy {id: $b})"
         " MERGE (a)-[r:LINKED_TO {link_id: $link_id}]->(b)"
-        " SET r.status = $status, r.share_mode = $share_mode",
+        " SET r.kind = 'LINKED_TO', r.status = $status, r.share_mode = $share_mode",
         {
             "a": str(link.legacy_a_id),
             "b": str(link.legacy_b_id),
@@ -73,7 +75,7 @@ def sync_story(graph: GraphStore, story: Story) -> None:
     graph.run(
         "MERGE (l:Legacy {id: $legacy_id})"
         " MERGE (s:Story {id: $id}) SET s += $props"
-        " MERGE (s)-[:BELONGS_TO]->(l)",
+        " MERGE (s)-[r:BELONGS_TO]->(l) SET r.kind = 'BELONGS_TO'",
         {
             "id": str(story.id),
             "legacy_id": str(story.legacy_id),

@@ -66,7 +66,9 @@ def parse_personas(
             raise PersonaConfigError(f"persona {name}: needs a prompt file and a traversal block")
         try:
             prompt = read_prompt(body["prompt"]) if read_prompt else str(body["prompt"])
-            out[Persona(name)] = PersonaDefinition(name=Persona(name), prompt=prompt, traversal=body.get("traversal"))
+            out[Persona(name)] = PersonaDefinition(
+                name=Persona(name), prompt=prompt, traversal=body.get("traversal")
+            )
         except (ValidationError, OSError, ValueError) as exc:
             raise PersonaConfigError(f"persona {name}: {exc}") from exc
     return out

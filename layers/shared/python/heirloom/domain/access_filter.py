@@ -1,0 +1,151 @@
+"""AccessFilter: keeps only what the user may read (FORMAT.md), from both retrieval branches.
+
+Stories are checked against PostgreSQL (the source of truth) with the same `ReadScope` that the
+vector search compiled to SQL. A graph fact survives only if a readable story supports it or it
+is a known relationship touching a legacy the user is a member of. Any failure here fails the
+request closed: nothing unfiltered is ever passed on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from uuid import UUID
+
+from heirloom.contracts.context import (
+    AccessFilterInput,
+    Candidate,
+    ChunkResult,
+    FilteredContext,
+    GraphBranch,
+    GraphFact,
+    GraphHit,
+    GraphResults,
+    QueryIntent,
+    VectorBranch,
+)
+from heirloom.domain.access import ReadScope, resolve_scope
+from heirloom.ports import StoryStore, VectorIndex
+
+#: opening chunks shown for a story that only the graph found
+GRAPH_ONLY_CHUNKS = 2
+
+
+class LegacyNotFound(LookupError):
+    """The legacy being read does not exist."""
+
+
+def scope_for(store: StoryStore, user_id: UUID, legacy_id: UUID) -> ReadScope:
+    """The user's read scope on `legacy_id`; raises NotAMember / LegacyNotFound."""
+    if store.get_legacy(legacy_id) is None:
+        raise LegacyNotFound(f"legacy {legacy_id} does not exist")
+    return resolve_scope(
+        user_id=user_id,
+        legacy_id=legacy_id,
+        role=store.role_of(user_id, legacy_id),
+        links=store.links_of(legacy_id),
+        member_legacy_ids=store.member_legacy_ids(user_id),
+    )
+
+
+def fact_allowed(fact: GraphFact, readable: set[str], scope: ReadScope) -> bool:
+    if any(sid in readable for sid in fact.story_ids):
+        return True
+    members = {str(x) for x in scope.member_legacy_ids}
+    return fact.known and any(lid in members for lid in fact.legacy_ids)
+
+
+def _pick_chunks(chunks: list[ChunkResult], hints: Iterable[str]) -> list[ChunkResult]:
+    """Chunks that name a hint (entity or person the graph followed) first, else the opening."""
+    words = [h.lower() for h in hints if h]
+    named = [c for c in chunks if any(w in c.text.lower() for w in words)]
+    rest = [c for c in chunks if c not in named]
+    return (named + rest)[:GRAPH_ONLY_CHUNKS]
+
+
+def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIndex) -> FilteredContext:
+    started = time.monotonic()
+    request = data.request
+    scope = scope_for(store, request.user_id, request.legacy_id)
+    vector = next((b for b in data.branches if isinstance(b, VectorBranch)), VectorBranch(status="skipped"))
+    graph_branch = next((b for b in data.branches if isinstance(b, GraphBranch)), None)
+    intent = graph_branch.intent if graph_branch else QueryIntent()
+    graph = graph_branch.graph if graph_branch else GraphResults(status="skipped")
+
+    by_story: dict[UUID, list[ChunkResult]] = defaultdict(list)
+    for hit in vector.hits:
+        by_story[hit.story_id].append(hit)
+    hits_by_story: dict[UUID, list[GraphHit]] = defaultdict(list)
+    for ghit in graph.hits:
+        hits_by_story[ghit.story_id].append(ghit)
+
+    ids = set(by_story) | set(hits_by_story)
+    metas = {m.id: m for m in store.story_meta(ids)}
+    readable = {sid for sid, meta in metas.items() if scope.allows(meta)}
+
+    legacy_names: dict[UUID, str] = {}
+    shared_via: dict[UUID, str] = {}
+    for grant in scope.grants[1:]:
+        shared_via[grant.legacy_id] = "selective" if grant.story_ids is not None else "all"
+
+    def legacy_name(legacy_id: UUID) -> str:
+        if legacy_id not in legacy_names:
+            legacy = store.get_legacy(legacy_id)
+            legacy_names[legacy_id] = legacy.name if legacy else ""
+        return legacy_names[legacy_id]
+
+    candidates = []
+    for sid in sorted(readable, key=str):
+        meta = metas[sid]
+        chunks = sorted(by_story.get(sid, []), key=lambda c: -c.similarity)
+        ghits = hits_by_story.get(sid, [])
+        if not chunks:
+            stored = [
+                ChunkResult(
+                    story_id=sid,
+                    legacy_id=meta.legacy_id,
+                    chunk_index=c.index,
+                    text=c.text,
+                    token_count=c.token_count,
+                    similarity=0.0,
+                )
+                for c in vectors.chunks_of(sid)
+            ]
+            chunks_out = _pick_chunks(stored, [h.entity or "" for h in ghits] + [h.via or "" for h in ghits])
+        else:
+            chunks_out = chunks
+        primary = meta.legacy_id == request.legacy_id
+        candidates.append(
+            Candidate(
+                story_id=sid,
+                legacy_id=meta.legacy_id,
+                legacy_name=legacy_name(meta.legacy_id),
+                title=meta.title,
+                primary=primary,
+                shared_via=None if primary else shared_via.get(meta.legacy_id),  # type: ignore[arg-type]
+                chunks=tuple(chunks_out),
+                embedding_score=max((c.similarity for c in chunks), default=None),
+                graph_hits=tuple(ghits),
+            )
+        )
+    readable_str = {str(s) for s in readable}
+    facts = tuple(f for f in graph.facts if fact_allowed(f, readable_str, scope))
+
+    legacy = store.get_legacy(request.legacy_id)
+    subject = store.get_person(legacy.subject_person_id) if legacy else None
+    latency = {"vector": vector.latency_ms, "graph": graph.latency_ms, "intent": intent.latency_ms}
+    latency["access_filter"] = round((time.monotonic() - started) * 1000, 2)
+    return FilteredContext(
+        intent=intent,
+        subject_name=subject.name if subject else (legacy.name if legacy else ""),
+        legacy_name=legacy.name if legacy else "",
+        candidates=tuple(candidates),
+        facts=facts,
+        traversals=graph.traversals,
+        vector_status=vector.status,
+        graph_status=graph.status,
+        dropped_stories=len(ids) - len(readable),
+        dropped_facts=len(graph.facts) - len(facts),
+        latency_ms=latency,
+    )

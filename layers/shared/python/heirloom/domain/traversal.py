@@ -1,0 +1,359 @@
+"""Graph traversal: intent + persona -> openCypher templates (seed 000 section 6) -> GraphResults.
+
+Templates use logical labels and parameters only; at most 2 hops; each capped by the persona's
+`max_graph_results`. Every template returns rows in the shape its reader consumes, and the
+integration tests run each one against FalkorDB with a fixture graph.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from heirloom.contracts.context import (
+    BranchStatus,
+    ContextRequest,
+    GraphFact,
+    GraphHit,
+    GraphResults,
+    Intent,
+    QueryIntent,
+    TraversalStat,
+)
+from heirloom.domain.personas import TraversalConfig
+from heirloom.ports import GraphStore
+
+SOCIAL = "FAMILY_OF|KNEW|WORKED_WITH|FRIENDS_WITH"
+
+LEGACY_CONTEXT = """
+MATCH (l:Legacy {id: $legacy_id})
+OPTIONAL MATCH (l)-[k:LINKED_TO]-(o:Legacy)
+WITH l, k, o
+RETURN l.subject_person_id AS subject_id, l.name AS name,
+       collect(DISTINCT CASE WHEN k.status = 'active' THEN o.id ELSE NULL END) AS linked_ids
+"""
+
+RELATIONAL_1HOP = f"""
+MATCH (p:Person {{id: $person_id}})-[r:{SOCIAL}]-(c:Person)
+WHERE size($target_ids) = 0 OR c.id IN $target_ids
+OPTIONAL MATCH (s:Story)-[:MENTIONS]->(c)
+WHERE s.legacy_id IN $legacy_ids
+WITH c, r, collect(DISTINCT s.id) AS story_ids
+RETURN c.id AS via_id, c.name AS via, r.kind AS relationship, story_ids
+ORDER BY CASE r.kind WHEN 'FAMILY_OF' THEN 1 WHEN 'FRIENDS_WITH' THEN 2 WHEN 'KNEW' THEN 3 ELSE 4 END, via
+LIMIT $limit
+"""
+
+RELATIONAL_2HOP = f"""
+MATCH (p:Person {{id: $person_id}})-[r1:{SOCIAL}]-(m:Person)-[r2:{SOCIAL}]-(c:Person)
+WHERE c.id <> $person_id AND (size($target_ids) = 0 OR c.id IN $target_ids)
+OPTIONAL MATCH (s:Story)-[:MENTIONS]->(c)
+WHERE s.legacy_id IN $legacy_ids
+WITH c, r1, m, collect(DISTINCT s.id) AS story_ids
+RETURN c.id AS via_id, c.name AS via, r1.kind AS relationship, m.name AS through, story_ids
+ORDER BY via
+LIMIT $limit
+"""
+
+PERSON_MENTIONS = """
+MATCH (c:Person)
+WHERE c.id IN $ids
+MATCH (s:Story)-[r:MENTIONS]->(c)
+WHERE s.legacy_id IN $legacy_ids
+RETURN s.id AS story_id, c.name AS entity, r.kind AS relationship
+ORDER BY story_id
+LIMIT $limit
+"""
+
+ENTITY_FOCUSED = """
+MATCH (e)
+WHERE (e:Place OR e:Event OR e:Object) AND e.id IN $ids
+MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(e)
+WHERE s.legacy_id IN $legacy_ids
+RETURN s.id AS story_id, e.name AS entity, r.kind AS relationship
+ORDER BY story_id
+LIMIT $limit
+"""
+
+SPATIAL = """
+MATCH (place:Place)
+WHERE place.legacy_id IN $legacy_ids
+  AND (place.id IN $ids OR any(n IN $names WHERE toLower(place.name) CONTAINS n))
+OPTIONAL MATCH (s:Story)-[:TOOK_PLACE_AT]->(place)
+WHERE s.legacy_id IN $legacy_ids
+OPTIONAL MATCH (p:Person)-[:LIVED_IN|WORKED_AT]->(place)
+RETURN place.name AS entity, place.id AS entity_id, collect(DISTINCT s.id) AS story_ids,
+       collect(DISTINCT p.name) AS people
+ORDER BY entity
+LIMIT $limit
+"""
+
+TEMPORAL = """
+MATCH (s:Story)
+WHERE s.legacy_id IN $legacy_ids AND any(y IN coalesce(s.years, []) WHERE y >= $start AND y <= $end)
+RETURN s.id AS story_id, 'TIME' AS relationship, NULL AS entity
+LIMIT $limit
+UNION
+MATCH (e:Event)
+WHERE e.legacy_id IN $legacy_ids AND any(y IN coalesce(e.years, []) WHERE y >= $start AND y <= $end)
+MATCH (s:Story)-[r:REFERENCES]->(e)
+WHERE s.legacy_id IN $legacy_ids
+RETURN s.id AS story_id, r.kind AS relationship, e.name AS entity
+LIMIT $limit
+"""
+
+CROSS_LEGACY = """
+MATCH (l:Legacy {id: $legacy_id})-[k:LINKED_TO]-(linked:Legacy)
+WHERE k.status = 'active'
+MATCH (s:Story)-[:BELONGS_TO]->(linked)
+OPTIONAL MATCH (s)-[m:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(x)
+WHERE x.id IN $ids
+WITH linked, s, count(m) AS matched
+RETURN s.id AS story_id, linked.name AS via, matched
+ORDER BY matched DESC, story_id
+LIMIT $limit
+"""
+
+GENERAL = """
+MATCH (p:Person {id: $person_id})-[r]-(c)
+WHERE r.kind <> 'BELONGS_TO'
+WITH c, r, CASE WHEN c:Story THEN 'Story' WHEN c:Person THEN 'Person' WHEN c:Place THEN 'Place'
+              WHEN c:Event THEN 'Event' WHEN c:Object THEN 'Object' ELSE 'Other' END AS label
+RETURN c.id AS node_id, label, coalesce(c.name, c.title) AS name, r.kind AS relationship
+ORDER BY CASE label WHEN 'Story' THEN 0 ELSE 1 END, node_id
+LIMIT $limit
+"""
+
+FACTS = f"""
+MATCH (a:Person)-[r:{SOCIAL}|LIVED_IN|WORKED_AT|PARTICIPATED_IN|OWNED]->(b)
+WHERE a.id IN $person_ids OR b.id IN $person_ids
+RETURN a.id AS subject_id, a.name AS subject, r.kind AS predicate, b.id AS object_id, b.name AS object,
+       r.detail AS detail, r.since AS since, r.until AS until, r.story_ids AS story_ids,
+       r.known AS known, a.legacy_id AS subject_legacy, b.legacy_id AS object_legacy
+ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, predicate, object
+LIMIT $limit
+"""
+
+#: every template, by name (the integration tests run each one)
+TEMPLATES: dict[str, str] = {
+    "legacy_context": LEGACY_CONTEXT,
+    "relational": RELATIONAL_1HOP,
+    "relational_2hop": RELATIONAL_2HOP,
+    "person_mentions": PERSON_MENTIONS,
+    "entity_focused": ENTITY_FOCUSED,
+    "spatial": SPATIAL,
+    "temporal": TEMPORAL,
+    "cross_legacy": CROSS_LEGACY,
+    "general": GENERAL,
+    "facts": FACTS,
+}
+
+_DECADE_WORDS = {
+    "twenties": 1920,
+    "thirties": 1930,
+    "forties": 1940,
+    "fifties": 1950,
+    "sixties": 1960,
+    "seventies": 1970,
+    "eighties": 1980,
+    "nineties": 1990,
+}
+
+
+def year_range(period: str) -> tuple[int, int] | None:
+    """'1962' -> (1962, 1962); '1970s' / 'the seventies' -> (1970, 1979); else None."""
+    text = period.lower()
+    if m := re.search(r"\b(1[89]\d|20\d)0s\b", text):
+        start = int(m.group(1)) * 10
+        return start, start + 9
+    if m := re.search(r"\b'?(\d)0s\b", text):
+        start = 1900 + int(m.group(1)) * 10
+        return start, start + 9
+    for word, start in _DECADE_WORDS.items():
+        if word in text:
+            return start, start + 9
+    years = [int(y) for y in re.findall(r"\b(1[89]\d\d|20\d\d)\b", text)]
+    if years:
+        return min(years), max(years)
+    return None
+
+
+@dataclass
+class _Run:
+    graph: GraphStore
+    deadline: float
+    clock: Callable[[], float]
+    stats: list[TraversalStat] = field(default_factory=list)
+    status: BranchStatus = "ok"
+
+    def query(self, template: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.clock() >= self.deadline:
+            self.status = "timeout"
+            return []
+        started = self.clock()
+        rows = self.graph.run(TEMPLATES[template], params)
+        self.stats.append(
+            TraversalStat(
+                template=template, results=len(rows), latency_ms=round((self.clock() - started) * 1000, 2)
+            )
+        )
+        return rows
+
+
+def _ids(intent: QueryIntent, labels: Iterable[str]) -> list[str]:
+    wanted = set(labels)
+    return sorted({m.node_id for m in intent.matches if m.label in wanted})
+
+
+def traverse(
+    graph: GraphStore,
+    request: ContextRequest,
+    intent: QueryIntent,
+    config: TraversalConfig,
+    *,
+    budget_ms: float = 300.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> GraphResults:
+    """Run the templates the intent calls for; stop issuing queries once the budget is spent."""
+    started = clock()
+    run = _Run(graph=graph, deadline=started + budget_ms / 1000.0, clock=clock)
+    limit = config.max_graph_results
+    legacy_id = str(request.legacy_id)
+    ctx_rows = run.query("legacy_context", {"legacy_id": legacy_id})
+    if not ctx_rows or ctx_rows[0].get("subject_id") is None:
+        return GraphResults(traversals=tuple(run.stats), status=run.status)
+    subject_id = str(ctx_rows[0]["subject_id"])
+    linked = [str(x) for x in ctx_rows[0].get("linked_ids") or [] if x]
+    cross = config.include_cross_legacy or intent.intent is Intent.CROSS_LEGACY
+    legacy_ids = [legacy_id, *(linked if cross else [])]
+    base = {"legacy_ids": legacy_ids, "limit": limit}
+
+    hits: list[GraphHit] = []
+    person_ids = _ids(intent, ["Person"])
+    entity_ids = _ids(intent, ["Place", "Event", "Object"])
+
+    def add(
+        story_ids: Sequence[Any],
+        template: str,
+        hops: int,
+        relationship: str | None,
+        entity: str | None = None,
+        via: str | None = None,
+        entity_match: bool = False,
+    ) -> None:
+        for sid in story_ids:
+            if sid:
+                hits.append(
+                    GraphHit(
+                        story_id=sid,
+                        template=template,
+                        hops=hops,
+                        relationship=relationship,
+                        entity=entity,
+                        via=via,
+                        entity_match=entity_match,
+                    )
+                )
+
+    # entities named in the message: always looked up, they carry the entity bonus
+    if person_ids:
+        for row in run.query("person_mentions", {**base, "ids": person_ids}):
+            add([row["story_id"]], "person_mentions", 1, "MENTIONS", row["entity"], entity_match=True)
+    if entity_ids:
+        for row in run.query("entity_focused", {**base, "ids": entity_ids}):
+            add([row["story_id"]], "entity_focused", 1, row["relationship"], row["entity"], entity_match=True)
+
+    kind = intent.intent
+    if kind is Intent.RELATIONAL:
+        targets = [p for p in person_ids if p != subject_id]
+        params = {**base, "person_id": subject_id, "target_ids": targets}
+        for row in run.query("relational", params):
+            add(
+                row["story_ids"],
+                "relational",
+                1,
+                row["relationship"],
+                via=row["via"],
+                entity_match=bool(targets),
+            )
+        if config.max_hops >= 2:
+            for row in run.query("relational_2hop", params):
+                add(
+                    row["story_ids"],
+                    "relational_2hop",
+                    2,
+                    row["relationship"],
+                    via=row["via"],
+                    entity_match=bool(targets),
+                )
+    elif kind is Intent.TEMPORAL:
+        ranges = [r for r in (year_range(p) for p in intent.entities.time_periods) if r]
+        for start, end in ranges[:3]:
+            for row in run.query("temporal", {**base, "start": start, "end": end}):
+                add([row["story_id"]], "temporal", 1, row["relationship"], row.get("entity"))
+    elif kind is Intent.SPATIAL:
+        names = [n.lower() for n in intent.entities.places if len(n) >= 3]
+        place_ids = _ids(intent, ["Place"])
+        if names or place_ids:
+            for row in run.query("spatial", {**base, "ids": place_ids, "names": names}):
+                add(row["story_ids"], "spatial", 1, "TOOK_PLACE_AT", row["entity"], entity_match=True)
+    elif kind is Intent.CROSS_LEGACY and cross:
+        for row in run.query(
+            "cross_legacy", {**base, "legacy_id": legacy_id, "ids": person_ids + entity_ids}
+        ):
+            add(
+                [row["story_id"]],
+                "cross_legacy",
+                1,
+                "LINKED_TO",
+                via=row["via"],
+                entity_match=bool(row["matched"]),
+            )
+    elif kind is Intent.GENERAL or not hits:
+        for row in run.query("general", {**base, "person_id": subject_id}):
+            if row["label"] == "Story":
+                add([row["node_id"]], "general", 1, row["relationship"])
+
+    facts_rows = run.query(
+        "facts",
+        {"person_ids": sorted({subject_id, *person_ids}), "subject_id": subject_id, "limit": 2 * limit},
+    )
+    facts = tuple(
+        GraphFact(
+            subject_id=str(r["subject_id"]),
+            subject=str(r["subject"]),
+            predicate=str(r["predicate"]),
+            object_id=str(r["object_id"]),
+            object=str(r["object"]),
+            detail=r.get("detail") or None,
+            since=r.get("since") or None,
+            until=r.get("until") or None,
+            story_ids=tuple(r.get("story_ids") or ()),
+            known=bool(r.get("known")),
+            legacy_ids=tuple(x for x in (r.get("subject_legacy"), r.get("object_legacy")) if x),
+        )
+        for r in facts_rows
+        if r.get("subject") and r.get("object")
+    )
+    return GraphResults(
+        hits=tuple(_dedupe(hits)[: limit * 2]),
+        facts=facts,
+        traversals=tuple(run.stats),
+        status=run.status,
+        latency_ms=round((clock() - started) * 1000, 2),
+    )
+
+
+def _dedupe(hits: list[GraphHit]) -> list[GraphHit]:
+    """One hit per (story, template, relationship), keeping the first (best-ordered)."""
+    seen: set[tuple[str, str, str | None]] = set()
+    out = []
+    for hit in hits:
+        key = (str(hit.story_id), hit.template, hit.relationship)
+        if key not in seen:
+            seen.add(key)
+            out.append(hit)
+    return out

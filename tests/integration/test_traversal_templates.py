@@ -1,0 +1,174 @@
+"""Every traversal template against FalkorDB: which stories come back, in what order, in the
+typed shape the domain reads."""
+
+import uuid
+
+import pytest
+
+from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
+from heirloom.domain.personas import load_personas
+from heirloom.domain.traversal import TEMPLATES, traverse, year_range
+from tests.support.graph_fixture import build_fixture_graph, fid, fname
+
+
+@pytest.fixture
+def fx(graph):
+    return build_fixture_graph(graph)
+
+
+def _rows(graph, name, **params):
+    return graph.run(TEMPLATES[name], params)
+
+
+def _names(values):
+    return [fname(v) for v in values]
+
+
+def test_legacy_context_returns_subject_and_only_active_links(graph, fx):
+    rows = _rows(graph, "legacy_context", legacy_id=fx.legacy)
+    assert rows == [{"subject_id": "p-subject", "name": "Sam Reed", "linked_ids": [fx.linked]}]
+
+
+def test_relational_orders_family_then_friends_then_work(graph, fx):
+    rows = _rows(graph, "relational", person_id="p-subject", target_ids=[], legacy_ids=[fx.legacy], limit=10)
+    assert [(r["via"], r["relationship"], sorted(_names(r["story_ids"]))) for r in rows] == [
+        ("Ben Reed", "FAMILY_OF", ["s-brother", "s-watch"]),
+        ("Cy Moss", "FRIENDS_WITH", ["s-friend"]),
+        ("Dot Vance", "WORKED_WITH", []),
+    ]
+
+
+def test_relational_with_entity_filter_and_two_hops(graph, fx):
+    rows = _rows(
+        graph, "relational", person_id="p-subject", target_ids=["p-friend"], legacy_ids=[fx.legacy], limit=10
+    )
+    assert [r["via"] for r in rows] == ["Cy Moss"]
+    both = [fx.legacy, fx.linked]
+    two = _rows(graph, "relational_2hop", person_id="p-subject", target_ids=[], legacy_ids=both, limit=10)
+    assert [(r["via"], r["through"], r["relationship"], _names(r["story_ids"])) for r in two] == [
+        ("Ada Reed", "Ben Reed", "FAMILY_OF", ["s-sil"])
+    ]
+    # the linked legacy's story is out of reach when only the primary legacy is in scope
+    only = _rows(
+        graph, "relational_2hop", person_id="p-subject", target_ids=[], legacy_ids=[fx.legacy], limit=10
+    )
+    assert only[0]["story_ids"] == []
+
+
+def test_person_mentions_entity_focused_and_spatial(graph, fx):
+    rows = _rows(graph, "person_mentions", ids=["p-brother"], legacy_ids=[fx.legacy], limit=10)
+    assert sorted((fname(r["story_id"]), r["relationship"]) for r in rows) == [
+        ("s-brother", "MENTIONS"),
+        ("s-watch", "MENTIONS"),
+    ]
+    rows = _rows(
+        graph, "entity_focused", ids=["event-flood", "object-watch"], legacy_ids=[fx.legacy], limit=10
+    )
+    assert sorted((fname(r["story_id"]), r["entity"], r["relationship"]) for r in rows) == [
+        ("s-flood", "the flood", "REFERENCES"),
+        ("s-watch", "pocket watch", "REFERENCES"),
+    ]
+    rows = _rows(graph, "spatial", ids=[], names=["heron"], legacy_ids=[fx.legacy], limit=10)
+    assert [(r["entity"], _names(r["story_ids"]), r["people"]) for r in rows] == [
+        ("Heron Lake", ["s-lake"], ["Sam Reed"])
+    ]
+
+
+def test_temporal_finds_story_years_and_dated_events(graph, fx):
+    rows = _rows(graph, "temporal", legacy_ids=[fx.legacy], start=1960, end=1979, limit=10)
+    assert sorted(_names(r["story_id"] for r in rows)) == ["s-flood", "s-sixties"]
+    assert year_range("the 1970s") == (1970, 1979) == year_range("in the seventies")
+    assert year_range("summer of 1962") == (1962, 1962) and year_range("long ago") is None
+
+
+def test_cross_legacy_only_follows_active_links(graph, fx):
+    rows = _rows(graph, "cross_legacy", legacy_id=fx.legacy, ids=["p-sil"], limit=10)
+    assert [(fname(r["story_id"]), r["matched"]) for r in rows] == [("s-sil", 1), ("s-linked", 0)]
+
+
+def test_general_is_the_subject_neighbourhood_stories_first(graph, fx):
+    rows = _rows(graph, "general", person_id="p-subject", limit=20)
+    kinds = [r["label"] == "Story" for r in rows]
+    assert kinds == sorted(kinds, reverse=True)  # stories first
+    assert sorted(_names(r["node_id"] for r in rows if r["label"] == "Story")) == [
+        "s-lake", "s-linked", "s-revoked", "s-sixties"
+    ]  # fmt: skip
+
+
+def test_facts_carry_detail_provenance_and_legacies(graph, fx):
+    rows = _rows(graph, "facts", person_ids=["p-subject"], subject_id="p-subject", limit=20)
+    got = {(r["subject"], r["predicate"], r["object"]): r for r in rows}
+    brother = got[("Sam Reed", "FAMILY_OF", "Ben Reed")]
+    assert brother["detail"] == "brother" and brother["known"] is True
+    assert brother["subject_legacy"] == fx.legacy
+    assert _names(got[("Sam Reed", "LIVED_IN", "Heron Lake")]["story_ids"]) == ["s-lake"]
+    assert ("Ben Reed", "FAMILY_OF", "Ada Reed") not in got
+
+
+def _request(fx, persona="family"):
+    return ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona=persona, query="q")
+
+
+def _intent(kind, matches=(), **entities):
+    return QueryIntent(
+        intent=kind, matches=tuple(matches), entities=QueryEntities(**entities), confidence=0.9
+    )
+
+
+def test_traverse_relational_family_persona_reaches_two_hops_across_the_link(graph, fx):
+    result = traverse(graph, _request(fx), _intent(Intent.RELATIONAL), load_personas()["family"].traversal)
+    assert result.status == "ok"
+    assert [t.template for t in result.traversals] == [
+        "legacy_context",
+        "relational",
+        "relational_2hop",
+        "facts",
+    ]
+    got = {(fname(h.story_id), h.template, h.hops, h.relationship) for h in result.hits}
+    assert got == {
+        ("s-brother", "relational", 1, "FAMILY_OF"),
+        ("s-watch", "relational", 1, "FAMILY_OF"),
+        ("s-friend", "relational", 1, "FRIENDS_WITH"),
+        ("s-sil", "relational_2hop", 2, "FAMILY_OF"),
+    }
+    assert any(f.predicate == "FAMILY_OF" and f.detail == "brother" and f.known for f in result.facts)
+
+
+def test_traverse_colleague_stays_in_the_primary_legacy(graph, fx):
+    result = traverse(graph, _request(fx, "colleague"), _intent(Intent.RELATIONAL),
+                      load_personas()["colleague"].traversal)  # fmt: skip
+    assert "relational_2hop" not in {t.template for t in result.traversals}
+    assert "s-sil" not in {fname(h.story_id) for h in result.hits}
+
+
+def test_traverse_entity_matches_carry_the_entity_bonus(graph, fx):
+    match = EntityMatch(mention="the flood", node_id="event-flood", label="Event", name="the flood")
+    intent = _intent(Intent.ENTITY_FOCUSED, [match], events=("the flood",))
+    result = traverse(graph, _request(fx), intent, load_personas()["biographer"].traversal)
+    flood = [h for h in result.hits if fname(h.story_id) == "s-flood"]
+    assert flood and all(h.entity_match and h.entity == "the flood" for h in flood)
+
+
+def test_traverse_temporal_and_spatial(graph, fx):
+    temporal = traverse(graph, _request(fx), _intent(Intent.TEMPORAL, time_periods=("the sixties",)),
+                        load_personas()["biographer"].traversal)  # fmt: skip
+    assert {fname(h.story_id) for h in temporal.hits} == {"s-sixties"}
+    spatial = traverse(graph, _request(fx), _intent(Intent.SPATIAL, places=("Heron Lake",)),
+                       load_personas()["friend"].traversal)  # fmt: skip
+    assert {fname(h.story_id) for h in spatial.hits} == {"s-lake"}
+
+
+def test_traverse_stops_issuing_queries_when_the_budget_is_spent(graph, fx):
+    ticks = iter(range(0, 10_000, 200))  # each clock read advances 200 ms
+
+    result = traverse(graph, _request(fx), _intent(Intent.RELATIONAL), load_personas()["family"].traversal,
+                      budget_ms=300, clock=lambda: next(ticks) / 1000)  # fmt: skip
+    assert result.status == "timeout"
+    assert len(result.traversals) < 4
+
+
+def test_unknown_legacy_gives_empty_results(graph, fx):
+    request = ContextRequest(legacy_id=uuid.uuid4(), user_id=uuid.uuid4(), persona="family", query="q")
+    result = traverse(graph, request, _intent(Intent.GENERAL), load_personas()["family"].traversal)
+    assert result.hits == () and result.facts == ()
+    assert fid("L") != str(request.legacy_id)
