@@ -57,6 +57,21 @@ class ChunkingSettings(_Frozen):
     max_tokens: int = Field(default=500, ge=16, le=8000)
 
 
+class ResilienceSettings(_Frozen):
+    """Budgets (seed 000 section 10) and the breaker's shared state."""
+
+    #: DynamoDB table for the breaker; empty keeps the state in the container (local runs)
+    breaker_table: str = ""
+    breaker_failures: int = Field(default=3, ge=1, le=100)
+    breaker_cooldown_s: float = Field(default=30.0, ge=0.0, le=3600.0)
+    intent_budget_ms: int = Field(default=500, ge=10, le=30_000)
+    vector_budget_ms: int = Field(default=500, ge=10, le=30_000)
+    traversal_budget_ms: int = Field(default=300, ge=10, le=30_000)
+    total_budget_ms: int = Field(default=2000, ge=100, le=60_000)
+    vector_k: int = Field(default=24, ge=1, le=200)
+    gazetteer_ttl_s: float = Field(default=300.0, ge=0.0, le=86_400.0)
+
+
 class LocalStackSettings(_Frozen):
     #: where the embedded PostgreSQL and FalkorDB keep their data
     home: Path = Path(".heirloom/local")
@@ -67,6 +82,7 @@ class Settings(_Frozen):
     graph: GraphSettings = GraphSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
+    resilience: ResilienceSettings = ResilienceSettings()
     local: LocalStackSettings = LocalStackSettings()
 
 
@@ -100,6 +116,17 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 dimension=int(env.get("EMBEDDING_DIM", str(default_dim))),
             ),
             chunking=ChunkingSettings(max_tokens=int(env.get("CHUNK_MAX_TOKENS", "500"))),
+            resilience=ResilienceSettings(
+                breaker_table=env.get("BREAKER_TABLE", ""),
+                breaker_failures=int(env.get("BREAKER_FAILURES", "3")),
+                breaker_cooldown_s=float(env.get("BREAKER_COOLDOWN_S", "30")),
+                intent_budget_ms=int(env.get("INTENT_BUDGET_MS", "500")),
+                vector_budget_ms=int(env.get("VECTOR_BUDGET_MS", "500")),
+                traversal_budget_ms=int(env.get("TRAVERSAL_BUDGET_MS", "300")),
+                total_budget_ms=int(env.get("TOTAL_BUDGET_MS", "2000")),
+                vector_k=int(env.get("VECTOR_K", "24")),
+                gazetteer_ttl_s=float(env.get("GAZETTEER_TTL_S", "300")),
+            ),
             local=LocalStackSettings(home=Path(env.get("HEIRLOOM_HOME", ".heirloom/local"))),
         )
     except (ValueError, TypeError) as exc:

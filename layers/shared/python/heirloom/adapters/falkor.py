@@ -7,10 +7,7 @@ from typing import Any
 
 from heirloom.adapters.cypher import logical_name, prefix_query, validate_prefix
 from heirloom.domain.graph_schema import NODE_LABELS
-
-
-class GraphUnavailable(ConnectionError):
-    """The graph store could not be reached or failed to answer."""
+from heirloom.errors import GraphUnavailable
 
 
 def normalise_value(value: Any, prefix: str) -> Any:

@@ -172,6 +172,19 @@ class VectorBranch(Edge):
 Branch = Annotated[GraphBranch | VectorBranch, Field(discriminator="kind")]
 
 
+class IntentAnalysisInput(Edge):
+    request: ContextRequest
+
+
+class VectorSearchInput(Edge):
+    request: ContextRequest
+
+
+class GraphTraversalInput(Edge):
+    request: ContextRequest
+    intent: QueryIntent
+
+
 class AccessFilterInput(Edge):
     request: ContextRequest
     branches: tuple[Branch, ...] = Field(min_length=1, max_length=2)

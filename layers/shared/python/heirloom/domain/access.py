@@ -13,10 +13,10 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from heirloom.contracts.records import READS_PRIVATE, Link, LinkStatus, Role, ShareMode, Visibility
+from heirloom.errors import AccessDenied
 
-
-class NotAMember(PermissionError):
-    """The user is not a member of the legacy being read: the request is refused."""
+#: a user who is not a member of the legacy being read is refused
+NotAMember = AccessDenied
 
 
 class Grant(BaseModel):

@@ -26,20 +26,17 @@ from heirloom.contracts.context import (
     VectorBranch,
 )
 from heirloom.domain.access import ReadScope, resolve_scope
+from heirloom.errors import NotFound
 from heirloom.ports import StoryStore, VectorIndex
 
 #: opening chunks shown for a story that only the graph found
 GRAPH_ONLY_CHUNKS = 2
 
 
-class LegacyNotFound(LookupError):
-    """The legacy being read does not exist."""
-
-
 def scope_for(store: StoryStore, user_id: UUID, legacy_id: UUID) -> ReadScope:
-    """The user's read scope on `legacy_id`; raises NotAMember / LegacyNotFound."""
+    """The user's read scope on `legacy_id`; raises AccessDenied / NotFound."""
     if store.get_legacy(legacy_id) is None:
-        raise LegacyNotFound(f"legacy {legacy_id} does not exist")
+        raise NotFound(f"legacy {legacy_id} does not exist")
     return resolve_scope(
         user_id=user_id,
         legacy_id=legacy_id,

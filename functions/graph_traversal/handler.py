@@ -1,0 +1,31 @@
+"""GraphTraversal: openCypher templates for the intent and persona, behind the breaker."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from heirloom.contracts.context import GraphTraversalInput
+from heirloom.domain.graph_step import graph_traversal_step
+from heirloom.edges import parse
+from heirloom.services import Services, default_services
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, services: Services | None = None
+) -> dict[str, Any]:
+    data = parse(GraphTraversalInput, event)
+    svc = services or default_services()
+    result = graph_traversal_step(
+        data,
+        svc.graph,
+        svc.breaker,
+        enabled=svc.settings.graph.augmentation_enabled,
+        budget_ms=svc.settings.resilience.traversal_budget_ms,
+    )
+    return result.model_dump(mode="json")

@@ -1,0 +1,173 @@
+"""Run the real ASL files in moto's Step Functions interpreter, with Lambda tasks dispatched to
+the in-process handlers.
+
+The one patch point is `moto.awslambda.models.LambdaFunction._invoke_lambda` (pinned moto 5.2.5;
+tests/statemachines/test_dispatch_seam.py guards it): it receives the invocation payload and
+returns `(payload_json, errored, logs)`. A handler exception becomes
+`{"errorType": <class name>, "errorMessage": ...}` with the error flag, so Step Functions sees
+the class name as the error and the ASL's Catch blocks apply.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from heirloom.local.functions import LambdaContext, function_names, load_handler, state_name
+from heirloom.local.runtime import project_root
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+ROLE_NAME = "heirloom-local-role"
+
+#: in-process replacement for a function: (event, context) -> result
+Dispatch = Callable[[Any, LambdaContext], Any]
+
+
+class WorkflowError(RuntimeError):
+    """An execution ended in FAILED/TIMED_OUT/ABORTED; `error` is the typed error name."""
+
+    def __init__(self, error: str, cause: str, history: list[dict[str, Any]]):
+        super().__init__(f"{error}: {cause}")
+        self.error = error
+        self.cause = cause
+        self.history = history
+
+
+@dataclass
+class Execution:
+    status: str
+    output: Any
+    error: str | None
+    cause: str | None
+    seconds: float
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def states_entered(self) -> list[str]:
+        return [
+            e["stateEnteredEventDetails"]["name"] for e in self.history if "stateEnteredEventDetails" in e
+        ]
+
+
+def asl_path(name: str) -> Path:
+    return project_root() / "statemachines" / f"{name}.asl.json"
+
+
+def substitute(definition: str, values: Mapping[str, str]) -> str:
+    for key, value in values.items():
+        definition = definition.replace("${" + key + "}", value)
+    return definition
+
+
+class LocalWorkflows:
+    """Inside `start()`: a moto account with one Lambda per function folder and the workflows."""
+
+    def __init__(self, overrides: Mapping[str, Dispatch] | None = None):
+        self.overrides = dict(overrides or {})
+        self._client: Any = None
+        self._machines: dict[str, str] = {}
+        self.invocations: list[str] = []
+
+    def _dispatch(self, function_name: str, event: Any) -> tuple[str, bool, str]:
+        self.invocations.append(function_name)
+        context = LambdaContext(function_name=function_name)
+        target = self.overrides.get(function_name)
+        try:
+            if target is not None:
+                result = target(event, context)
+            else:
+                folder = next(f for f in function_names() if state_name(f) == function_name)
+                result = load_handler(folder)(event, context)
+        except Exception as exc:  # becomes the task's typed error
+            body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
+            return json.dumps(body), True, ""
+        return json.dumps(result), False, ""
+
+    @contextmanager
+    def start(self) -> Iterator[LocalWorkflows]:
+        import boto3
+        from moto import mock_aws
+        from moto.awslambda.models import LambdaFunction
+
+        workflows = self
+
+        def invoke(fn: Any, event: Any = None) -> tuple[str, bool, str]:
+            payload = json.loads(event) if isinstance(event, str | bytes) else event
+            return workflows._dispatch(fn.function_name, payload)
+
+        # the interpreter logs every caught task failure with a full state dump
+        logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
+        with ExitStack() as stack:
+            stack.enter_context(mock_aws(config={"stepfunctions": {"execute_state_machine": True}}))
+            stack.enter_context(mock.patch.object(LambdaFunction, "_invoke_lambda", invoke))
+            iam = boto3.client("iam", region_name=REGION)
+            role = iam.create_role(
+                RoleName=ROLE_NAME,
+                AssumeRolePolicyDocument=json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Action": "sts:AssumeRole",
+                                "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
+                            }
+                        ],
+                    }
+                ),
+            )["Role"]["Arn"]
+            lam = boto3.client("lambda", region_name=REGION)
+            arns = {}
+            for name in sorted({state_name(f) for f in function_names()} | set(self.overrides)):
+                arns[f"{name}FunctionArn"] = lam.create_function(
+                    FunctionName=name,
+                    Runtime="python3.12",
+                    Role=role,
+                    Handler="handler.handler",
+                    Code={"ZipFile": b"local"},
+                )["FunctionArn"]
+            self._client = boto3.client("stepfunctions", region_name=REGION)
+            for path in sorted((project_root() / "statemachines").glob("*.asl.json")):
+                name = path.name.removesuffix(".asl.json")
+                definition = substitute(path.read_text(), arns)
+                self._machines[name] = self._client.create_state_machine(
+                    name=name, definition=definition, roleArn=role, type="EXPRESS"
+                )["stateMachineArn"]
+            yield self
+
+    def run(
+        self, name: str, payload: Any, *, timeout_s: float = 30.0, raise_on_error: bool = False
+    ) -> Execution:
+        """Start an execution and poll it to the end (moto has no StartSyncExecution)."""
+        started = time.monotonic()
+        arn = self._client.start_execution(
+            stateMachineArn=self._machines[name], name=str(uuid.uuid4()), input=json.dumps(payload)
+        )["executionArn"]
+        while True:
+            desc = self._client.describe_execution(executionArn=arn)
+            if desc["status"] != "RUNNING":
+                break
+            if time.monotonic() - started > timeout_s:
+                raise TimeoutError(f"execution of {name} still running after {timeout_s} s")
+            time.sleep(0.005)
+        history = self._client.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+        output = json.loads(desc["output"]) if desc.get("output") else None
+        execution = Execution(
+            status=desc["status"],
+            output=output,
+            error=desc.get("error"),
+            cause=desc.get("cause"),
+            seconds=time.monotonic() - started,
+            history=history,
+        )
+        if raise_on_error and execution.status != "SUCCEEDED":
+            raise WorkflowError(execution.error or execution.status, execution.cause or "", history)
+        return execution

@@ -1,0 +1,64 @@
+"""Ports built once per Lambda container, lazily, from settings. Handlers take an optional
+`services=` argument so tests inject local engines or fakes instead."""
+
+from __future__ import annotations
+
+from functools import cached_property, lru_cache
+
+from heirloom.adapters import factory
+from heirloom.adapters.postgres import PgDatabase
+from heirloom.domain.breaker import BreakerStore, CircuitBreaker, InMemoryBreakerStore
+from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
+from heirloom.settings import Settings, get_settings
+
+
+class Services:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    @cached_property
+    def db(self) -> PgDatabase:
+        return factory.build_database(self.settings)
+
+    @cached_property
+    def stories(self) -> StoryStore:
+        return factory.build_story_store(self.db)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return factory.build_embedder(self.settings)
+
+    @cached_property
+    def vectors(self) -> VectorIndex:
+        return factory.build_vector_index(self.db, self.embedder)
+
+    @cached_property
+    def graph(self) -> GraphStore:
+        return factory.build_graph(self.settings)
+
+    @cached_property
+    def tokenizer(self) -> Tokenizer:
+        from heirloom.adapters.tokenizer import TiktokenTokenizer
+
+        return TiktokenTokenizer()
+
+    @cached_property
+    def breaker_store(self) -> BreakerStore:
+        table = self.settings.resilience.breaker_table
+        if not table:
+            return InMemoryBreakerStore()
+        from heirloom.adapters.dynamodb import DynamoBreakerStore
+
+        return DynamoBreakerStore(table)
+
+    @cached_property
+    def breaker(self) -> CircuitBreaker:
+        r = self.settings.resilience
+        return CircuitBreaker(
+            self.breaker_store, failure_threshold=r.breaker_failures, cooldown_s=r.breaker_cooldown_s
+        )
+
+
+@lru_cache(maxsize=1)
+def default_services() -> Services:
+    return Services(get_settings())
