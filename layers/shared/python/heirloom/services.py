@@ -8,6 +8,7 @@ from functools import cached_property, lru_cache
 from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
 from heirloom.domain.breaker import BreakerStore, CircuitBreaker, InMemoryBreakerStore
+from heirloom.domain.context_api import ContextWorkflow
 from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 from heirloom.settings import Settings, get_settings
 
@@ -57,6 +58,16 @@ class Services:
         return CircuitBreaker(
             self.breaker_store, failure_threshold=r.breaker_failures, cooldown_s=r.breaker_cooldown_s
         )
+
+    @cached_property
+    def context_workflow(self) -> ContextWorkflow:
+        from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
+        from heirloom.settings import SettingsError
+
+        arn = self.settings.workflow.context_state_machine_arn
+        if not arn:
+            raise SettingsError("CONTEXT_STATE_MACHINE_ARN is not set")
+        return StepFunctionsContextWorkflow(arn)
 
 
 @lru_cache(maxsize=1)

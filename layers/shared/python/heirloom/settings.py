@@ -72,6 +72,11 @@ class ResilienceSettings(_Frozen):
     gazetteer_ttl_s: float = Field(default=300.0, ge=0.0, le=86_400.0)
 
 
+class WorkflowSettings(_Frozen):
+    #: the Express context-assembly state machine the API runs synchronously
+    context_state_machine_arn: str = ""
+
+
 class LocalStackSettings(_Frozen):
     #: where the embedded PostgreSQL and FalkorDB keep their data
     home: Path = Path(".heirloom/local")
@@ -83,6 +88,7 @@ class Settings(_Frozen):
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     resilience: ResilienceSettings = ResilienceSettings()
+    workflow: WorkflowSettings = WorkflowSettings()
     local: LocalStackSettings = LocalStackSettings()
 
 
@@ -127,6 +133,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 vector_k=int(env.get("VECTOR_K", "24")),
                 gazetteer_ttl_s=float(env.get("GAZETTEER_TTL_S", "300")),
             ),
+            workflow=WorkflowSettings(context_state_machine_arn=env.get("CONTEXT_STATE_MACHINE_ARN", "")),
             local=LocalStackSettings(home=Path(env.get("HEIRLOOM_HOME", ".heirloom/local"))),
         )
     except (ValueError, TypeError) as exc:

@@ -506,8 +506,8 @@ def parse_kin(text: str | None, *, mention: bool = False) -> Kin | None:
     'grandmother' are narrator-relative; 'his mother' or 'the mother' are not (None)."""
     if not text:
         return None
-    t = normalize_name(text).lower().translate(_APOSTROPHES)
-    t = re.sub(r"\([^)]*\)", " ", t)
+    t = re.sub(r"\([^)]*\)", " ", text.translate(_APOSTROPHES).lower())
+    t = normalize_name(t)
     t = _SIDE_PHRASE.sub(" ", t)
     t = re.sub(r"[-_]", " ", t)
     words = t.split()

@@ -171,3 +171,20 @@ class LocalWorkflows:
         if raise_on_error and execution.status != "SUCCEEDED":
             raise WorkflowError(execution.error or execution.status, execution.cause or "", history)
         return execution
+
+
+class LocalContextWorkflow:
+    """The ContextWorkflow port over a started `LocalWorkflows`."""
+
+    def __init__(self, workflows: LocalWorkflows):
+        self.workflows = workflows
+        self.last: Execution | None = None
+
+    def run(self, request: Any) -> Any:
+        from heirloom.contracts.context import AssembledContext
+        from heirloom.domain.context_api import raise_for_workflow_error
+
+        self.last = self.workflows.run("context_assembly", {"request": request.model_dump(mode="json")})
+        if self.last.status != "SUCCEEDED":
+            raise_for_workflow_error(self.last.error, self.last.cause)
+        return AssembledContext.model_validate(self.last.output)

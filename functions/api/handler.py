@@ -1,0 +1,84 @@
+"""Api: POST /legacies/{legacy_id}/context behind API Gateway (Cognito authorizer)."""
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from heirloom.domain.context_api import ContextBody, ContextResponse, ContextWorkflow, answer
+from heirloom.errors import AccessDenied, InvalidRequest, NotFound
+from heirloom.services import Services, default_services
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+app = APIGatewayRestResolver(enable_validation=True)
+STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404}
+
+
+def _claims() -> dict[str, Any]:
+    authorizer = app.current_event.request_context.authorizer
+    claims = authorizer.claims if authorizer else None
+    if not claims or "sub" not in claims:
+        raise AccessDenied("no verified identity")
+    return dict(claims)
+
+
+def _is_admin(claims: dict[str, Any]) -> bool:
+    groups = claims.get("cognito:groups") or ""
+    names = groups if isinstance(groups, list) else str(groups).strip("[]").replace(",", " ").split()
+    return "admin" in names
+
+
+@app.post("/legacies/<legacy_id>/context")
+@tracer.capture_method
+def post_context(
+    legacy_id: UUID, body: Annotated[ContextBody, Body()], debug: Annotated[bool, Query()] = False
+) -> ContextResponse:
+    claims = _claims()
+    try:
+        user_id = UUID(str(claims["sub"]))
+    except ValueError as exc:
+        raise AccessDenied("identity is not a user id") from exc
+    services: Services = app.context["services"]
+    workflow: ContextWorkflow = app.context.get("workflow") or services.context_workflow
+    return answer(
+        body,
+        legacy_id=legacy_id,
+        user_id=user_id,
+        is_admin=_is_admin(claims),
+        debug=debug,
+        graph_enabled=services.settings.graph.augmentation_enabled,
+        workflow=workflow,
+    )
+
+
+@app.exception_handler(RequestValidationError)
+def _invalid(exc: RequestValidationError) -> Response[dict[str, Any]]:
+    reasons = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]]
+    return Response(
+        400, content_types.APPLICATION_JSON, {"error": "InvalidRequest", "reason": "; ".join(reasons)}
+    )
+
+
+@app.exception_handler(InvalidRequest)
+@app.exception_handler(AccessDenied)
+@app.exception_handler(NotFound)
+def _typed(exc: Exception) -> Response[dict[str, Any]]:
+    status = next(code for kind, code in STATUS.items() if isinstance(exc, kind))
+    return Response(status, content_types.APPLICATION_JSON, {"error": type(exc).__name__, "reason": str(exc)})
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any],
+    context: LambdaContext,
+    services: Services | None = None,
+    workflow: ContextWorkflow | None = None,
+) -> dict[str, Any]:
+    app.append_context(services=services or default_services(), workflow=workflow)
+    return app.resolve(event, context)

@@ -1,0 +1,25 @@
+"""The context workflow on AWS: StartSyncExecution on the Express state machine."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from heirloom.contracts.context import AssembledContext, ContextRequest
+from heirloom.domain.context_api import raise_for_workflow_error
+
+
+class StepFunctionsContextWorkflow:
+    def __init__(self, state_machine_arn: str, client: Any | None = None):
+        import boto3
+
+        self.arn = state_machine_arn
+        self._client = client or boto3.client("stepfunctions")
+
+    def run(self, request: ContextRequest) -> AssembledContext:
+        response = self._client.start_sync_execution(
+            stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
+        )
+        if response["status"] != "SUCCEEDED":
+            raise_for_workflow_error(response.get("error"), response.get("cause"))
+        return AssembledContext.model_validate_json(response["output"])

@@ -1,0 +1,112 @@
+"""The context API: a caller's question becomes a workflow request; the workflow's typed errors
+become HTTP outcomes. The user id comes from the verified identity, never from the body."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from heirloom.contracts.context import (
+    MAX_HISTORY_MESSAGES,
+    MAX_QUERY_CHARS,
+    MAX_TOKEN_BUDGET,
+    MIN_TOKEN_BUDGET,
+    AssembledContext,
+    ContextRequest,
+    Message,
+    Persona,
+)
+from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound
+
+
+class ContextWorkflow(Protocol):
+    """Runs the context-assembly workflow synchronously; raises the typed errors of
+    heirloom.errors (InvalidRequest, AccessDenied, NotFound) or WorkflowFailed."""
+
+    def run(self, request: ContextRequest) -> AssembledContext: ...
+
+
+class WorkflowFailed(HeirloomError):
+    """The workflow failed for a reason that is not the caller's (5xx)."""
+
+
+#: workflow error names (Lambda error types) -> the exception the API maps to a status
+ERROR_TYPES: dict[str, type[HeirloomError]] = {
+    "InvalidRequest": InvalidRequest,
+    "AccessDenied": AccessDenied,
+    "NotFound": NotFound,
+}
+
+
+def raise_for_workflow_error(error: str | None, cause: str | None) -> None:
+    message = cause or error or "workflow failed"
+    try:
+        import json
+
+        message = json.loads(message).get("errorMessage", message)
+    except (ValueError, AttributeError):
+        pass
+    raise ERROR_TYPES.get(error or "", WorkflowFailed)(message)
+
+
+class ContextBody(BaseModel):
+    """POST /legacies/{legacy_id}/context"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    persona: Persona
+    history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
+    linked_story_id: UUID | None = None
+    token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)
+
+
+class ContextSource(BaseModel):
+    story_id: UUID
+    title: str
+    legacy_id: UUID
+
+
+class ContextResponse(BaseModel):
+    context: str
+    sources: list[ContextSource]
+    tokens: int
+    debug: dict[str, Any] | None = None
+
+
+def answer(
+    body: ContextBody,
+    *,
+    legacy_id: UUID,
+    user_id: UUID,
+    is_admin: bool,
+    debug: bool,
+    graph_enabled: bool,
+    workflow: ContextWorkflow,
+) -> ContextResponse:
+    if debug and not is_admin:
+        raise AccessDenied("debug metadata is only available to administrators")
+    request = ContextRequest(
+        legacy_id=legacy_id,
+        user_id=user_id,
+        persona=body.persona,
+        query=body.query,
+        history=body.history,
+        linked_story_id=body.linked_story_id,
+        token_budget=body.token_budget,
+        debug=debug,
+        graph_enabled=graph_enabled,
+    )
+    assembled = workflow.run(request)
+    sources = [
+        ContextSource(story_id=s.story_id, title=s.title, legacy_id=s.legacy_id)
+        for s in assembled.metadata.sources
+    ]
+    return ContextResponse(
+        context=assembled.formatted_context,
+        sources=sources,
+        tokens=assembled.metadata.tokens_used,
+        debug=assembled.metadata.model_dump(mode="json") if debug else None,
+    )

@@ -1,0 +1,110 @@
+"""The API handler with its sample event: identity from the authorizer, 4xx with reasons."""
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from heirloom.contracts.context import AssembledContext, ContextMetadata, QueryIntent, SourceInfo
+from heirloom.errors import AccessDenied, NotFound
+from heirloom.local.functions import LambdaContext, load_handler
+from heirloom.services import Services
+from heirloom.settings import settings_from_env
+
+EVENT = json.loads((Path(__file__).parents[2] / "events" / "api.json").read_text())
+
+
+class FakeWorkflow:
+    """An in-memory ContextWorkflow: records requests, answers from the request it got."""
+
+    def __init__(self, error=None):
+        self.requests = []
+        self.error = error
+
+    def run(self, request):
+        self.requests.append(request)
+        if self.error:
+            raise self.error
+        story = uuid.uuid5(uuid.NAMESPACE_URL, request.query)
+        return AssembledContext(
+            formatted_context=f"context for {request.query}",
+            ranked_story_ids=(story,),
+            metadata=ContextMetadata(
+                intent=QueryIntent(),
+                sources=(
+                    SourceInfo(
+                        story_id=story, title="T", legacy_id=request.legacy_id, source="embedding", score=0.5
+                    ),
+                ),
+                token_budget=request.token_budget,
+                tokens_used=7,
+            ),
+        )
+
+
+def call(event=EVENT, workflow=None, **changes):
+    event = json.loads(json.dumps(event))
+    for key, value in changes.items():
+        event[key] = value
+    workflow = workflow or FakeWorkflow()
+    services = Services(settings_from_env({}))
+    response = load_handler("api")(event, LambdaContext("Api"), services=services, workflow=workflow)
+    return response["statusCode"], json.loads(response["body"]), workflow
+
+
+def test_sample_event_runs_the_workflow_as_the_authorised_user():
+    status, body, wf = call()
+    assert status == 200
+    assert body["context"] == "context for What happened to the punch bowl at the wedding?"
+    assert body["tokens"] == 7 and body["debug"] is None and len(body["sources"]) == 1
+    (request,) = wf.requests
+    assert str(request.user_id) == EVENT["requestContext"]["authorizer"]["claims"]["sub"]
+    assert request.persona == "family" and request.token_budget == 4000
+
+
+def test_a_user_id_in_the_body_is_refused_not_trusted():
+    body = json.loads(EVENT["body"]) | {"user_id": str(uuid.uuid4())}
+    status, out, wf = call(body=json.dumps(body))
+    assert status == 400 and "user_id" in out["reason"] and wf.requests == []
+
+
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"query": "", "persona": "family"}, "query"),
+        ({"query": "x" * 2001, "persona": "family"}, "query"),
+        ({"query": "hi", "persona": "pirate"}, "persona"),
+        ({"query": "hi", "persona": "family", "token_budget": 100}, "token_budget"),
+        ({"query": "hi", "persona": "family", "history": [{"role": "system", "content": "x"}]}, "history"),
+    ],
+)
+def test_bad_bodies_are_400_with_the_field(body, field):
+    status, out, wf = call(body=json.dumps(body))
+    assert status == 400 and field in out["reason"] and wf.requests == []
+
+
+def test_debug_needs_an_admin_claim():
+    status, out, _ = call(queryStringParameters={"debug": "true"})
+    assert status == 403 and "administrators" in out["reason"]
+    event = json.loads(json.dumps(EVENT))
+    event["requestContext"]["authorizer"]["claims"]["cognito:groups"] = "member,admin"
+    status, out, _ = call(event, queryStringParameters={"debug": "true"})
+    assert status == 200 and out["debug"]["tokens_used"] == 7
+
+
+def test_missing_identity_is_403():
+    event = json.loads(json.dumps(EVENT))
+    event["requestContext"]["authorizer"] = None
+    assert call(event)[0] == 403
+
+
+@pytest.mark.parametrize("error,status", [(AccessDenied("not a member"), 403), (NotFound("no legacy"), 404)])
+def test_workflow_typed_errors_become_4xx(error, status):
+    code, out, _ = call(workflow=FakeWorkflow(error))
+    assert code == status and out["reason"] == str(error)
+
+
+def test_bad_legacy_id_in_path_is_400():
+    status, out, _ = call(pathParameters={"legacy_id": "not-a-uuid"}, path="/legacies/not-a-uuid/context")
+    assert status == 400 and "legacy_id" in out["reason"]
