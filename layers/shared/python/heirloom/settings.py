@@ -53,6 +53,11 @@ class EmbeddingSettings(_Frozen):
     dimension: int = Field(default=384, ge=8, le=4096)
 
 
+class ExtractionSettings(_Frozen):
+    #: local: spaCy + rules; none: structural graph only; bedrock: Claude Haiku
+    provider: Literal["local", "none", "bedrock"] = "local"
+
+
 class ChunkingSettings(_Frozen):
     max_tokens: int = Field(default=500, ge=16, le=8000)
 
@@ -87,6 +92,7 @@ class Settings(_Frozen):
     graph: GraphSettings = GraphSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
+    extraction: ExtractionSettings = ExtractionSettings()
     resilience: ResilienceSettings = ResilienceSettings()
     workflow: WorkflowSettings = WorkflowSettings()
     local: LocalStackSettings = LocalStackSettings()
@@ -122,6 +128,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 dimension=int(env.get("EMBEDDING_DIM", str(default_dim))),
             ),
             chunking=ChunkingSettings(max_tokens=int(env.get("CHUNK_MAX_TOKENS", "500"))),
+            extraction=ExtractionSettings(provider=env.get("EXTRACTOR_PROVIDER", "local")),  # type: ignore[arg-type]
             resilience=ResilienceSettings(
                 breaker_table=env.get("BREAKER_TABLE", ""),
                 breaker_failures=int(env.get("BREAKER_FAILURES", "3")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+from heirloom.domain.extraction import EntityExtractor
 from heirloom.ports import Embedder, GraphStore
 from heirloom.settings import Settings, SettingsError
 
@@ -60,3 +61,19 @@ def build_graph(settings: Settings) -> GraphStore:
     return FalkorGraphStore(
         settings.graph.falkor_socket, settings.graph.graph_name, settings.graph.env_prefix
     )
+
+
+def build_extractor(settings: Settings) -> EntityExtractor | None:
+    provider = settings.extraction.provider
+    if provider == "none":
+        return None
+    if provider == "local":
+        return _spacy_extractor()
+    raise SettingsError(f"extractor provider {provider!r} is not available in this build")
+
+
+@lru_cache(maxsize=1)
+def _spacy_extractor() -> EntityExtractor:
+    from heirloom.adapters.spacy_extractor import SpacyEntityExtractor
+
+    return SpacyEntityExtractor()

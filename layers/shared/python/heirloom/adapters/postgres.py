@@ -399,6 +399,22 @@ class PgStoryStore:
         )
         return [Story(**r) for r in rows]
 
+    def graph_synced(self, story_id: UUID) -> tuple[str, str] | None:
+        row = self._one(
+            "SELECT graph_hash, extractor_version FROM story_processing WHERE story_id = %s AND graph_hash IS NOT NULL",
+            (story_id,),
+        )
+        return (row["graph_hash"], row["extractor_version"] or "") if row else None
+
+    def mark_graph_synced(self, story_id: UUID, content_hash: str, extractor_version: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO story_processing (story_id, graph_hash, extractor_version) VALUES (%s, %s, %s)"
+                " ON CONFLICT (story_id) DO UPDATE SET graph_hash = EXCLUDED.graph_hash,"
+                " extractor_version = EXCLUDED.extractor_version, processed_at = now()",
+                (story_id, content_hash, extractor_version),
+            )
+
     def counts(self) -> dict[str, int]:
         tables = [
             "legacies",

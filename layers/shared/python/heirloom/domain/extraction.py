@@ -136,8 +136,6 @@ def normalize_name(name: str, *, possessive: bool = False, determiners: bool = F
     previous = None
     while text and text != previous:
         previous = text
-        leading_year = re.match(r"'\d\d\b", text)  # "'57 Chevy" keeps its apostrophe
-        text = text.strip(" ") if leading_year else text.lstrip(_EDGE_CHARS)
         text = text.rstrip(_EDGE_CHARS)
         if text.endswith("."):
             last = text.rsplit(" ", 1)[-1].rstrip(".")
@@ -145,6 +143,8 @@ def normalize_name(name: str, *, possessive: bool = False, determiners: bool = F
                 text = text[:-1]
         if possessive:
             text = _POSSESSIVE_END.sub("", text)
+        leading_year = re.match(r"'\d\d\b", text)  # "'57 Chevy" keeps its apostrophe
+        text = text.strip(" ") if leading_year else text.lstrip(_EDGE_CHARS)
         if determiners:
             text = _LEADING_DETERMINER.sub("", text)
     return text
@@ -672,6 +672,16 @@ def _known(person: Person) -> _Known:
     )
 
 
+def _name_fits(known: _Known, words: list[str]) -> bool:
+    """Could `words` ("jim", "jim carter") name this person (nicknames and aliases included)?"""
+    if not words or not known.first:
+        return False
+    alias_words = {w for alias in known.aliases for w in alias.split()}
+    if not _first_names_compatible(words[0], known.first) and words[0] not in alias_words:
+        return False
+    return len(words) == 1 or words[-1] == known.last
+
+
 def _genders(known: Sequence[Person], relationships: Sequence[Relationship]) -> dict[UUID, str | None]:
     """Gender evidence: a gendered kin word in a FAMILY_OF detail names the `to` person's gender;
     an alias such as "Grandma Rose" or "Dad" names the person's own. Conflicts cancel out."""
@@ -788,11 +798,14 @@ class _Resolver:
         elif len(words) >= 2 and lowered[0] in _HONORIFICS:
             words = words[1:]
         name = " ".join(words)
-        hits, method = self.by_name(_tokens(name), name)
+        tokens = _tokens(name)
         if title_kin is not None and self.narrator is not None:
+            # "Uncle Jim": the narrator's uncle whose name fits beats any other Jim
             kin_hits = self.kin_of_narrator(title_kin)
-            if len(hits) > 1 and len(hits & kin_hits) == 1:
-                return next(iter(hits & kin_hits)), ResolutionMethod.KINSHIP
+            fitting = {k.id for k in self.people if k.id in kin_hits and _name_fits(k, tokens)}
+            if len(fitting) == 1:
+                return next(iter(fitting)), ResolutionMethod.KINSHIP
+        hits, method = self.by_name(tokens, name)
         if len(hits) == 1 and method is not None:
             return next(iter(hits)), method
         if hits:

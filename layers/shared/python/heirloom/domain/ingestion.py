@@ -10,9 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
+from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import graph_sync
 from heirloom.domain.chunking import chunk_story, content_hash
+from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
+from heirloom.domain.extraction import EntityExtractor, extract_entities, resolve_people
 from heirloom.ports import Change, EmbeddedChunk, Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 
 
@@ -34,6 +37,9 @@ class IngestionPorts:
     embedder: Embedder
     tokenizer: Tokenizer
     chunk_max_tokens: int = 500
+    #: None skips entity extraction (structural graph only)
+    extractor: EntityExtractor | None = None
+    extractor_version: str = ""
 
 
 def _require_legacy(ports: IngestionPorts, field: str, legacy_id: UUID) -> None:
@@ -112,6 +118,42 @@ def index_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
     return True
 
 
+def extract_story(ports: IngestionPorts, story: Story) -> ExtractedEntities:
+    """Entities of `story` after the shared rules (threshold, limits, names, no PII)."""
+    if ports.extractor is None:
+        return ExtractedEntities()
+    known = ports.stories.persons_of([story.legacy_id])
+    names = [n for p in known for n in (p.name, *p.aliases)]
+    return extract_entities(ports.extractor, story.content, known_names=names)
+
+
+def sync_entities(
+    ports: IngestionPorts, story: Story, entities: ExtractedEntities, digest: str
+) -> SyncReport:
+    """Resolve people against the legacy's known persons and replace the story's graph facts."""
+    known = ports.stories.persons_of([story.legacy_id])
+    relationships = ports.stories.relationships_of([p.id for p in known])
+    author = ports.stories.get_user(story.author_user_id)
+    resolved, unresolved = resolve_people(
+        [p.name for p in entities.people], known, relationships, author.person_id if author else None
+    )
+    report = sync_story_entities(
+        ports.graph, story, entities, {r.mention: str(r.person_id) for r in resolved}, unresolved
+    )
+    ports.stories.mark_graph_synced(story.id, digest, entities.extractor_version or ports.extractor_version)
+    return report
+
+
+def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
+    """Extract and sync entities unless the graph already reflects this content and extractor."""
+    if ports.extractor is None:
+        return False
+    if ports.stories.graph_synced(story.id) == (digest, ports.extractor_version):
+        return False
+    sync_entities(ports, story, extract_story(ports, story), digest)
+    return True
+
+
 def apply_story(ports: IngestionPorts, story: Story) -> Change:
     _require_legacy(ports, "legacy_id", story.legacy_id)
     _require_user(ports, "author_user_id", story.author_user_id)
@@ -119,11 +161,13 @@ def apply_story(ports: IngestionPorts, story: Story) -> Change:
     change = ports.stories.upsert_story(story, digest)
     graph_sync.sync_story(ports.graph, story)
     index_story(ports, story, digest)
+    enrich_story(ports, story, digest)
     return change
 
 
 def delete_story(ports: IngestionPorts, story_id: UUID) -> Change:
     change = ports.stories.delete_story(story_id)  # chunks go with it (ON DELETE CASCADE)
     ports.vectors.delete_chunks(story_id)
+    withdraw_story(ports.graph, str(story_id))
     graph_sync.delete_story_node(ports.graph, str(story_id))
     return change

@@ -95,6 +95,79 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _use_local_stack() -> None:
+    """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them)."""
+    import os
+
+    from heirloom.local.runtime import open_runtime
+    from heirloom.services import default_services
+    from heirloom.settings import get_settings
+
+    runtime = open_runtime()
+    os.environ["DATABASE_URL"] = runtime.settings.database.url
+    os.environ["FALKOR_SOCKET"] = runtime.settings.graph.falkor_socket
+    get_settings.cache_clear()
+    default_services.cache_clear()
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from heirloom.contracts.context import ContextRequest, Message
+    from heirloom.errors import HeirloomError
+    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+    from heirloom.settings import get_settings
+
+    try:
+        history = tuple(
+            Message(role="user" if i % 2 == 0 else "assistant", content=text)
+            for i, text in enumerate(args.said)
+        )
+        request = ContextRequest(
+            legacy_id=args.legacy,
+            user_id=args.user,
+            persona=args.persona,
+            query=args.question,
+            history=history,
+            token_budget=args.budget,
+            debug=args.debug,
+            mode=args.mode,
+            graph_enabled=get_settings().graph.augmentation_enabled,
+        )
+    except ValidationError as exc:
+        from heirloom.edges import reason
+
+        print(f"heirloom ask: {reason(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _use_local_stack()
+    with LocalWorkflows().start() as workflows:
+        runner = LocalContextWorkflow(workflows)
+        try:
+            assembled = runner.run(request)
+        except HeirloomError as exc:
+            print(f"heirloom ask: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        finally:
+            if args.history and runner.last:
+                for event in runner.last.history:
+                    details = {k: v for k, v in event.items() if k.endswith("EventDetails")}
+                    print(f"{event['id']:>3} {event['type']:<28} {json.dumps(details, default=str)[:160]}")
+    print(assembled.formatted_context)
+    if args.debug:
+        print(json.dumps(assembled.metadata.model_dump(mode="json"), indent=2))
+    return 0
+
+
+def _cmd_invoke(args: argparse.Namespace) -> int:
+    from heirloom.local.functions import LambdaContext, load_handler, state_name
+
+    event = json.loads(Path(args.event).read_text()) if args.event else {}
+    _use_local_stack()
+    result = load_handler(args.function)(event, LambdaContext(function_name=state_name(args.function)))
+    print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="heirloom", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -110,6 +183,25 @@ def build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", help="counts of what is stored")
     stats.add_argument("--json", action="store_true")
     stats.set_defaults(func=_cmd_stats)
+
+    ask = sub.add_parser("ask", help="assemble context for a question through the real workflow")
+    ask.add_argument("question")
+    ask.add_argument("--legacy", required=True)
+    ask.add_argument("--user", required=True)
+    ask.add_argument("--persona", default="biographer")
+    ask.add_argument("--budget", type=int, default=4000)
+    ask.add_argument("--mode", choices=["hybrid", "vector", "graph"], default="hybrid")
+    ask.add_argument(
+        "--said", action="append", default=[], help="earlier messages, oldest first (repeatable)"
+    )
+    ask.add_argument("--debug", action="store_true", help="print the debug metadata")
+    ask.add_argument("--history", action="store_true", help="print the execution's event history")
+    ask.set_defaults(func=_cmd_ask)
+
+    invoke = sub.add_parser("invoke", help="run one function's handler in process with a Lambda-like context")
+    invoke.add_argument("function", help="folder name under functions/")
+    invoke.add_argument("-e", "--event", help="event JSON file (see events/)")
+    invoke.set_defaults(func=_cmd_invoke)
     return parser
 
 

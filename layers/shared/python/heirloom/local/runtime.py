@@ -68,6 +68,7 @@ def open_runtime(settings: Settings | None = None, *, start: bool = True) -> Loc
     graph = factory.build_graph(settings)
     graph.ensure_indexes()
     embedder = factory.build_embedder(settings)
+    extractor = factory.build_extractor(settings)
     ports = IngestionPorts(
         stories=factory.build_story_store(db),
         vectors=factory.build_vector_index(db, embedder),
@@ -75,5 +76,7 @@ def open_runtime(settings: Settings | None = None, *, start: bool = True) -> Loc
         embedder=embedder,
         tokenizer=TiktokenTokenizer(),
         chunk_max_tokens=settings.chunking.max_tokens,
+        extractor=extractor,
+        extractor_version=getattr(extractor, "version", "") if extractor else "",
     )
     return LocalRuntime(settings=settings, db=db, graph=graph, ports=ports)

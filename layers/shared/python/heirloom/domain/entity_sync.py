@@ -1,0 +1,183 @@
+"""Entity graph sync: one story's extracted entities into the graph, with provenance.
+
+Every entity node and every edge written for a story carries the story's id in `story_ids`.
+Re-syncing a story first withdraws exactly its own contributions (removing its id, deleting
+what no other story supports), then writes the new ones; deleting a story does the first half.
+Unresolved people stay on the Story node as `unresolved_people`, never as orphan Person nodes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.contracts.records import Story
+from heirloom.domain.extraction import name_key
+from heirloom.domain.traversal import year_range
+from heirloom.ports import GraphStore
+
+ENTITY_NAMESPACE = uuid.UUID("6f1c7a52-3a4e-4c0e-9d7e-2a9f3f4b8c11")
+#: story -> entity edge type, by entity label
+STORY_EDGE = {"Place": "TOOK_PLACE_AT", "Event": "REFERENCES", "Object": "REFERENCES"}
+#: the entity label each person -> entity predicate points at
+PREDICATE_TARGET = {"PARTICIPATED_IN": "Event", "LIVED_IN": "Place", "WORKED_AT": "Place", "OWNED": "Object"}
+
+WITHDRAW_PERSON_EDGES = """
+MATCH (s:Story {id: $sid})-[m]->(e)
+WHERE e:Place OR e:Event OR e:Object
+WITH DISTINCT e
+MATCH (p:Person)-[r]->(e)
+WHERE $sid IN coalesce(r.story_ids, [])
+SET r.story_ids = [x IN r.story_ids WHERE x <> $sid]
+WITH r
+WHERE size(r.story_ids) = 0
+DELETE r
+"""
+
+WITHDRAW_ENTITIES = """
+MATCH (s:Story {id: $sid})-[m]->(e)
+WHERE e:Place OR e:Event OR e:Object
+SET e.story_ids = [x IN coalesce(e.story_ids, []) WHERE x <> $sid]
+DELETE m
+WITH DISTINCT e
+WHERE size(e.story_ids) = 0
+DETACH DELETE e
+"""
+
+WITHDRAW_MENTIONS = """
+MATCH (s:Story {id: $sid})-[m:MENTIONS]->(:Person)
+DELETE m
+"""
+
+UPSERT_ENTITIES = """
+MATCH (s:Story {{id: $sid}})
+UNWIND $entities AS ent
+MERGE (e:{label} {{id: ent.id}})
+SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years,
+    e.story_ids = CASE WHEN $sid IN coalesce(e.story_ids, []) THEN e.story_ids
+                       ELSE coalesce(e.story_ids, []) + [$sid] END
+MERGE (s)-[r:{edge}]->(e)
+SET r.kind = '{edge}', r.story_ids = [$sid]
+"""
+
+UPSERT_MENTIONS = """
+MATCH (s:Story {id: $sid})
+UNWIND $person_ids AS pid
+MATCH (p:Person {id: pid})
+MERGE (s)-[r:MENTIONS]->(p)
+SET r.kind = 'MENTIONS', r.story_ids = [$sid]
+"""
+
+UPSERT_PERSON_EDGES = """
+UNWIND $edges AS edge
+MATCH (p:Person {{id: edge.person_id}})
+MATCH (e:{label} {{id: edge.entity_id}})
+MERGE (p)-[r:{predicate}]->(e)
+SET r.kind = '{predicate}',
+    r.story_ids = CASE WHEN $sid IN coalesce(r.story_ids, []) THEN r.story_ids
+                       ELSE coalesce(r.story_ids, []) + [$sid] END
+"""
+
+SET_STORY_FACTS = """
+MATCH (s:Story {id: $sid})
+SET s.years = $years, s.periods = $periods, s.unresolved_people = $unresolved, s.extractor_version = $version
+"""
+
+
+def entity_id(legacy_id: str, label: str, name: str) -> str:
+    return str(uuid.uuid5(ENTITY_NAMESPACE, f"{legacy_id}|{label}|{name_key(name)}"))
+
+
+def years_of(periods: Sequence[str], cap: int = 20) -> list[int]:
+    years: set[int] = set()
+    for period in periods:
+        span = year_range(period)
+        if span and span[1] - span[0] < cap:
+            years.update(range(span[0], span[1] + 1))
+    return sorted(years)
+
+
+@dataclass
+class SyncReport:
+    entities: dict[str, int] = field(default_factory=dict)
+    mentions: int = 0
+    person_edges: int = 0
+    unresolved: list[str] = field(default_factory=list)
+
+
+def withdraw_story(graph: GraphStore, story_id: str) -> None:
+    """Remove every graph contribution of `story_id` (its node stays)."""
+    params = {"sid": story_id}
+    graph.run(WITHDRAW_PERSON_EDGES, params)
+    graph.run(WITHDRAW_ENTITIES, params)
+    graph.run(WITHDRAW_MENTIONS, params)
+
+
+def sync_story_entities(
+    graph: GraphStore,
+    story: Story,
+    entities: ExtractedEntities,
+    resolved: dict[str, str],
+    unresolved: Sequence[str],
+) -> SyncReport:
+    """Replace `story`'s contributions with `entities`; `resolved` maps person mentions to ids."""
+    sid, legacy = str(story.id), str(story.legacy_id)
+    withdraw_story(graph, sid)
+    report = SyncReport(unresolved=list(unresolved))
+    by_label: dict[str, list[dict[str, Any]]] = {"Place": [], "Event": [], "Object": []}
+    ids_by_name: dict[tuple[str, str], str] = {}
+    for label, items in (
+        ("Place", entities.places),
+        ("Event", entities.events),
+        ("Object", entities.objects),
+    ):
+        for item in items:
+            eid = entity_id(legacy, label, item.name)
+            date = getattr(item, "date", None) or ""
+            ids_by_name[(label, name_key(item.name))] = eid
+            by_label[label].append(
+                {
+                    "id": eid,
+                    "name": item.name,
+                    "legacy_id": legacy,
+                    "type": item.type,
+                    "date": date,
+                    "years": years_of([date]) if date else [],
+                }
+            )
+    for label, rows in by_label.items():
+        if rows:
+            edge = STORY_EDGE[label]
+            graph.run(UPSERT_ENTITIES.format(label=label, edge=edge), {"sid": sid, "entities": rows})
+            report.entities[label] = len(rows)
+    person_ids = sorted(set(resolved.values()))
+    if person_ids:
+        graph.run(UPSERT_MENTIONS, {"sid": sid, "person_ids": person_ids})
+        report.mentions = len(person_ids)
+    grouped: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for rel in entities.relationships:
+        target_label = PREDICATE_TARGET.get(rel.predicate)
+        person = resolved.get(rel.subject)
+        target = ids_by_name.get((target_label, name_key(rel.object))) if target_label else None
+        if target_label and person and target:
+            grouped.setdefault((rel.predicate, target_label), []).append(
+                {"person_id": person, "entity_id": target}
+            )
+    for (predicate, label), edges in grouped.items():
+        graph.run(UPSERT_PERSON_EDGES.format(predicate=predicate, label=label), {"sid": sid, "edges": edges})
+        report.person_edges += len(edges)
+    periods = [t.period for t in entities.time_references]
+    graph.run(
+        SET_STORY_FACTS,
+        {
+            "sid": sid,
+            "years": years_of(periods + [e.date or "" for e in entities.events]),
+            "periods": periods,
+            "unresolved": list(unresolved),
+            "version": entities.extractor_version,
+        },
+    )
+    return report

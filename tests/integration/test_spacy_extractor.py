@@ -1,0 +1,503 @@
+"""The local spaCy extractor on invented family stories, through the shared post-processing rules.
+
+Every story here was written for this test (nothing from the evaluation set). Each expected
+entity lists the surface forms that count as finding it; precision and recall are computed per
+kind and printed (`pytest -s` shows them) for three sets:
+- tuned: written first; a few generic rule fixes were made while looking at them;
+- held-out: written next; their first run gave people P 0.83 / R 0.90, places P 0.93 / R 0.81,
+  events P 0.67 / R 0.50, objects P 0.67 / R 0.25, and four generic bugs it exposed were fixed
+  (mixed-case names such as "DeLuca", two-word heirlooms tagged as proper nouns, weak spans
+  displacing confident ones, NER spans running on past "on"/"in");
+- blind: written last and run once with the rules frozen.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from heirloom.adapters import spacy_extractor
+from heirloom.adapters.spacy_extractor import SpacyEntityExtractor
+from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.domain.extraction import EntityExtractor, extract_entities, postprocess
+
+try:
+    spacy_extractor.installed_model_package()
+except spacy_extractor.ExtractorUnavailable as exc:  # pragma: no cover - depends on the environment
+    pytest.skip(str(exc), allow_module_level=True)
+
+
+@dataclass(frozen=True)
+class Story:
+    text: str
+    #: kind -> entities, each a tuple of accepted surface forms (case-insensitive)
+    expected: dict[str, tuple[tuple[str, ...], ...]]
+    times: tuple[str, ...] = ()
+    #: kind -> names that are acceptable but not required (neither a miss nor a false positive)
+    optional: dict[str, tuple[str, ...]] | None = None
+
+
+FARM = Story(
+    text=(
+        "Harold Brennan was born in 1931 on a dairy farm outside Eau Claire, Wisconsin. His wife, "
+        "Lorraine, said he could fix anything with baling wire. Every Fourth of July the whole family "
+        "gathered at the Brennan farm for the reunion, and Aunt Ruth brought her rhubarb pie. When the "
+        "barn fire of 1958 took the hay loft, Harold and his brother Walter rebuilt it in six weeks. I "
+        "still have Harold's pocket watch and the family Bible with every birth written inside the "
+        "cover. He retired from the creamery in 1991 and spent the nineties fishing on Lake Wissota."
+    ),
+    expected={
+        "people": (("Harold Brennan", "Harold"), ("Lorraine",), ("Aunt Ruth", "Ruth"), ("Walter",)),
+        "places": (
+            ("Eau Claire",),
+            ("Wisconsin",),
+            ("Brennan farm", "dairy farm"),
+            ("Lake Wissota",),
+            ("creamery",),
+        ),
+        "events": (("reunion",), ("barn fire of 1958", "barn fire")),
+        "objects": (("Harold's pocket watch", "pocket watch"), ("family Bible", "Bible")),
+    },
+    times=("1931", "1958", "1991", "1990s"),
+)
+
+CITY = Story(
+    text=(
+        "My father, Tomasz Kowalczyk, came to Chicago in 1949 with one suitcase and his mother's "
+        "rosary. He worked at the Union Stock Yards for twenty years and sang in the choir at St. "
+        "Hedwig's Church on Sunday mornings. Mom met him at a dance at the Aragon Ballroom. They married "
+        "in 1952, and the wedding was held in the church basement. During the war he had been a forced "
+        "laborer in Germany; he never talked about it. My sister Anna keeps his accordion in her living "
+        "room in Milwaukee, and I have the recipe box Mom filled with pierogi cards."
+    ),
+    expected={
+        "people": (("Tomasz Kowalczyk", "Tomasz"), ("Mom",), ("Anna",)),
+        "places": (
+            ("Chicago",),
+            ("Union Stock Yards",),
+            ("St. Hedwig's Church",),
+            ("Aragon Ballroom",),
+            ("Germany",),
+            ("Milwaukee",),
+        ),
+        "events": (("wedding",), ("war",)),
+        "objects": (("mother's rosary", "rosary"), ("accordion",), ("recipe box",)),
+    },
+    times=("1949", "1952"),
+)
+
+BAKERY = Story(
+    text=(
+        "Grandma Rose ran the bakery on Front Street in Marietta for forty years. Every Christmas Eve "
+        "she made kolaches with my cousin Denise and me while Grandpa Earl read the paper by the stove. "
+        "When the Ohio River flooded in 1937, the water reached the second shelf of the bakery, and "
+        "Grandma Rose saved her sourdough starter and her mother's sewing machine by carrying them up "
+        "to the attic. Uncle Vern always said the flood was the making of her. After she died in 1994, "
+        "Denise took the sewing machine and I took the rolling pin."
+    ),
+    expected={
+        "people": (("Grandma Rose", "Rose"), ("Denise",), ("Grandpa Earl", "Earl"), ("Uncle Vern", "Vern")),
+        "places": (("bakery",), ("Front Street",), ("Marietta",), ("Ohio River",)),
+        "events": (("flood",),),
+        "objects": (("mother's sewing machine", "sewing machine"), ("rolling pin",)),
+    },
+    times=("1937", "1994"),
+)
+
+NEIGHBOR = Story(
+    text=(
+        "Dad's best friend, Lou Pacheco, lived two doors down at 418 Birch Avenue, and you could reach "
+        "him at (608) 555-0142 until the day he died. The two of them played cribbage every Friday and "
+        "argued about the Packers. Lou's daughter Maria emailed me from maria.pacheco@example.net after "
+        "the funeral to say he had kept Dad's old harmonica all those years. We had no idea. In the "
+        "eighties they drove a 1972 Ford pickup to every county fair in the state."
+    ),
+    expected={
+        "people": (("Dad",), ("Lou Pacheco", "Lou"), ("Maria",)),
+        "places": (("Birch Avenue",),),
+        "events": (("funeral",),),
+        "objects": (("Dad's old harmonica", "Dad's harmonica", "harmonica"),),
+    },
+    times=("1980s",),
+)
+
+QUIET = Story(
+    text=(
+        "She laughed easily and never held a grudge. If you were sad, she would sit with you at the "
+        "kitchen table and pour two cups of coffee, and somehow the world felt smaller and kinder. We "
+        "miss her every day."
+    ),
+    expected={"people": (), "places": (), "events": (), "objects": ()},
+)
+
+# Written after the rules were frozen and never used to adjust them: the figures on these are the
+# honest ones (the five above shaped a few generic fixes).
+NAVY = Story(
+    text=(
+        "Grandpa Lyle enlisted in the Navy in 1942 and served on a destroyer in the Pacific. He wrote to "
+        "my grandmother, June Abernathy, every week, and she kept all of his letters in a shoebox. After "
+        "the war they bought a little house on Willow Lane in Sioux Falls. Uncle Dale was born there in "
+        "1947. Grandpa Lyle's Purple Heart hangs in our hallway now, next to their wedding photo from "
+        "Trinity Lutheran Church."
+    ),
+    expected={
+        "people": (("Grandpa Lyle", "Lyle"), ("June Abernathy", "June"), ("Uncle Dale", "Dale")),
+        "places": (("Pacific",), ("Willow Lane",), ("Sioux Falls",), ("Trinity Lutheran Church",)),
+        "events": (("war",),),
+        "objects": (
+            ("letters", "his letters"),
+            ("Purple Heart", "Grandpa Lyle's Purple Heart"),
+            ("wedding photo",),
+        ),
+    },
+    times=("1942", "1947"),
+    optional={"places": ("little house", "house")},
+)
+
+DINER = Story(
+    text=(
+        "For thirty-one years my mother ran the Starlite Diner on Route 9 outside Kingston. Her "
+        "short-order cook, a quiet man named Eugene Tillman, made the best hash browns in Ulster County. "
+        "In the blizzard of 1978 the diner stayed open for three days straight and fed the snowplow crews "
+        "for free. Mom kept the original menu from 1961 framed above the register, and my brother Pete "
+        "has her coffee urn in his garage in Albany."
+    ),
+    expected={
+        "people": (("my mother", "Mom"), ("Eugene Tillman",), ("Pete",)),
+        "places": (
+            ("Starlite Diner", "diner"),
+            ("Route 9",),
+            ("Kingston",),
+            ("Ulster County",),
+            ("Albany",),
+        ),
+        "events": (("blizzard of 1978", "blizzard"),),
+        "objects": (("original menu", "menu"), ("coffee urn",)),
+    },
+    times=("1978", "1961"),
+    optional={"places": ("garage",)},
+)
+
+CROSSING = Story(
+    text=(
+        "Nonna Lucia crossed from Naples to New York in 1921 with her sister Carmela and a brass "
+        "candlestick wrapped in a wool shawl. They settled in Providence, where Lucia sewed coats at the "
+        "Cohen garment factory on Federal Hill. At her granddaughter's christening in 1956 she wore the "
+        "same shawl. When she turned ninety, the whole family threw a party at the Sons of Italy hall, "
+        "and Father DeLuca gave a blessing."
+    ),
+    expected={
+        "people": (("Nonna Lucia", "Lucia"), ("Carmela",), ("Father DeLuca", "DeLuca")),
+        "places": (
+            ("Naples",),
+            ("New York",),
+            ("Providence",),
+            ("Cohen garment factory", "garment factory"),
+            ("Federal Hill",),
+            ("Sons of Italy hall", "Sons of Italy"),
+        ),
+        "events": (("christening", "granddaughter's christening", "christening in 1956"), ("party",)),
+        "objects": (("brass candlestick", "candlestick"), ("wool shawl", "shawl")),
+    },
+    times=("1921", "1956"),
+)
+
+RECORDS = Story(
+    text=(
+        "Nobody in our family can carry a tune, but we sing anyway. On Sunday afternoons Aunt Bea would "
+        "put a record on, open the windows, and let the whole street hear. Her neighbors complained for "
+        "years. When she moved to Tucson she left the record player with us, and it still works."
+    ),
+    expected={
+        "people": (("Aunt Bea", "Bea"),),
+        "places": (("Tucson",),),
+        "events": (),
+        "objects": (("record player",),),
+    },
+)
+
+# Written last, run once, and no rule was changed after seeing the result.
+OBITUARY = Story(
+    text=(
+        "Margaret Ann Doyle, 88, of Bangor, Maine, died peacefully on March 3. Born in 1935 in Presque "
+        "Isle to Francis and Ellen Doyle, Peggy graduated from Husson College and taught second grade at "
+        "the Abraham Lincoln School for thirty-four years. She married Robert Doyle in 1958 at St. John's "
+        "Church. Peggy loved her garden, her cribbage board and the annual trip to Moosehead Lake. She is "
+        "survived by her son Michael, her daughter Kathleen Ferris, and seven grandchildren."
+    ),
+    expected={
+        "people": (
+            ("Margaret Ann Doyle", "Peggy", "Margaret"),
+            ("Francis", "Francis Doyle"),
+            ("Ellen Doyle", "Ellen"),
+            ("Robert Doyle", "Robert"),
+            ("Michael",),
+            ("Kathleen Ferris", "Kathleen"),
+        ),
+        "places": (
+            ("Bangor",),
+            ("Maine",),
+            ("Presque Isle",),
+            ("Husson College",),
+            ("Abraham Lincoln School",),
+            ("St. John's Church",),
+            ("Moosehead Lake",),
+        ),
+        "events": (("annual trip to Moosehead Lake", "annual trip", "trip to Moosehead Lake", "trip"),),
+        "objects": (("cribbage board",),),
+    },
+    times=("1935", "1958"),
+)
+
+TACKLE = Story(
+    text=(
+        "Every August my grandfather took me out on the rowboat at Pine Hollow before sunrise. He never "
+        "said much, but he showed me how to tie a clinch knot with his old tackle box open on his knees. "
+        "The tackle box is mine now. My cousin Ben got the canoe, which seems fair, since Ben is the one "
+        "who actually catches fish. Grandpa Walt died the winter after the Hollow froze solid, in 2003."
+    ),
+    expected={
+        "people": (("my grandfather", "Grandpa Walt", "Walt"), ("Ben",)),
+        "places": (("Pine Hollow", "Hollow"),),
+        "events": (),
+        "objects": (("rowboat",), ("tackle box", "old tackle box"), ("canoe",)),
+    },
+    times=("2003",),
+)
+
+MILL_TOWN = Story(
+    text=(
+        "My mother worked the night shift at the Bethlehem Steel plant in Sparrows Point for twenty-two "
+        "years. During the 1959 strike she and her friend Dolores Kaminski ran a soup kitchen out of the "
+        "union hall on Dundalk Avenue. When the plant closed in 2012, she gave me her hard hat and the "
+        "lunch pail my father had carried before her."
+    ),
+    expected={
+        "people": (("my mother",), ("Dolores Kaminski",), ("my father",)),
+        "places": (
+            ("Bethlehem Steel plant", "Bethlehem Steel", "plant"),
+            ("Sparrows Point",),
+            ("union hall",),
+            ("Dundalk Avenue",),
+        ),
+        "events": (("1959 strike", "strike"),),
+        "objects": (("hard hat",), ("lunch pail",)),
+    },
+    times=("1959", "2012"),
+)
+
+FRUITCAKE = Story(
+    text=(
+        "Aunt Clara's fruitcake was a family joke, but nobody ever threw one away. She mailed them from "
+        "Tulsa every December in tins wrapped in brown paper, with a card that always said the same "
+        "thing. After Clara passed, my sister found the recipe in a Bible in the attic of the old house "
+        "on Sycamore Road."
+    ),
+    expected={
+        "people": (("Aunt Clara", "Clara"), ("my sister",)),
+        "places": (("Tulsa",), ("Sycamore Road",)),
+        "events": (),
+        "objects": (("Bible",),),
+    },
+    optional={"places": ("old house", "house"), "objects": ("recipe",)},
+)
+
+TUNED = (FARM, CITY, BAKERY, NEIGHBOR, QUIET)
+HELD_OUT = (NAVY, DINER, CROSSING, RECORDS)
+BLIND = (OBITUARY, TACKLE, MILL_TOWN, FRUITCAKE)
+STORIES = TUNED + HELD_OUT + BLIND
+KINDS = ("people", "places", "events", "objects")
+
+
+@pytest.fixture(scope="module")
+def extractor() -> SpacyEntityExtractor:
+    ex = SpacyEntityExtractor()
+    ex.warm()
+    return ex
+
+
+@pytest.fixture(scope="module")
+def results(extractor: SpacyEntityExtractor) -> list[ExtractedEntities]:
+    return [extract_entities(extractor, s.text) for s in STORIES]
+
+
+def _names(entities: ExtractedEntities, kind: str) -> list[str]:
+    return [e.name for e in getattr(entities, kind)]
+
+
+def _matches(name: str, forms: tuple[str, ...]) -> bool:
+    return name.casefold() in {f.casefold() for f in forms}
+
+
+def _scores(
+    stories: tuple[Story, ...], results: list[ExtractedEntities]
+) -> dict[str, tuple[float, float, list[str], list[str]]]:
+    scores = {}
+    for kind in KINDS:
+        tp_pred = n_pred = tp_exp = n_exp = 0
+        false_pos: list[str] = []
+        missed: list[str] = []
+        for story, got in zip(stories, results, strict=True):
+            expected = story.expected[kind]
+            optional = (story.optional or {}).get(kind, ())
+            names = [n for n in _names(got, kind) if not _matches(n, optional)]
+            n_pred += len(names)
+            n_exp += len(expected)
+            for name in names:
+                if any(_matches(name, forms) for forms in expected):
+                    tp_pred += 1
+                else:
+                    false_pos.append(name)
+            for forms in expected:
+                if any(_matches(name, forms) for name in names):
+                    tp_exp += 1
+                else:
+                    missed.append(forms[0])
+        precision = tp_pred / n_pred if n_pred else 1.0
+        recall = tp_exp / n_exp if n_exp else 1.0
+        scores[kind] = (precision, recall, false_pos, missed)
+    return scores
+
+
+def test_satisfies_the_port() -> None:
+    ex: EntityExtractor = SpacyEntityExtractor()
+    assert callable(ex.extract)
+
+
+def _report(label: str, scores: dict[str, tuple[float, float, list[str], list[str]]]) -> None:
+    print(f"\n[{label}]")
+    for kind, (precision, recall, false_pos, missed) in scores.items():
+        print(f"{kind:8s} precision={precision:.2f} recall={recall:.2f} false+={false_pos} missed={missed}")
+
+
+def test_precision_and_recall(results: list[ExtractedEntities]) -> None:
+    n, m = len(TUNED), len(TUNED) + len(HELD_OUT)
+    _report("tuned stories", _scores(TUNED, results[:n]))
+    _report("held-out stories (first run: see the module docstring)", _scores(HELD_OUT, results[n:m]))
+    _report("blind stories", _scores(BLIND, results[m:]))
+    scores = _scores(STORIES, results)
+    _report("all stories", scores)
+    assert scores["people"][0] >= 0.8
+    assert scores["places"][0] >= 0.8
+    assert scores["events"][0] >= 0.7
+    assert scores["objects"][0] >= 0.7
+    assert all(recall >= 0.6 for _, recall, _, _ in scores.values())
+
+
+def test_farm_story(results: list[ExtractedEntities]) -> None:
+    got = results[0]
+    people = {p.name: p for p in got.people}
+    assert {"Harold Brennan", "Lorraine", "Aunt Ruth", "Walter"} <= set(people)
+    assert people["Walter"].context == "brother"
+    assert "Lake Wissota" in _names(got, "places")
+    eau_claire = next(p for p in got.places if p.name == "Eau Claire")
+    assert eau_claire.location == "Wisconsin"
+    fire = next(e for e in got.events if "fire" in e.name)
+    assert fire.date == "1958" and fire.type == "disaster"
+    watch = next(o for o in got.objects if "watch" in o.name)
+    assert watch.name == "Harold's pocket watch" and watch.type == "timepiece"
+    assert {"1931", "1958", "1991", "1990s"} <= {t.period for t in got.time_references}
+
+
+def test_city_story_kin_and_heirlooms(results: list[ExtractedEntities]) -> None:
+    got = results[1]
+    people = {p.name: p for p in got.people}
+    assert people["Tomasz Kowalczyk"].context == "father"  # "My father, Tomasz Kowalczyk"
+    assert people["Anna"].context == "sister"  # "My sister Anna"
+    assert "St. Hedwig's Church" in _names(got, "places")
+    assert {"accordion", "recipe box"} <= set(_names(got, "objects"))
+    assert "war" in _names(got, "events")
+
+
+def test_bakery_story_titles(results: list[ExtractedEntities]) -> None:
+    got = results[2]
+    assert {"Grandma Rose", "Grandpa Earl", "Uncle Vern", "Denise"} <= set(_names(got, "people"))
+    assert "Rose" not in _names(got, "people")  # the short form of a name already found
+    assert {"Front Street", "Marietta", "Ohio River"} <= set(_names(got, "places"))
+    assert {"1937", "1994"} <= {t.period for t in got.time_references}
+
+
+def test_no_contact_data_survives(results: list[ExtractedEntities]) -> None:
+    got = results[3]
+    dumped = got.model_dump_json()
+    assert "555" not in dumped
+    assert "@" not in dumped
+    assert "418" not in dumped
+    assert "Birch Avenue" in _names(got, "places")  # the street stays, its house number goes
+    assert "Dad's old harmonica" in _names(got, "objects")
+    assert "1980s" in {t.period for t in got.time_references}
+    assert not any(e.name.lower().startswith("county fair") for e in got.events)  # "every county fair"
+
+
+def test_quiet_story_yields_nothing(results: list[ExtractedEntities]) -> None:
+    got = results[4]
+    assert not (got.people or got.places or got.events or got.objects)
+
+
+def test_relationships_between_kept_entities(results: list[ExtractedEntities]) -> None:
+    farm = results[0]
+    names = {n for kind in KINDS for n in _names(farm, kind)}
+    for rel in farm.relationships:
+        assert rel.subject in names and rel.object in names
+    # "Harold's pocket watch": the owner is the person named "Harold Brennan" earlier in the story
+    assert ("Harold Brennan", "OWNED", "Harold's pocket watch") in {
+        (r.subject, r.predicate, r.object) for r in farm.relationships
+    }
+
+
+def test_kin_references_and_time_phrases(extractor: SpacyEntityExtractor) -> None:
+    text = (
+        "The summer after the flood, my dad and my grandmother moved to the lake cabin. "
+        "We spent the seventies there and my mother's brother worked at the old mill. "
+        "Father Keane buried Grandpa in the spring of 1979."
+    )
+    got = extract_entities(extractor, text)
+    people = _names(got, "people")
+    assert {"my dad", "my grandmother", "my mother's brother", "Father Keane"} <= set(people)
+    periods = {t.period for t in got.time_references}
+    assert {"summer after the flood", "1970s", "spring of 1979"} <= periods
+    assert {"lake cabin", "old mill"} <= set(_names(got, "places"))
+    assert ("my mother's brother", "WORKED_AT", "old mill") in {
+        (r.subject, r.predicate, r.object) for r in got.relationships
+    }
+
+
+def test_known_names_lift_recall(extractor: SpacyEntityExtractor) -> None:
+    text = "We always said Birdie could outwork anyone at the cannery."
+    without = extract_entities(extractor, text)
+    with_known = extract_entities(extractor, text, known_names=["Birdie", "Harold Brennan"])
+    assert "Birdie" in _names(with_known, "people")
+    assert len(with_known.people) >= len(without.people)
+
+
+def test_weak_guesses_are_filtered(extractor: SpacyEntityExtractor) -> None:
+    raw = extractor.extract("We sat by a fire and talked about nothing in particular.")
+    assert all(e.confidence < 0.7 for e in raw.events)
+    assert not postprocess(raw).events
+    assert raw.extractor_version.startswith("spacy-en_core_web_sm")
+
+
+def _story_of(words: int, seed: int) -> str:
+    base = " ".join(s.text for s in STORIES)
+    tokens = re.findall(r"\S+", base)
+    start = (seed * 37) % len(tokens)
+    rotated = tokens[start:] + tokens[:start]
+    return " ".join((rotated * (words // len(rotated) + 1))[:words])
+
+
+@pytest.mark.slow
+def test_throughput(extractor: SpacyEntityExtractor) -> None:
+    stories = [_story_of(400, i) for i in range(60)]
+    started = time.perf_counter()
+    for story in stories:
+        extractor.extract(story)
+    sequential = len(stories) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    batched = list(extractor.extract_many(stories, n_process=2, batch_size=8))
+    parallel = len(stories) / (time.perf_counter() - started)
+    print(f"throughput: {sequential:.1f} stories/s in one process, {parallel:.1f} stories/s with n_process=2")
+    assert len(batched) == len(stories)
+    assert sequential >= 10  # a loose floor: shared CI machines vary
