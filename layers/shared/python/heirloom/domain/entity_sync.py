@@ -25,25 +25,37 @@ STORY_EDGE = {"Place": "TOOK_PLACE_AT", "Event": "REFERENCES", "Object": "REFERE
 #: the entity label each person -> entity predicate points at
 PREDICATE_TARGET = {"PARTICIPATED_IN": "Event", "LIVED_IN": "Place", "WORKED_AT": "Place", "OWNED": "Object"}
 
-WITHDRAW_PERSON_EDGES = """
+# FalkorDB silently skips a SET followed by `WITH ... WHERE ... DELETE` in one query, so the
+# withdrawal runs as separate statements (each valid openCypher on Neptune too).
+UNLINK_PERSON_EDGES = """
 MATCH (s:Story {id: $sid})-[m]->(e)
 WHERE e:Place OR e:Event OR e:Object
 WITH DISTINCT e
 MATCH (p:Person)-[r]->(e)
 WHERE $sid IN coalesce(r.story_ids, [])
 SET r.story_ids = [x IN r.story_ids WHERE x <> $sid]
-WITH r
-WHERE size(r.story_ids) = 0
+"""
+
+DELETE_UNSUPPORTED_PERSON_EDGES = """
+MATCH (s:Story {id: $sid})-[m]->(e)
+WHERE e:Place OR e:Event OR e:Object
+WITH DISTINCT e
+MATCH (p:Person)-[r]->(e)
+WHERE size(coalesce(r.story_ids, ['unknown'])) = 0
 DELETE r
 """
 
-WITHDRAW_ENTITIES = """
+UNLINK_ENTITIES = """
 MATCH (s:Story {id: $sid})-[m]->(e)
 WHERE e:Place OR e:Event OR e:Object
 SET e.story_ids = [x IN coalesce(e.story_ids, []) WHERE x <> $sid]
 DELETE m
-WITH DISTINCT e
-WHERE size(e.story_ids) = 0
+RETURN DISTINCT e.id AS id, CASE WHEN e:Place THEN 'Place' WHEN e:Event THEN 'Event' ELSE 'Object' END AS label
+"""
+
+DELETE_UNSUPPORTED_ENTITIES = """
+MATCH (e:{label})
+WHERE e.id IN $ids AND size(coalesce(e.story_ids, [])) = 0
 DETACH DELETE e
 """
 
@@ -111,8 +123,13 @@ class SyncReport:
 def withdraw_story(graph: GraphStore, story_id: str) -> None:
     """Remove every graph contribution of `story_id` (its node stays)."""
     params = {"sid": story_id}
-    graph.run(WITHDRAW_PERSON_EDGES, params)
-    graph.run(WITHDRAW_ENTITIES, params)
+    graph.run(UNLINK_PERSON_EDGES, params)
+    graph.run(DELETE_UNSUPPORTED_PERSON_EDGES, params)
+    touched: dict[str, list[str]] = {}
+    for row in graph.run(UNLINK_ENTITIES, params):
+        touched.setdefault(str(row["label"]), []).append(str(row["id"]))
+    for label, ids in sorted(touched.items()):
+        graph.run(DELETE_UNSUPPORTED_ENTITIES.format(label=label), {"ids": ids})
     graph.run(WITHDRAW_MENTIONS, params)
 
 

@@ -1,0 +1,148 @@
+"""Entity graph sync on FalkorDB: every fact carries exactly the stories that support it;
+edits replace a story's contributions; deletes withdraw them; replays change nothing."""
+
+import dataclasses
+
+import pytest
+
+from heirloom.contracts.extraction import (
+    ExtractedEntities,
+    ExtractedEvent,
+    ExtractedObject,
+    ExtractedPerson,
+    ExtractedPlace,
+    ExtractedRelationship,
+    TimeReference,
+)
+from heirloom.domain import ingestion
+from heirloom.local.loader import load_dataset, read_dataset
+from tests.support.dataset import MiniDataset
+
+
+class ScriptedExtractor:
+    """An EntityExtractor that answers from a table keyed by a word of the text."""
+
+    def __init__(self, table):
+        self.table = table
+        self.calls = 0
+
+    def extract(self, text, *, known_names=()):
+        self.calls += 1
+        for word, entities in self.table.items():
+            if word in text:
+                return entities
+        return ExtractedEntities()
+
+
+ORCHARD = ExtractedEntities(
+    people=(ExtractedPerson(name="Ada", confidence=0.9), ExtractedPerson(name="Mr. Quill", confidence=0.9)),
+    places=(ExtractedPlace(name="the river orchard", type="other", confidence=0.9),),
+    events=(ExtractedEvent(name="cider pressing", type="other", date="1950s", confidence=0.85),),
+    objects=(ExtractedObject(name="cider press", type="other", confidence=0.4),),  # below threshold
+    time_references=(TimeReference(period="1950s", context="autumns"),),
+    relationships=(
+        ExtractedRelationship(
+            subject="Ada", predicate="PARTICIPATED_IN", object="cider pressing", confidence=0.9
+        ),
+    ),
+)
+ILLNESS = ExtractedEntities(
+    people=(ExtractedPerson(name="Ada Marsh", confidence=0.95),),
+    places=(ExtractedPlace(name="the river orchard", type="other", confidence=0.9),
+            ExtractedPlace(name="County Hospital", type="other", confidence=0.9)),
+    relationships=(ExtractedRelationship(subject="Ada Marsh", predicate="LIVED_IN", object="County Hospital",
+                                         confidence=0.9),),
+)  # fmt: skip
+
+
+@pytest.fixture
+def loaded(ports, tmp_path):
+    mini = MiniDataset()
+    extractor = ScriptedExtractor({"orchard": ORCHARD, "cider": ORCHARD, "illness": ILLNESS, "sick": ILLNESS})
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1")
+    load_dataset(p, mini.write(tmp_path / "ds"))
+    return p, mini, extractor
+
+
+def facts(graph):
+    """Every extracted node and edge with its provenance, by name."""
+    nodes = graph.run(
+        "MATCH (e) WHERE e:Place OR e:Event OR e:Object "
+        "RETURN CASE WHEN e:Place THEN 'Place' WHEN e:Event THEN 'Event' ELSE 'Object' END AS label, "
+        "e.name AS name, e.story_ids AS story_ids"
+    )
+    edges = graph.run(
+        "MATCH (a)-[r]->(b) WHERE r.kind IN ['MENTIONS', 'TOOK_PLACE_AT', 'REFERENCES', 'PARTICIPATED_IN', 'LIVED_IN'] "
+        "RETURN coalesce(a.title, a.name) AS a, r.kind AS kind, b.name AS b, r.story_ids AS story_ids"
+    )
+    return (
+        {(n["label"], n["name"]): sorted(n["story_ids"]) for n in nodes},
+        {(e["a"], e["kind"], e["b"]): sorted(e["story_ids"]) for e in edges},
+    )
+
+
+def test_facts_carry_their_supporting_stories(loaded):
+    ports, mini, _ = loaded
+    nodes, edges = facts(ports.graph)
+    pub, priv = mini.public_story, mini.private_story
+    assert nodes == {
+        ("Place", "river orchard"): sorted([pub, priv, mini.personal_story]),
+        ("Event", "cider pressing"): sorted([pub, mini.personal_story]),
+        ("Place", "County Hospital"): [priv],
+    }
+    # a fact supported only by the private story carries only that story's id
+    assert edges[("Ada Marsh", "LIVED_IN", "County Hospital")] == [priv]
+    assert edges[("The long illness", "MENTIONS", "Ada Marsh")] == [priv]
+    assert edges[("Ada Marsh", "PARTICIPATED_IN", "cider pressing")] == sorted([pub, mini.personal_story])
+    unresolved = ports.graph.run("MATCH (s:Story {id: $id}) RETURN s.unresolved_people AS u, s.years AS y",
+                                 {"id": pub})  # fmt: skip
+    assert unresolved[0]["u"] == ["Mr. Quill"] and unresolved[0]["y"][0] == 1950
+
+
+def test_edit_replaces_exactly_the_story_contributions(loaded, tmp_path):
+    ports, mini, extractor = loaded
+    before = facts(ports.graph)
+    story = next(
+        s.record
+        for s in read_dataset(mini.write(tmp_path / "x")).stories
+        if str(s.record.id) == mini.private_story
+    )
+    edited = story.model_copy(update={"content": "Ada was sick for a while, then recovered."})
+    ingestion.apply_story(ports, edited)
+    nodes, edges = facts(ports.graph)
+    assert ("Place", "County Hospital") in nodes  # still supported by the edited text (same entities)
+    # an edit whose text no longer yields the hospital withdraws it
+    extractor.table["sick"] = ExtractedEntities()
+    ingestion.apply_story(ports, edited.model_copy(update={"content": "Ada was sick, nothing more."}))
+    nodes, edges = facts(ports.graph)
+    assert ("Place", "County Hospital") not in nodes
+    assert ("Ada Marsh", "LIVED_IN", "County Hospital") not in edges
+    assert nodes[("Place", "river orchard")] == sorted([mini.public_story, mini.personal_story])
+    assert (
+        before[1][("Ada Marsh", "PARTICIPATED_IN", "cider pressing")]
+        == edges[("Ada Marsh", "PARTICIPATED_IN", "cider pressing")]
+    )
+
+
+def test_delete_withdraws_only_what_the_story_alone_supported(loaded):
+    ports, mini, _ = loaded
+    ingestion.delete_story(ports, mini.private_story)
+    nodes, edges = facts(ports.graph)
+    assert ("Place", "County Hospital") not in nodes
+    assert mini.private_story not in nodes[("Place", "river orchard")]
+    assert ports.graph.run("MATCH (s:Story {id: $id}) RETURN s", {"id": mini.private_story}) == []
+    assert (
+        ports.stories.get_story(mini.private_story) is None
+        and ports.vectors.chunks_of(mini.private_story) == []
+    )
+
+
+def test_replay_is_idempotent_and_skips_extraction(loaded, tmp_path):
+    ports, mini, extractor = loaded
+    before, calls = facts(ports.graph), extractor.calls
+    load_dataset(ports, mini.write(tmp_path / "again"))
+    assert facts(ports.graph) == before
+    assert extractor.calls == calls  # content hash and extractor version unchanged: nothing re-extracted
+    bumped = dataclasses.replace(ports, extractor_version="scripted-2")
+    load_dataset(bumped, mini.write(tmp_path / "again2"))
+    assert extractor.calls == calls + 4 and facts(ports.graph) == before
