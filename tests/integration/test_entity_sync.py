@@ -130,6 +130,7 @@ def test_delete_withdraws_only_what_the_story_alone_supported(loaded):
     nodes, edges = facts(ports.graph)
     assert ("Place", "County Hospital") not in nodes
     assert mini.private_story not in nodes[("Place", "river orchard")]
+    assert edges and all(mini.private_story not in ids for ids in edges.values())
     assert ports.graph.run("MATCH (s:Story {id: $id}) RETURN s", {"id": mini.private_story}) == []
     assert (
         ports.stories.get_story(mini.private_story) is None
