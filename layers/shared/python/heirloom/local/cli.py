@@ -57,6 +57,17 @@ def _cmd_load(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the most-mentioned entities of each kind, for a quick look at what extraction found
+EXAMPLE_QUERIES = {
+    "Person": "MATCH (s:Story)-[:MENTIONS]->(e:Person) RETURN e.name AS name, count(s) AS n ORDER BY n DESC, name LIMIT 4",
+    **{
+        label: f"MATCH (e:{label}) RETURN e.name AS name, size(coalesce(e.story_ids, [])) AS n"
+        " ORDER BY n DESC, name LIMIT 4"
+        for label in ("Place", "Event", "Object")
+    },
+}
+
+
 def collect_stats() -> dict[str, Any]:
     from heirloom.local.runtime import open_runtime
 
@@ -73,6 +84,10 @@ def collect_stats() -> dict[str, Any]:
         "chunks": counts["story_chunks"],
         "graph_nodes": dict(sorted(runtime.graph.count_nodes().items())),
         "graph_edges": dict(sorted(runtime.graph.count_edges().items())),
+        "entity_examples": {
+            label: [f"{row['name']} ({row['n']} stories)" for row in runtime.graph.run(query)]
+            for label, query in EXAMPLE_QUERIES.items()
+        },
     }
 
 
@@ -81,7 +96,8 @@ def print_stats(stats: dict[str, Any]) -> None:
         if isinstance(value, dict):
             print(f"{key}:")
             for name, count in value.items():
-                print(f"  {name:<16} {count}")
+                shown = ", ".join(count) if isinstance(count, list) else count
+                print(f"  {name:<16} {shown}")
         else:
             print(f"{key:<18} {value}")
 
