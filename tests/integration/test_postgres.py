@@ -25,7 +25,7 @@ from heirloom.ports import Change, EmbeddedChunk
 
 
 def test_migrations_are_recorded_and_idempotent(db):
-    assert db.applied_migrations() == ["001_core.sql"]
+    assert db.applied_migrations() == ["001_core.sql", "002_tombstones.sql"]
     assert db.migrate() == []
 
 

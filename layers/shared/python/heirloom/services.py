@@ -9,6 +9,8 @@ from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
 from heirloom.domain.breaker import BreakerStore, CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.context_api import ContextWorkflow
+from heirloom.domain.extraction import EntityExtractor
+from heirloom.domain.ingestion import IngestionPorts
 from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 from heirloom.settings import Settings, get_settings
 
@@ -57,6 +59,24 @@ class Services:
         r = self.settings.resilience
         return CircuitBreaker(
             self.breaker_store, failure_threshold=r.breaker_failures, cooldown_s=r.breaker_cooldown_s
+        )
+
+    @cached_property
+    def extractor(self) -> EntityExtractor | None:
+        return factory.build_extractor(self.settings)
+
+    @cached_property
+    def ingestion(self) -> IngestionPorts:
+        extractor = self.extractor
+        return IngestionPorts(
+            stories=self.stories,
+            vectors=self.vectors,
+            graph=self.graph,
+            embedder=self.embedder,
+            tokenizer=self.tokenizer,
+            chunk_max_tokens=self.settings.chunking.max_tokens,
+            extractor=extractor,
+            extractor_version=str(getattr(extractor, "version", "")) if extractor else "",
         )
 
     @cached_property

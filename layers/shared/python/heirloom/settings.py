@@ -80,6 +80,8 @@ class ResilienceSettings(_Frozen):
 class WorkflowSettings(_Frozen):
     #: the Express context-assembly state machine the API runs synchronously
     context_state_machine_arn: str = ""
+    #: EventBridge `source` of story events
+    event_source: str = "heirloom.stories"
 
 
 class LocalStackSettings(_Frozen):
@@ -140,7 +142,10 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 vector_k=int(env.get("VECTOR_K", "24")),
                 gazetteer_ttl_s=float(env.get("GAZETTEER_TTL_S", "300")),
             ),
-            workflow=WorkflowSettings(context_state_machine_arn=env.get("CONTEXT_STATE_MACHINE_ARN", "")),
+            workflow=WorkflowSettings(
+                context_state_machine_arn=env.get("CONTEXT_STATE_MACHINE_ARN", ""),
+                event_source=env.get("EVENT_SOURCE", "heirloom.stories"),
+            ),
             local=LocalStackSettings(home=Path(env.get("HEIRLOOM_HOME", ".heirloom/local"))),
         )
     except (ValueError, TypeError) as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 from uuid import UUID
@@ -249,15 +250,19 @@ class PgStoryStore:
             return change
 
     def upsert_story(self, story: Story, content_hash: str) -> Change:
+        """Insert or update unless the stored story, or its deletion, is newer (stale events are no-ops)."""
         s = story
         return self._upsert(
             "INSERT INTO stories (id, legacy_id, author_user_id, title, content, visibility, content_hash,"
-            " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " created_at, updated_at)"
+            " SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s"
+            " WHERE NOT EXISTS (SELECT 1 FROM story_tombstones t WHERE t.story_id = %s AND t.deleted_at >= %s)"
             " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id,"
             " author_user_id = EXCLUDED.author_user_id, title = EXCLUDED.title, content = EXCLUDED.content,"
             " visibility = EXCLUDED.visibility, content_hash = EXCLUDED.content_hash,"
             " created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at"
-            " WHERE (stories.legacy_id, stories.author_user_id, stories.title, stories.visibility,"
+            " WHERE stories.updated_at <= EXCLUDED.updated_at"
+            " AND (stories.legacy_id, stories.author_user_id, stories.title, stories.visibility,"
             " stories.content_hash, stories.created_at, stories.updated_at) IS DISTINCT FROM"
             " (EXCLUDED.legacy_id, EXCLUDED.author_user_id, EXCLUDED.title, EXCLUDED.visibility,"
             " EXCLUDED.content_hash, EXCLUDED.created_at, EXCLUDED.updated_at)"
@@ -272,13 +277,30 @@ class PgStoryStore:
                 content_hash,
                 s.created_at,
                 s.updated_at,
+                s.id,
+                s.updated_at,
             ),
         )
 
-    def delete_story(self, story_id: UUID) -> Change:
+    def delete_story(self, story_id: UUID, deleted_at: datetime | None = None) -> Change:
+        """Delete and leave a tombstone; a deletion older than the stored story is a no-op."""
         with self.db.transaction() as conn:
-            cur = conn.execute("DELETE FROM stories WHERE id = %s", (story_id,))
-            return Change.DELETED if cur.rowcount else Change.UNCHANGED
+            row = conn.execute(
+                "SELECT legacy_id, updated_at FROM stories WHERE id = %s FOR UPDATE", (story_id,)
+            ).fetchone()
+            if row is None:
+                return Change.UNCHANGED
+            when = deleted_at or datetime.now(UTC)
+            if row["updated_at"] > when:
+                return Change.UNCHANGED
+            conn.execute(
+                "INSERT INTO story_tombstones (story_id, legacy_id, deleted_at) VALUES (%s, %s, %s)"
+                " ON CONFLICT (story_id) DO UPDATE SET deleted_at = greatest(story_tombstones.deleted_at,"
+                " EXCLUDED.deleted_at)",
+                (story_id, row["legacy_id"], when),
+            )
+            conn.execute("DELETE FROM stories WHERE id = %s", (story_id,))
+            return Change.DELETED
 
     # -- reads ------------------------------------------------------------------------------
     def _one(self, sql: str, params: Sequence[Any]) -> dict[str, Any] | None:

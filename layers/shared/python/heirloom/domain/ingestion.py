@@ -8,6 +8,7 @@ re-chunks and re-embeds only when the indexed content hash is behind.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 from heirloom.contracts.extraction import ExtractedEntities
@@ -155,18 +156,25 @@ def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
 
 
 def apply_story(ports: IngestionPorts, story: Story) -> Change:
+    """Store `story` (stale versions are no-ops) and bring the index and graph in step with what
+    PostgreSQL now holds, which may be a newer version than the one delivered."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
     _require_user(ports, "author_user_id", story.author_user_id)
-    digest = content_hash(story.content)
-    change = ports.stories.upsert_story(story, digest)
-    graph_sync.sync_story(ports.graph, story)
-    index_story(ports, story, digest)
-    enrich_story(ports, story, digest)
+    change = ports.stories.upsert_story(story, content_hash(story.content))
+    current = story if change is not Change.UNCHANGED else ports.stories.get_story(story.id)
+    if current is None:  # deleted after this version was written: nothing to index
+        return Change.UNCHANGED
+    digest = content_hash(current.content)
+    graph_sync.sync_story(ports.graph, current)
+    index_story(ports, current, digest)
+    enrich_story(ports, current, digest)
     return change
 
 
-def delete_story(ports: IngestionPorts, story_id: UUID) -> Change:
-    change = ports.stories.delete_story(story_id)  # chunks go with it (ON DELETE CASCADE)
+def delete_story(ports: IngestionPorts, story_id: UUID, deleted_at: datetime | None = None) -> Change:
+    change = ports.stories.delete_story(story_id, deleted_at)  # chunks go with it (ON DELETE CASCADE)
+    if ports.stories.get_story(story_id) is not None:  # the stored story is newer than this delete
+        return change
     ports.vectors.delete_chunks(story_id)
     withdraw_story(ports.graph, str(story_id))
     graph_sync.delete_story_node(ports.graph, str(story_id))

@@ -1,0 +1,129 @@
+"""Story events on EventBridge: a versioned detail per detail-type, from a configurable source.
+
+Every detail carries `schema_version` ("1"); records carry their own `updated_at` (stories) or
+are idempotent upserts, so duplicates and reordering are safe.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from heirloom.contracts.records import AwareDatetime, Legacy, Link, Member, Person, Relationship, Story, User
+
+SCHEMA_VERSION = "1"
+DEFAULT_SOURCE = "heirloom.stories"
+
+
+class _Detail(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal["1"] = "1"
+
+
+class StoryCreated(_Detail):
+    kind: Literal["Story Created"] = "Story Created"
+    story: Story
+
+
+class StoryUpdated(_Detail):
+    kind: Literal["Story Updated"] = "Story Updated"
+    story: Story
+
+
+class StoryDeleted(_Detail):
+    kind: Literal["Story Deleted"] = "Story Deleted"
+    story_id: UUID
+    legacy_id: UUID
+    deleted_at: AwareDatetime
+
+
+class LegacyCreated(_Detail):
+    kind: Literal["Legacy Created"] = "Legacy Created"
+    legacy: Legacy
+
+
+class PersonCreated(_Detail):
+    kind: Literal["Person Created"] = "Person Created"
+    person: Person
+
+
+class UserCreated(_Detail):
+    kind: Literal["User Created"] = "User Created"
+    user: User
+
+
+class RelationshipAdded(_Detail):
+    kind: Literal["Relationship Added"] = "Relationship Added"
+    relationship: Relationship
+
+
+class MemberAdded(_Detail):
+    kind: Literal["Member Added"] = "Member Added"
+    member: Member
+
+
+class MemberRemoved(_Detail):
+    kind: Literal["Member Removed"] = "Member Removed"
+    legacy_id: UUID
+    user_id: UUID
+
+
+class LinkCreated(_Detail):
+    kind: Literal["Link Created"] = "Link Created"
+    link: Link
+
+
+class LinkUpdated(_Detail):
+    kind: Literal["Link Updated"] = "Link Updated"
+    link: Link
+
+
+StoryEventDetail = Annotated[
+    StoryCreated
+    | StoryUpdated
+    | StoryDeleted
+    | LegacyCreated
+    | PersonCreated
+    | UserCreated
+    | RelationshipAdded
+    | MemberAdded
+    | MemberRemoved
+    | LinkCreated
+    | LinkUpdated,
+    Field(discriminator="kind"),
+]
+DETAIL_TYPES: tuple[str, ...] = (
+    "Story Created",
+    "Story Updated",
+    "Story Deleted",
+    "Legacy Created",
+    "Person Created",
+    "User Created",
+    "Relationship Added",
+    "Member Added",
+    "Member Removed",
+    "Link Created",
+    "Link Updated",
+)
+_DETAIL = TypeAdapter(StoryEventDetail)
+
+
+class StoryEvent(BaseModel):
+    """The EventBridge envelope fields we read."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    id: str
+    source: str
+    detail_type: str = Field(alias="detail-type")
+    time: datetime
+    detail: dict[str, Any]
+
+    def parsed_detail(self) -> StoryEventDetail:
+        """The typed detail; the detail-type selects the model."""
+        detail: StoryEventDetail = _DETAIL.validate_python({**self.detail, "kind": self.detail_type})
+        return detail

@@ -1,0 +1,70 @@
+"""Routing story events to the ingestion path shared with S3 imports and `heirloom load`."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from heirloom.contracts.events import (
+    DETAIL_TYPES,
+    LegacyCreated,
+    LinkCreated,
+    LinkUpdated,
+    MemberAdded,
+    MemberRemoved,
+    PersonCreated,
+    RelationshipAdded,
+    StoryCreated,
+    StoryDeleted,
+    StoryEvent,
+    StoryEventDetail,
+    StoryUpdated,
+    UserCreated,
+)
+from heirloom.domain import ingestion
+from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.edges import parse, reason
+from heirloom.errors import InvalidRequest, NotFound
+from heirloom.ports import Change
+
+
+def handle_story_event(ports: IngestionPorts, event: StoryEvent, *, source: str) -> Change:
+    """Apply one event; raises InvalidRequest (bad event) or NotFound (dangling reference)."""
+    if event.source != source:
+        raise InvalidRequest(f"source {event.source!r} is not {source!r}")
+    if event.detail_type not in DETAIL_TYPES:
+        raise InvalidRequest(f"unknown detail-type {event.detail_type!r}")
+    detail = parse_detail(event)
+    try:
+        match detail:
+            case StoryCreated() | StoryUpdated():
+                return ingestion.apply_story(ports, detail.story)
+            case StoryDeleted():
+                return ingestion.delete_story(ports, detail.story_id, detail.deleted_at)
+            case LegacyCreated():
+                return ingestion.apply_legacy(ports, detail.legacy)
+            case PersonCreated():
+                return ingestion.apply_person(ports, detail.person)
+            case UserCreated():
+                return ingestion.apply_user(ports, detail.user)
+            case RelationshipAdded():
+                return ingestion.apply_relationship(ports, detail.relationship)
+            case MemberAdded():
+                return ingestion.apply_member(ports, detail.member)
+            case MemberRemoved():
+                return ingestion.remove_member(ports, detail.legacy_id, detail.user_id)
+            case LinkCreated() | LinkUpdated():
+                return ingestion.apply_link(ports, detail.link)
+    except UnknownReference as exc:
+        raise NotFound(str(exc)) from exc
+    raise InvalidRequest(f"unhandled detail-type {event.detail_type!r}")  # pragma: no cover
+
+
+def parse_detail(event: StoryEvent) -> StoryEventDetail:
+    try:
+        return event.parsed_detail()
+    except ValidationError as exc:
+        raise InvalidRequest(f"{event.detail_type}: {reason(exc)}") from exc
+
+
+def parse_event(raw: object) -> StoryEvent:
+    return parse(StoryEvent, raw)

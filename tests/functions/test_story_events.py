@@ -1,0 +1,114 @@
+"""StoryEvents handler on the embedded engines: every sample event, duplicates, reordering,
+deletes racing updates, and bad events that leave stored data unchanged."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from heirloom.errors import InvalidRequest, NotFound
+from heirloom.local.functions import LambdaContext, load_handler
+from heirloom.local.loader import load_dataset
+from tests.support.services import services_with
+
+ROOT = Path(__file__).parents[2]
+EVENTS = ROOT / "events" / "story_events"
+SAMPLE = ROOT / "examples" / "sample-legacy"
+
+
+def sample(name, **detail_changes):
+    event = json.loads((EVENTS / f"{name}.json").read_text())
+    event["detail"].update(detail_changes)
+    return event
+
+
+@pytest.fixture
+def send(ports):
+    load_dataset(ports, SAMPLE)
+    services = services_with(ingestion=ports)
+    handler = load_handler("story_events")
+
+    def deliver(event):
+        return handler(event, LambdaContext("StoryEvents"), services=services)["change"]
+
+    return deliver
+
+
+def story_id():
+    return sample("story_created")["detail"]["story"]["id"]
+
+
+def test_every_sample_event_applies_in_order(send, ports):
+    order = [
+        "legacy_created",
+        "person_created",
+        "user_created",
+        "relationship_added",
+        "member_added",
+        "link_created",
+        "link_updated",
+        "story_created",
+        "story_updated",
+        "member_removed",
+        "story_deleted",
+    ]
+    changes = [send(sample(name)) for name in order]
+    assert changes == ["created", "created", "created", "created", "created", "created", "updated", "created",
+                       "updated", "deleted", "deleted"]  # fmt: skip
+    assert ports.stories.get_story(story_id()) is None
+
+
+def test_duplicates_change_nothing(send, ports):
+    assert send(sample("story_created")) == "created"
+    chunks = ports.vectors.chunks_of(story_id())
+    assert send(sample("story_created")) == "unchanged"
+    assert ports.vectors.chunks_of(story_id()) == chunks
+
+
+def test_an_older_update_never_overwrites_a_newer_one(send, ports):
+    send(sample("story_created"))
+    send(sample("story_updated"))
+    newer = ports.stories.get_story(story_id())
+    assert send(sample("story_created")) == "unchanged"  # the older version, delivered late
+    assert ports.stories.get_story(story_id()) == newer
+    assert "grace in Italian" in ports.vectors.chunks_of(story_id())[-1].text
+
+
+def test_a_late_update_does_not_revive_a_deleted_story(send, ports):
+    send(sample("story_created"))
+    send(sample("story_deleted"))
+    assert send(sample("story_updated")) == "unchanged"
+    assert ports.stories.get_story(story_id()) is None and ports.vectors.chunks_of(story_id()) == []
+    assert ports.graph.run("MATCH (s:Story {id: $id}) RETURN s", {"id": story_id()}) == []
+
+
+def test_a_delete_older_than_the_stored_story_is_ignored(send, ports):
+    send(sample("story_created"))
+    send(sample("story_updated"))
+    assert send(sample("story_deleted", deleted_at="2019-11-03T20:00:00Z")) == "unchanged"
+    assert ports.stories.get_story(story_id()) is not None and ports.vectors.chunks_of(story_id())
+
+
+@pytest.mark.parametrize(
+    "mutate,error,reason",
+    [
+        (lambda e: e.update({"detail-type": "Story Exploded"}), InvalidRequest, "unknown detail-type"),
+        (lambda e: e.update({"source": "someone.else"}), InvalidRequest, "source"),
+        (lambda e: e["detail"]["story"].pop("title"), InvalidRequest, "story.title"),
+        (lambda e: e["detail"]["story"].update(visibility="secret"), InvalidRequest, "visibility"),
+        (lambda e: e["detail"].update(schema_version="9"), InvalidRequest, "schema_version"),
+        (
+            lambda e: e["detail"]["story"].update(legacy_id="00000000-0000-4000-8000-00000000dead"),
+            NotFound,
+            "legacy",
+        ),
+        (lambda e: e.pop("detail"), InvalidRequest, "detail"),
+    ],
+)
+def test_bad_events_are_refused_and_store_nothing(send, ports, mutate, error, reason):
+    before = ports.stories.counts()
+    event = sample("story_created")
+    mutate(event)
+    with pytest.raises(error, match=reason):
+        send(event)
+    assert ports.stories.counts() == before

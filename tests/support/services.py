@@ -1,0 +1,16 @@
+"""Services wired to test ports (the handlers' `services=` injection point)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heirloom.services import Services
+from heirloom.settings import settings_from_env
+
+
+def services_with(env: dict[str, str] | None = None, **ports: Any) -> Services:
+    """A Services whose named ports (stories, graph, ingestion, ...) are the given objects."""
+    services = Services(settings_from_env(env or {}))
+    for name, value in ports.items():
+        services.__dict__[name] = value  # pre-fills the cached_property
+    return services
