@@ -10,6 +10,7 @@ from heirloom.adapters.postgres import PgDatabase
 from heirloom.domain.breaker import BreakerStore, CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.context_api import ContextWorkflow
 from heirloom.domain.extraction import EntityExtractor
+from heirloom.domain.imports import ObjectStore
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 from heirloom.settings import Settings, get_settings
@@ -78,6 +79,12 @@ class Services:
             extractor=extractor,
             extractor_version=str(getattr(extractor, "version", "")) if extractor else "",
         )
+
+    @cached_property
+    def objects(self) -> ObjectStore:
+        from heirloom.adapters.s3 import S3ObjectStore
+
+        return S3ObjectStore()
 
     @cached_property
     def context_workflow(self) -> ContextWorkflow:

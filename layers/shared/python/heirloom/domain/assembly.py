@@ -1,0 +1,585 @@
+"""RankAssemble: score, dedupe, budget and format the filtered candidates (seed 000 section 8).
+
+Scoring
+    embedding score  = the candidate's best cosine similarity
+    graph score      = max over its hits of hop_factor(hops) * persona weight(relationship)
+                       (+0.2 when the hit came from an entity named in the query)
+    combined         = max(embedding, graph) + 0.15 when both found the story, else the one score
+`mode="vector"` ignores graph hits and facts; `mode="graph"` ignores the embedding scores (and so
+every story the graph did not reach). Ties: score desc, primary legacy first, story id.
+
+Token budget (cl100k_base through the `Tokenizer` port)
+    1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
+    2. What remains after the connections actually used (R) is split 60% / 30% / 10%:
+       stories found by embedding (alone or with the graph), stories only the graph found, and
+       the metadata that frames every story (section headers, "###" headings, provenance lines).
+    3. Pass 1 walks the stories in ranked order; a story goes in when its metadata fits the 10%
+       share and at least a minimal excerpt fits its category's share (excerpts are cut to fit).
+    4. Flow rule: pass 2 pools everything any category left unused (e.g. the 30% graph share of a
+       request where the graph found nothing new) and spends it in the same ranked order, first
+       lengthening an excerpt pass 1 cut short, else adding a story pass 1 had to skip.
+    5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
+       ranked story is shortened (then dropped), then the last connection sentence is dropped.
+       The formatted context therefore never exceeds `request.token_budget`.
+
+Excerpts keep whole sentences; only a first sentence longer than what is left is cut, on a word
+boundary, with "…". Chunks whose text already appears (in this or a higher-ranked story) are
+dropped, and consecutive chunks of one story are merged into one passage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+from uuid import UUID
+
+from heirloom.contracts.context import (
+    AssembledContext,
+    Candidate,
+    ChunkResult,
+    ContextMetadata,
+    ContextRequest,
+    FilteredContext,
+    GraphFact,
+    GraphHit,
+    SourceInfo,
+)
+from heirloom.domain.chunking import sentences
+from heirloom.domain.personas import PersonaDefinition, TraversalConfig
+from heirloom.ports import Tokenizer
+
+Mode = Literal["hybrid", "vector", "graph"]
+Category = Literal["embedding", "graph"]
+
+HOP_FACTORS: dict[int, float] = {0: 1.0, 1: 1.0, 2: 0.6}
+ENTITY_MATCH_BONUS = 0.2
+BOTH_SOURCES_BONUS = 0.15
+
+CONNECTIONS_MAX_TOKENS = 200
+CONNECTIONS_MAX_SHARE = 0.05
+PRIMARY_SHARE = 0.6
+GRAPH_SHARE = 0.3
+#: the rest (10%) frames the stories: headers, headings, provenance lines
+
+#: a story is not worth including with less excerpt than this (unless it is shorter)
+MIN_EXCERPT_TOKENS = 24
+ELLIPSIS = "…"
+#: between two passages of one story that are not consecutive chunks
+PASSAGE_GAP = "\n…\n"
+
+CONNECTIONS_HEADER = "## Known Connections"
+CONNECTED_HEADER = "## Stories from Connected Legacies"
+
+#: how a hit reads in a provenance line, by relationship (or edge) type
+RELATIONSHIP_REASONS: dict[str, str] = {
+    "FAMILY_OF": "family connection (FAMILY_OF)",
+    "KNEW": "acquaintance connection (KNEW)",
+    "WORKED_WITH": "work connection (WORKED_WITH)",
+    "FRIENDS_WITH": "friendship connection (FRIENDS_WITH)",
+    "TOOK_PLACE_AT": "place connection",
+    "LIVED_IN": "place connection",
+    "WORKED_AT": "place connection",
+    "REFERENCES": "event/object connection",
+    "PARTICIPATED_IN": "event/object connection",
+    "OWNED": "event/object connection",
+    "MENTIONS": "person mentioned",
+    "LINKED_TO": "cross-legacy traversal",
+    "TIME": "time period match",
+}
+#: templates whose name says more than the edge they followed
+TEMPLATE_REASONS: dict[str, str] = {"cross_legacy": "cross-legacy traversal"}
+EMBEDDING_REASON = "embedding similarity"
+GRAPH_REASON = "graph connection"
+
+_FACT_VERBS: dict[str, str] = {
+    "KNEW": "knew",
+    "WORKED_WITH": "worked with",
+    "FRIENDS_WITH": "was friends with",
+    "LIVED_IN": "lived in",
+    "WORKED_AT": "worked at",
+    "PARTICIPATED_IN": "took part in",
+    "OWNED": "owned",
+}
+
+
+# -- scoring ----------------------------------------------------------------------------------
+def hop_factor(hops: int) -> float:
+    return HOP_FACTORS.get(hops, HOP_FACTORS[2])
+
+
+def hit_score(hit: GraphHit, traversal: TraversalConfig) -> float:
+    bonus = ENTITY_MATCH_BONUS if hit.entity_match else 0.0
+    return round(hop_factor(hit.hops) * traversal.weight(hit.relationship) + bonus, 6)
+
+
+def graph_score(hits: Iterable[GraphHit], traversal: TraversalConfig) -> float | None:
+    """Best hit score, or None when the graph did not reach the story."""
+    return max((hit_score(h, traversal) for h in hits), default=None)
+
+
+def hit_reason(hit: GraphHit) -> str:
+    if hit.template in TEMPLATE_REASONS:
+        return TEMPLATE_REASONS[hit.template]
+    if hit.relationship is None:
+        return GRAPH_REASON
+    return RELATIONSHIP_REASONS.get(hit.relationship, GRAPH_REASON)
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    candidate: Candidate
+    score: float
+    embedding_score: float | None
+    graph_score: float | None
+    #: the hits that counted (none in vector mode), best first
+    hits: tuple[GraphHit, ...] = ()
+
+    @property
+    def category(self) -> Category:
+        return "embedding" if self.embedding_score is not None else "graph"
+
+    @property
+    def source(self) -> str:
+        """ "embedding", "graph:<REL>" or "embedding+graph:<REL>" (REL of the best hit)."""
+        if not self.hits:
+            return "embedding"
+        best = self.hits[0]
+        rel = best.relationship or best.template.upper()
+        return f"graph:{rel}" if self.embedding_score is None else f"embedding+graph:{rel}"
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        out = [EMBEDDING_REASON] if self.embedding_score is not None else []
+        for hit in self.hits:
+            reason = hit_reason(hit)
+            if reason not in out:
+                out.append(reason)
+        return tuple(out)
+
+
+def score_candidate(candidate: Candidate, traversal: TraversalConfig, mode: Mode) -> ScoredCandidate | None:
+    """The candidate's combined score under `mode`, or None when that mode does not see it."""
+    embedding = candidate.embedding_score if mode != "graph" else None
+    hits = candidate.graph_hits if mode != "vector" else ()
+    ranked_hits = tuple(
+        sorted(hits, key=lambda h: (-hit_score(h, traversal), h.hops, h.template, h.relationship or ""))
+    )
+    graph = graph_score(ranked_hits, traversal)
+    if embedding is None:
+        if graph is None:
+            return None
+        score = graph
+    elif graph is None:
+        score = embedding
+    else:
+        score = max(embedding, graph) + BOTH_SOURCES_BONUS
+    return ScoredCandidate(
+        candidate=candidate,
+        score=round(score, 6),
+        embedding_score=embedding,
+        graph_score=graph,
+        hits=ranked_hits,
+    )
+
+
+def rank_candidates(
+    candidates: Iterable[Candidate], traversal: TraversalConfig, mode: Mode = "hybrid"
+) -> list[ScoredCandidate]:
+    """Scored candidates, best first: score desc, primary legacy first, then story id."""
+    scored = [s for s in (score_candidate(c, traversal, mode) for c in candidates) if s is not None]
+    return sorted(scored, key=lambda s: (-s.score, not s.candidate.primary, str(s.candidate.story_id)))
+
+
+# -- budget -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BudgetSplit:
+    embedding: int
+    graph: int
+    metadata: int
+
+
+def connections_cap(token_budget: int) -> int:
+    return min(CONNECTIONS_MAX_TOKENS, int(token_budget * CONNECTIONS_MAX_SHARE))
+
+
+def split_budget(remainder: int) -> BudgetSplit:
+    """60% / 30% / 10% of what the connections left; the rounding remainder goes to metadata."""
+    remainder = max(0, remainder)
+    embedding = int(remainder * PRIMARY_SHARE)
+    graph = int(remainder * GRAPH_SHARE)
+    return BudgetSplit(embedding=embedding, graph=graph, metadata=remainder - embedding - graph)
+
+
+# -- text -------------------------------------------------------------------------------------
+def _clean(text: str) -> str:
+    """One line: no newline in a title or name can open a section of its own."""
+    return " ".join(text.split())
+
+
+def _dedupe_key(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def word_cut(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
+    """The longest word-boundary prefix of `text` that, with "…", fits `max_tokens`; "" if none."""
+    tokens = tokenizer.encode(text)
+    keep = min(len(tokens), max_tokens - 1)
+    while keep > 0:
+        prefix = tokenizer.decode(tokens[:keep]).rstrip("\ufffd")
+        at_boundary = text.startswith(prefix) and (len(prefix) == len(text) or text[len(prefix)].isspace())
+        if not at_boundary:
+            space = prefix.rfind(" ")
+            prefix = prefix[:space] if space > 0 else prefix
+        prefix = prefix.rstrip(" ,;:-–—")
+        if prefix:
+            out = prefix + ELLIPSIS
+            if tokenizer.count(out) <= max_tokens:
+                return out
+        keep -= 1
+    return ""
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    text: str
+    tokens: int
+    #: every sentence of the story's passages is in
+    complete: bool
+    #: the chunks that contributed text, in excerpt order
+    chunks: tuple[ChunkResult, ...]
+
+
+@dataclass(frozen=True)
+class _Unit:
+    separator: str
+    sentence: str
+    tokens: int
+    chunk: ChunkResult
+
+
+class StoryText:
+    """A story's passages as sentence units, cut to a token limit on demand."""
+
+    def __init__(self, passages: Sequence[Sequence[ChunkResult]], tokenizer: Tokenizer):
+        self._tok = tokenizer
+        units: list[_Unit] = []
+        for p, passage in enumerate(passages):
+            for c, chunk in enumerate(passage):
+                for s, sentence in enumerate(sentences(_clean(chunk.text))):
+                    if not units:
+                        sep = ""
+                    elif s == 0 and c == 0 and p > 0:
+                        sep = PASSAGE_GAP
+                    elif s == 0:
+                        sep = "\n\n"
+                    else:
+                        sep = " "
+                    units.append(_Unit(sep, sentence, tokenizer.count(sentence), chunk))
+        self.units = tuple(units)
+        self._sep_cost = {"": 0, " ": 0, "\n\n": 1, PASSAGE_GAP: tokenizer.count(PASSAGE_GAP)}
+        self.total = sum(u.tokens + self._sep_cost[u.separator] for u in self.units)
+
+    def _render(self, n: int) -> str:
+        return "".join(u.separator + u.sentence for u in self.units[:n])
+
+    def cut(self, limit: int) -> Excerpt | None:
+        """Whole sentences up to `limit` tokens (a word cut only when the first one is too long);
+        None when not even a minimal excerpt fits."""
+        if not self.units or limit < min(self.total, MIN_EXCERPT_TOKENS) or limit <= 0:
+            return None
+        n, estimate = 0, 0
+        for unit in self.units:
+            cost = unit.tokens + self._sep_cost[unit.separator]
+            if estimate + cost > limit:
+                break
+            estimate += cost
+            n += 1
+        while n > 0:
+            text = self._render(n)
+            tokens = self._tok.count(text)
+            if tokens <= limit:
+                used = tuple(dict.fromkeys(u.chunk for u in self.units[:n]))
+                return Excerpt(text, tokens, complete=n == len(self.units), chunks=used)
+            n -= 1
+        first = self.units[0]
+        text = word_cut(first.sentence, limit, self._tok)
+        if not text:
+            return None
+        return Excerpt(text, self._tok.count(text), complete=False, chunks=(first.chunk,))
+
+
+def cut_excerpt(text: str, max_tokens: int, tokenizer: Tokenizer) -> str:
+    """`text` cut to `max_tokens` at a sentence boundary (see `StoryText.cut`); "" if nothing fits."""
+    chunk = ChunkResult(
+        story_id=UUID(int=0),
+        legacy_id=UUID(int=0),
+        chunk_index=0,
+        text=text,
+        token_count=0,
+        similarity=0.0,
+    )
+    excerpt = StoryText([[chunk]], tokenizer).cut(max_tokens)
+    return excerpt.text if excerpt else ""
+
+
+def passages(chunks: Sequence[ChunkResult], seen: set[str]) -> list[list[ChunkResult]]:
+    """Chunks without repeats (by text, against `seen`, which is updated), consecutive chunk
+    indexes merged into one passage; passages ordered by their best chunk's position in
+    `chunks` (best hit first, or the access filter's pick for graph-only stories)."""
+    by_index: dict[int, ChunkResult] = {}
+    position: dict[int, int] = {}
+    for pos, chunk in enumerate(chunks):
+        key = _dedupe_key(chunk.text)
+        if chunk.chunk_index in by_index or not key or key in seen:
+            continue
+        seen.add(key)
+        by_index[chunk.chunk_index] = chunk
+        position[chunk.chunk_index] = pos
+    runs: list[list[ChunkResult]] = []
+    for index in sorted(by_index):
+        if runs and runs[-1][-1].chunk_index == index - 1:
+            runs[-1].append(by_index[index])
+        else:
+            runs.append([by_index[index]])
+    runs.sort(key=lambda run: min(position[c.chunk_index] for c in run))
+    return runs
+
+
+# -- facts ------------------------------------------------------------------------------------
+def _possessive(name: str) -> str:
+    return name if name.endswith(("'s", "’s")) else f"{name}'s"
+
+
+def _period(since: str | None, until: str | None) -> str | None:
+    since, until = (_clean(since) if since else None), (_clean(until) if until else None)
+    if since and until:
+        return f"from {since} to {until}"
+    if since:
+        return f"since {since}"
+    if until:
+        return f"until {until}"
+    return None
+
+
+def fact_sentence(fact: GraphFact) -> str:
+    """A fact as one plain sentence. `detail` reads as what the object is to the subject."""
+    subject, obj = _clean(fact.subject), _clean(fact.object)
+    detail = _clean(fact.detail) if fact.detail and fact.detail.strip() else None
+    if fact.predicate == "FAMILY_OF":
+        core = f"{_possessive(subject)} {detail} is {obj}" if detail else f"{subject} and {obj} are family"
+        extras = [_period(fact.since, fact.until)]
+    else:
+        verb = _FACT_VERBS.get(fact.predicate)
+        core = f"{subject} {verb} {obj}" if verb else f"{subject} is connected to {obj}"
+        extras = [detail, _period(fact.since, fact.until)]
+    notes = [e for e in extras if e]
+    return f"{core} ({', '.join(notes)})." if notes else f"{core}."
+
+
+def fact_sentences(facts: Iterable[GraphFact]) -> list[str]:
+    """One sentence per fact, in the given order; a fact between the same two nodes with the same
+    predicate (either direction) is said once."""
+    seen_pairs: set[tuple[str, frozenset[str]]] = set()
+    out: list[str] = []
+    for fact in facts:
+        key = (fact.predicate, frozenset({fact.subject_id, fact.object_id}))
+        sentence = fact_sentence(fact)
+        if key in seen_pairs or sentence in out:
+            continue
+        seen_pairs.add(key)
+        out.append(sentence)
+    return out
+
+
+def _connections(sentences_: Sequence[str]) -> str:
+    return f"{CONNECTIONS_HEADER}\n{' '.join(sentences_)}" if sentences_ else ""
+
+
+# -- assembly ---------------------------------------------------------------------------------
+def _heading(candidate: Candidate) -> str:
+    title = _clean(candidate.title)
+    if not candidate.primary:
+        return f'### "{title}" — from {_clean(candidate.legacy_name)}'
+    return f'### "{title}" ({candidate.year})' if candidate.year is not None else f'### "{title}"'
+
+
+def _provenance(scored: ScoredCandidate) -> list[str]:
+    candidate = scored.candidate
+    matched = " + ".join(scored.reasons)
+    if candidate.primary:
+        return [f"Source: Primary legacy, matched by: {matched}"]
+    lines = [f"Source: Linked legacy ({_clean(candidate.legacy_name)}), matched by: {matched}"]
+    if candidate.shared_via:
+        shared = "all stories shared" if candidate.shared_via == "all" else "selected stories shared"
+        lines.append(f"Shared via: Legacy link ({shared})")
+    return lines
+
+
+@dataclass
+class _Slot:
+    scored: ScoredCandidate
+    text: StoryText
+    #: heading + provenance + the newlines around the excerpt and between blocks
+    meta: int
+    heading: str
+    provenance: list[str]
+    excerpt: Excerpt | None = None
+
+    @property
+    def primary(self) -> bool:
+        return self.scored.candidate.primary
+
+    def block(self) -> str:
+        assert self.excerpt is not None
+        return "\n".join([self.heading, self.excerpt.text, *self.provenance])
+
+
+def _render(connections: str, primary_header: str, slots: Sequence[_Slot]) -> str:
+    sections = [connections] if connections else []
+    for header, primary in ((primary_header, True), (CONNECTED_HEADER, False)):
+        blocks = [s.block() for s in slots if s.excerpt is not None and s.primary is primary]
+        if blocks:
+            sections.append(header + "\n" + "\n\n".join(blocks))
+    return "\n\n".join(sections)
+
+
+def assemble(
+    request: ContextRequest,
+    filtered: FilteredContext,
+    persona: PersonaDefinition,
+    tokenizer: Tokenizer,
+) -> AssembledContext:
+    """Rank the readable candidates and format them within `request.token_budget` tokens."""
+    started = time.perf_counter()
+    budget = request.token_budget
+    ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
+
+    # 1. known connections, whole sentences under their cap
+    facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
+    cap = connections_cap(budget)
+    kept: list[str] = []
+    for sentence in facts:
+        if tokenizer.count(_connections([*kept, sentence])) > cap:
+            break
+        kept.append(sentence)
+    connections = _connections(kept)
+    used = tokenizer.count(connections) + 2 if connections else 0
+
+    # 2. slots: each story's deduplicated text and its frame
+    seen: set[str] = set()
+    slots: list[_Slot] = []
+    for scored in ranked:
+        text = StoryText(passages(scored.candidate.chunks, seen), tokenizer)
+        if not text.units:
+            continue
+        heading, provenance = _heading(scored.candidate), _provenance(scored)
+        meta = tokenizer.count("\n".join([heading, *provenance])) + 3
+        slots.append(_Slot(scored, text, meta, heading, provenance))
+
+    primary_header = f"## Relevant Stories (from {_clean(filtered.legacy_name)})"
+    header_cost = {
+        True: tokenizer.count(primary_header) + 2,
+        False: tokenizer.count(CONNECTED_HEADER) + 2,
+    }
+    opened: set[bool] = set()
+
+    def frame_cost(slot: _Slot) -> int:
+        return slot.meta + (0 if slot.primary in opened else header_cost[slot.primary])
+
+    # 3. pass 1: each category within its share
+    split = split_budget(budget - used)
+    left: dict[Category, int] = {"embedding": split.embedding, "graph": split.graph}
+    meta_left = split.metadata
+    for slot in slots:
+        need = frame_cost(slot)
+        if need > meta_left:
+            continue
+        excerpt = slot.text.cut(left[slot.scored.category])
+        if excerpt is None:
+            continue
+        slot.excerpt = excerpt
+        meta_left -= need
+        left[slot.scored.category] -= excerpt.tokens
+        opened.add(slot.primary)
+
+    # 4. pass 2: whatever is unused flows, in ranked order
+    pool = meta_left + sum(left.values())
+    for slot in slots:
+        if pool <= 0:
+            break
+        if slot.excerpt is not None:
+            if not slot.excerpt.complete:
+                longer = slot.text.cut(slot.excerpt.tokens + pool)
+                if longer is not None and longer.tokens > slot.excerpt.tokens:
+                    pool -= longer.tokens - slot.excerpt.tokens
+                    slot.excerpt = longer
+            continue
+        need = frame_cost(slot)
+        excerpt = slot.text.cut(pool - need) if pool > need else None
+        if excerpt is not None:
+            slot.excerpt = excerpt
+            pool -= need + excerpt.tokens
+            opened.add(slot.primary)
+
+    # 5. the whole text, counted exactly; trim from the bottom until it fits
+    formatted = _render(connections, primary_header, slots)
+    total = tokenizer.count(formatted)
+    while total > budget:
+        victim = next((s for s in reversed(slots) if s.excerpt is not None), None)
+        if victim is not None and victim.excerpt is not None:
+            shorter = victim.text.cut(victim.excerpt.tokens - (total - budget) - 1)
+            if shorter is None or shorter.tokens >= victim.excerpt.tokens:
+                victim.excerpt = None
+            else:
+                victim.excerpt = shorter
+        elif kept:
+            kept.pop()
+            connections = _connections(kept)
+        else:  # pragma: no cover - an empty text is 0 tokens
+            break
+        formatted = _render(connections, primary_header, slots)
+        total = tokenizer.count(formatted)
+
+    included = [s for s in slots if s.excerpt is not None and s.primary] + [
+        s for s in slots if s.excerpt is not None and not s.primary
+    ]
+    sources = tuple(
+        SourceInfo(
+            story_id=s.scored.candidate.story_id,
+            title=s.scored.candidate.title,
+            legacy_id=s.scored.candidate.legacy_id,
+            source=s.scored.source,
+            score=s.scored.score,
+            reasons=s.scored.reasons,
+            tokens=tokenizer.count(s.block()),
+        )
+        for s in included
+    )
+    embedding_results = tuple(
+        chunk
+        for s in included
+        if s.scored.embedding_score is not None and s.excerpt is not None
+        for chunk in s.excerpt.chunks
+    )
+    graph_results = tuple(hit for s in included for hit in s.scored.hits)
+    latency = dict(filtered.latency_ms)
+    latency["rank_assemble"] = round((time.perf_counter() - started) * 1000, 2)
+    return AssembledContext(
+        formatted_context=formatted,
+        embedding_results=embedding_results,
+        graph_results=graph_results,
+        ranked_story_ids=tuple(s.scored.candidate.story_id for s in included),
+        metadata=ContextMetadata(
+            intent=filtered.intent,
+            sources=sources,
+            traversals=filtered.traversals,
+            circuit_state=filtered.intent.breaker_state,
+            vector_status=filtered.vector_status,
+            graph_status=filtered.graph_status,
+            token_budget=budget,
+            tokens_used=total,
+            latency_ms=latency,
+        ),
+    )
