@@ -19,6 +19,11 @@ def handler(
 ) -> dict[str, Any]:
     story_event = parse_event(event)
     svc = services or default_services()
-    change = handle_story_event(svc.ingestion, story_event, source=svc.settings.workflow.event_source)
+    change = handle_story_event(
+        svc.ingestion,
+        story_event,
+        source=svc.settings.workflow.event_source,
+        start_ingestion=svc.start_ingestion,
+    )
     logger.info("story_event_applied", detail_type=story_event.detail_type, change=change.value)
     return {"detail_type": story_event.detail_type, "change": change.value}

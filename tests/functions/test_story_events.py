@@ -112,3 +112,15 @@ def test_bad_events_are_refused_and_store_nothing(send, ports, mutate, error, re
     with pytest.raises(error, match=reason):
         send(event)
     assert ports.stories.counts() == before
+
+
+def test_with_an_ingestion_workflow_content_is_handed_over_not_processed_inline(ports):
+    load_dataset(ports, SAMPLE)
+    started = []
+    services = services_with(ingestion=ports, start_ingestion=started.append)
+    handler = load_handler("story_events")
+    out = handler(sample("story_created"), LambdaContext("StoryEvents"), services=services)
+    assert out["change"] == "created" and [str(s) for s in started] == [story_id()]
+    assert ports.stories.get_story(story_id()) is not None and ports.vectors.chunks_of(story_id()) == []
+    handler(sample("story_created"), LambdaContext("StoryEvents"), services=services)
+    assert len(started) == 1  # a duplicate starts nothing

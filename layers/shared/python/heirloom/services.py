@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property, lru_cache
+from uuid import UUID
 
 from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
@@ -85,6 +87,15 @@ class Services:
         from heirloom.adapters.s3 import S3ObjectStore
 
         return S3ObjectStore()
+
+    @cached_property
+    def start_ingestion(self) -> Callable[[UUID], None] | None:
+        arn = self.settings.workflow.ingest_state_machine_arn
+        if not arn:
+            return None
+        from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
+
+        return StepFunctionsIngestionStarter(arn)
 
     @cached_property
     def context_workflow(self) -> ContextWorkflow:

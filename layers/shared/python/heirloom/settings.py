@@ -80,6 +80,8 @@ class ResilienceSettings(_Frozen):
 class WorkflowSettings(_Frozen):
     #: the Express context-assembly state machine the API runs synchronously
     context_state_machine_arn: str = ""
+    #: the ingest_story state machine story events start; empty processes stories inline
+    ingest_state_machine_arn: str = ""
     #: EventBridge `source` of story events
     event_source: str = "heirloom.stories"
 
@@ -145,6 +147,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             workflow=WorkflowSettings(
                 context_state_machine_arn=env.get("CONTEXT_STATE_MACHINE_ARN", ""),
                 event_source=env.get("EVENT_SOURCE", "heirloom.stories"),
+                ingest_state_machine_arn=env.get("INGEST_STATE_MACHINE_ARN", ""),
             ),
             local=LocalStackSettings(home=Path(env.get("HEIRLOOM_HOME", ".heirloom/local"))),
         )

@@ -7,6 +7,7 @@ Writes run in explicit transactions; upserts report whether anything changed.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -50,7 +51,18 @@ class PgDatabase:
         self.url = url
         self.embedding_dim = embedding_dim
         self._statement_timeout_ms = statement_timeout_ms
-        self._conn: psycopg.Connection[dict[str, Any]] | None = None
+        # one connection per thread: a Lambda container runs one invocation at a time, the local
+        # interpreter runs parallel branches in threads of one process
+        self._local = threading.local()
+
+    @property
+    def _conn(self) -> psycopg.Connection[dict[str, Any]] | None:
+        conn: psycopg.Connection[dict[str, Any]] | None = getattr(self._local, "conn", None)
+        return conn
+
+    @_conn.setter
+    def _conn(self, conn: psycopg.Connection[dict[str, Any]] | None) -> None:
+        self._local.conn = conn
 
     def connection(self) -> psycopg.Connection[dict[str, Any]]:
         if self._conn is None or self._conn.closed or self._conn.broken:
@@ -435,6 +447,32 @@ class PgStoryStore:
                 " ON CONFLICT (story_id) DO UPDATE SET graph_hash = EXCLUDED.graph_hash,"
                 " extractor_version = EXCLUDED.extractor_version, processed_at = now()",
                 (story_id, content_hash, extractor_version),
+            )
+
+    def stories_needing_processing(
+        self, *, after: UUID | None, limit: int, embedder: str, extractor_version: str | None
+    ) -> list[UUID]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT s.id FROM stories s LEFT JOIN story_processing p ON p.story_id = s.id"
+                " WHERE (%s::uuid IS NULL OR s.id > %s::uuid)"
+                " AND (p.story_id IS NULL OR p.chunks_hash IS DISTINCT FROM s.content_hash"
+                " OR p.embedder IS DISTINCT FROM %s"
+                " OR (%s::text IS NOT NULL AND (p.graph_hash IS DISTINCT FROM s.content_hash"
+                " OR p.extractor_version IS DISTINCT FROM %s::text)))"
+                " ORDER BY s.id LIMIT %s",
+                (after, after, embedder, extractor_version, extractor_version, limit),
+            )
+            .fetchall()
+        )
+        return [r["id"] for r in rows]
+
+    def record_ingest_failure(self, story_id: UUID, error: str, cause: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO ingest_failures (story_id, error, cause) VALUES (%s, %s, %s)",
+                (story_id, error[:200], cause[:2000]),
             )
 
     def counts(self) -> dict[str, int]:

@@ -23,3 +23,16 @@ class StepFunctionsContextWorkflow:
         if response["status"] != "SUCCEEDED":
             raise_for_workflow_error(response.get("error"), response.get("cause"))
         return AssembledContext.model_validate_json(response["output"])
+
+
+class StepFunctionsIngestionStarter:
+    """Starts the ingest_story workflow for a story (asynchronous; failures are recorded by it)."""
+
+    def __init__(self, state_machine_arn: str, client: Any | None = None):
+        import boto3
+
+        self.arn = state_machine_arn
+        self._client = client or boto3.client("stepfunctions")
+
+    def __call__(self, story_id: Any) -> None:
+        self._client.start_execution(stateMachineArn=self.arn, input=json.dumps({"story_id": str(story_id)}))

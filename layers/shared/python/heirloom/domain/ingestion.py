@@ -155,9 +155,11 @@ def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
     return True
 
 
-def apply_story(ports: IngestionPorts, story: Story) -> Change:
+def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) -> Change:
     """Store `story` (stale versions are no-ops) and bring the index and graph in step with what
-    PostgreSQL now holds, which may be a newer version than the one delivered."""
+    PostgreSQL now holds, which may be a newer version than the one delivered. With
+    `process=False` only the record and its Story node are written; the ingestion workflow
+    (chunk + embed, extraction, graph sync) does the rest."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
     _require_user(ports, "author_user_id", story.author_user_id)
     change = ports.stories.upsert_story(story, content_hash(story.content))
@@ -166,8 +168,9 @@ def apply_story(ports: IngestionPorts, story: Story) -> Change:
         return Change.UNCHANGED
     digest = content_hash(current.content)
     graph_sync.sync_story(ports.graph, current)
-    index_story(ports, current, digest)
-    enrich_story(ports, current, digest)
+    if process:
+        index_story(ports, current, digest)
+        enrich_story(ports, current, digest)
     return change
 
 

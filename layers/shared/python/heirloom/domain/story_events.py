@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from uuid import UUID
+
 from pydantic import ValidationError
 
 from heirloom.contracts.events import (
@@ -27,8 +30,15 @@ from heirloom.errors import InvalidRequest, NotFound
 from heirloom.ports import Change
 
 
-def handle_story_event(ports: IngestionPorts, event: StoryEvent, *, source: str) -> Change:
-    """Apply one event; raises InvalidRequest (bad event) or NotFound (dangling reference)."""
+def handle_story_event(
+    ports: IngestionPorts,
+    event: StoryEvent,
+    *,
+    source: str,
+    start_ingestion: Callable[[UUID], None] | None = None,
+) -> Change:
+    """Apply one event; raises InvalidRequest (bad event) or NotFound (dangling reference).
+    With `start_ingestion`, story content is processed by the ingestion workflow, else inline."""
     if event.source != source:
         raise InvalidRequest(f"source {event.source!r} is not {source!r}")
     if event.detail_type not in DETAIL_TYPES:
@@ -37,7 +47,10 @@ def handle_story_event(ports: IngestionPorts, event: StoryEvent, *, source: str)
     try:
         match detail:
             case StoryCreated() | StoryUpdated():
-                return ingestion.apply_story(ports, detail.story)
+                change = ingestion.apply_story(ports, detail.story, process=start_ingestion is None)
+                if start_ingestion is not None and change is not Change.UNCHANGED:
+                    start_ingestion(detail.story.id)
+                return change
             case StoryDeleted():
                 return ingestion.delete_story(ports, detail.story_id, detail.deleted_at)
             case LegacyCreated():

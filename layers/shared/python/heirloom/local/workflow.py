@@ -27,6 +27,8 @@ from heirloom.local.runtime import project_root
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
 ROLE_NAME = "heirloom-local-role"
+#: workflow type by ASL file name (the rest are EXPRESS), as deployed by the CDK app
+WORKFLOW_TYPES = {"backfill": "STANDARD"}
 
 #: in-process replacement for a function: (event, context) -> result
 Dispatch = Callable[[Any, LambdaContext], Any]
@@ -70,8 +72,10 @@ def substitute(definition: str, values: Mapping[str, str]) -> str:
 class LocalWorkflows:
     """Inside `start()`: a moto account with one Lambda per function folder and the workflows."""
 
-    def __init__(self, overrides: Mapping[str, Dispatch] | None = None):
+    def __init__(self, overrides: Mapping[str, Dispatch] | None = None, services: Any = None):
         self.overrides = dict(overrides or {})
+        #: injected into every real handler (tests); None lets handlers build their own
+        self.services = services
         self._client: Any = None
         self._machines: dict[str, str] = {}
         self.invocations: list[str] = []
@@ -85,7 +89,12 @@ class LocalWorkflows:
                 result = target(event, context)
             else:
                 folder = next(f for f in function_names() if state_name(f) == function_name)
-                result = load_handler(folder)(event, context)
+                handler = load_handler(folder)
+                result = (
+                    handler(event, context, services=self.services)
+                    if self.services
+                    else handler(event, context)
+                )
         except Exception as exc:  # becomes the task's typed error
             body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
             return json.dumps(body), True, ""
@@ -139,7 +148,7 @@ class LocalWorkflows:
                 name = path.name.removesuffix(".asl.json")
                 definition = substitute(path.read_text(), arns)
                 self._machines[name] = self._client.create_state_machine(
-                    name=name, definition=definition, roleArn=role, type="EXPRESS"
+                    name=name, definition=definition, roleArn=role, type=WORKFLOW_TYPES.get(name, "EXPRESS")
                 )["stateMachineArn"]
             yield self
 

@@ -1,0 +1,24 @@
+"""BackfillPlan: the next page of stories whose index or graph is behind."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from heirloom.contracts.ingestion import BackfillRequest
+from heirloom.domain.processing import plan_backfill
+from heirloom.edges import parse
+from heirloom.services import Services, default_services
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, services: Services | None = None
+) -> dict[str, Any]:
+    data = parse(BackfillRequest, event)
+    svc = services or default_services()
+    return plan_backfill(svc.ingestion, data).model_dump(mode="json")

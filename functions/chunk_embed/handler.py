@@ -1,0 +1,24 @@
+"""ChunkEmbed: chunk a story into paragraphs and embed them, unless already indexed."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from heirloom.contracts.ingestion import IngestRequest
+from heirloom.domain.processing import chunk_embed_step
+from heirloom.edges import parse
+from heirloom.services import Services, default_services
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, services: Services | None = None
+) -> dict[str, Any]:
+    data = parse(IngestRequest, event)
+    svc = services or default_services()
+    return chunk_embed_step(svc.ingestion, data.story_id).model_dump(mode="json")

@@ -1,0 +1,24 @@
+"""ExtractEntities: people, places, events, objects and time references of a story."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from heirloom.contracts.ingestion import IngestRequest
+from heirloom.domain.processing import extract_step
+from heirloom.edges import parse
+from heirloom.services import Services, default_services
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, services: Services | None = None
+) -> dict[str, Any]:
+    data = parse(IngestRequest, event)
+    svc = services or default_services()
+    return extract_step(svc.ingestion, data.story_id).model_dump(mode="json")

@@ -1,0 +1,27 @@
+"""IngestFailed: record an ingestion failure for replay (error names only, no story text)."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from heirloom.contracts.ingestion import IngestFailure
+from heirloom.edges import parse
+from heirloom.services import Services, default_services
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, services: Services | None = None
+) -> dict[str, Any]:
+    failure = parse(IngestFailure, event)
+    svc = services or default_services()
+    svc.stories.record_ingest_failure(failure.story_id, failure.error, failure.cause)
+    metrics.add_metric(name="IngestionFailures", unit=MetricUnit.Count, value=1)
+    logger.warning("ingestion_failed", story_id=str(failure.story_id), error=failure.error)
+    return {"story_id": str(failure.story_id), "recorded": True}

@@ -1,0 +1,87 @@
+"""The ingestion workflow's steps (chunk + embed, extract, graph sync) and backfill planning.
+
+Each step reads the story from PostgreSQL by id, so a replayed or reordered step works on the
+current content, and skips work already done for the same content hash / model / extractor.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from heirloom.contracts.ingestion import (
+    BackfillPage,
+    BackfillRequest,
+    ChunkEmbedResult,
+    ExtractionResult,
+    GraphSyncInput,
+    GraphSyncResult,
+)
+from heirloom.domain.chunking import content_hash
+from heirloom.domain.ingestion import IngestionPorts, extract_story, index_story, sync_entities
+
+
+def chunk_embed_step(ports: IngestionPorts, story_id: UUID) -> ChunkEmbedResult:
+    story = ports.stories.get_story(story_id)
+    if story is None:
+        return ChunkEmbedResult(story_id=story_id, status="deleted")
+    digest = content_hash(story.content)
+    indexed = index_story(ports, story, digest)
+    return ChunkEmbedResult(
+        story_id=story_id,
+        status="indexed" if indexed else "up_to_date",
+        content_hash=digest,
+        chunks=len(ports.vectors.chunks_of(story_id)),
+    )
+
+
+def extract_step(ports: IngestionPorts, story_id: UUID) -> ExtractionResult:
+    story = ports.stories.get_story(story_id)
+    if story is None:
+        return ExtractionResult(story_id=story_id, status="deleted")
+    digest = content_hash(story.content)
+    if ports.extractor is None or ports.stories.graph_synced(story_id) == (digest, ports.extractor_version):
+        return ExtractionResult(story_id=story_id, status="up_to_date", content_hash=digest)
+    entities = extract_story(ports, story)
+    return ExtractionResult(
+        story_id=story_id,
+        status="extracted",
+        content_hash=digest,
+        extractor_version=entities.extractor_version or ports.extractor_version,
+        entities=entities,
+    )
+
+
+def graph_sync_step(ports: IngestionPorts, data: GraphSyncInput) -> GraphSyncResult:
+    extraction = next((r for r in data.results if isinstance(r, ExtractionResult)), None)
+    story = ports.stories.get_story(data.story_id)
+    if story is None:
+        return GraphSyncResult(story_id=data.story_id, status="deleted")
+    if extraction is None or extraction.status != "extracted":
+        return GraphSyncResult(story_id=data.story_id, status="up_to_date")
+    digest = content_hash(story.content)
+    if extraction.content_hash != digest:  # the story changed since extraction: a newer run syncs it
+        return GraphSyncResult(story_id=data.story_id, status="stale")
+    report = sync_entities(ports, story, extraction.entities, digest)
+    return GraphSyncResult(
+        story_id=data.story_id,
+        status="synced",
+        entities=report.entities,
+        mentions=report.mentions,
+        unresolved=len(report.unresolved),
+    )
+
+
+def plan_backfill(ports: IngestionPorts, request: BackfillRequest) -> BackfillPage:
+    """The next page of stories whose index or graph is behind their content, model or extractor."""
+    ids = ports.stories.stories_needing_processing(
+        after=request.after,
+        limit=request.page_size,
+        embedder=ports.embedder.model_id,
+        extractor_version=ports.extractor_version if ports.extractor is not None else None,
+    )
+    done = len(ids) < request.page_size
+    return BackfillPage(
+        story_ids=tuple(ids),
+        next=BackfillRequest(after=ids[-1] if ids else request.after, page_size=request.page_size),
+        done=done,
+    )
