@@ -174,6 +174,22 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_backfill(args: argparse.Namespace) -> int:
+    from heirloom.local.workflow import LocalWorkflows
+
+    _use_local_stack()
+    payload = {"next": {"after": None, "page_size": args.page_size}, "pace_seconds": args.pace}
+    with LocalWorkflows().start() as workflows:
+        execution = workflows.run("backfill", payload, timeout_s=3600)
+        processed = workflows.invocations.count("GraphSync")
+        failed = workflows.invocations.count("IngestFailed")
+    print(
+        f"backfill {execution.status.lower()}: {processed} stories processed, {failed} failed"
+        + (" (nothing to do)" if processed == 0 and failed == 0 else "")
+    )
+    return 0 if execution.status == "SUCCEEDED" and failed == 0 else 1
+
+
 def _cmd_invoke(args: argparse.Namespace) -> int:
     from heirloom.local.functions import LambdaContext, load_handler, state_name
 
@@ -214,6 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--history", action="store_true", help="print the execution's event history")
     ask.set_defaults(func=_cmd_ask)
 
+    backfill = sub.add_parser("backfill", help="ingest every story whose index or graph is behind")
+    backfill.add_argument("--page-size", type=int, default=50)
+    backfill.add_argument("--pace", type=int, default=0, help="seconds to wait between pages (rate limit)")
+    backfill.set_defaults(func=_cmd_backfill)
+
     invoke = sub.add_parser("invoke", help="run one function's handler in process with a Lambda-like context")
     invoke.add_argument("function", help="folder name under functions/")
     invoke.add_argument("-e", "--event", help="event JSON file (see events/)")
@@ -222,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import os
+    import warnings
+
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "heirloom")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Heirloom")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
