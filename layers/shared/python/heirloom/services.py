@@ -14,6 +14,7 @@ from heirloom.domain.context_api import ContextWorkflow
 from heirloom.domain.extraction import EntityExtractor
 from heirloom.domain.imports import ObjectStore
 from heirloom.domain.ingestion import IngestionPorts
+from heirloom.domain.intent_step import GazetteerCache
 from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 from heirloom.settings import Settings, get_settings
 
@@ -96,6 +97,10 @@ class Services:
         from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
 
         return StepFunctionsIngestionStarter(arn)
+
+    @cached_property
+    def gazetteers(self) -> GazetteerCache:
+        return GazetteerCache(self.settings.resilience.gazetteer_ttl_s)
 
     @cached_property
     def context_workflow(self) -> ContextWorkflow:

@@ -111,7 +111,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _use_local_stack() -> None:
+def _use_local_stack(**env: str) -> Any:
     """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them)."""
     import os
 
@@ -119,11 +119,42 @@ def _use_local_stack() -> None:
     from heirloom.services import default_services
     from heirloom.settings import get_settings
 
+    os.environ.update(env)
+    get_settings.cache_clear()
     runtime = open_runtime()
     os.environ["DATABASE_URL"] = runtime.settings.database.url
     os.environ["FALKOR_SOCKET"] = runtime.settings.graph.falkor_socket
     get_settings.cache_clear()
     default_services.cache_clear()
+    return runtime
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from heirloom.local.eval import dataset_digest, evaluate, format_table
+    from heirloom.local.loader import DatasetError, load_dataset, read_dataset
+    from heirloom.local.runtime import project_root
+    from heirloom.local.stack import LocalStack, ensure_database
+
+    root = Path(args.dataset)
+    try:
+        read_dataset(root)
+        if not (root / "queries.jsonl").is_file():
+            raise DatasetError(f"{root}/queries.jsonl: missing")
+    except DatasetError as exc:
+        print(f"heirloom eval: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    digest = dataset_digest(root)
+    home = project_root() / ".heirloom" / "eval"
+    url = ensure_database(LocalStack(home).up().postgres_uri or "", f"eval_{digest}")
+    runtime = _use_local_stack(HEIRLOOM_HOME=str(home), GRAPH_ENV_PREFIX=f"eval_{digest}", DATABASE_URL=url)
+    report = load_dataset(runtime.ports, root)
+    print(f"dataset {root} ({digest}): {report.changed} records loaded or updated")
+    ks = tuple(int(k) for k in args.k.split(","))
+    result = evaluate(root, args.mode, ks, args.budget)
+    print(format_table(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+    return 0
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
@@ -229,6 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--debug", action="store_true", help="print the debug metadata")
     ask.add_argument("--history", action="store_true", help="print the execution's event history")
     ask.set_defaults(func=_cmd_ask)
+
+    ev = sub.add_parser("eval", help="score the context workflow on a dataset's queries")
+    ev.add_argument("dataset")
+    ev.add_argument("--mode", choices=["hybrid", "vector", "graph"], default="hybrid")
+    ev.add_argument("--k", default="1,3,5,10")
+    ev.add_argument("--budget", type=int, default=4000)
+    ev.add_argument("--json")
+    ev.set_defaults(func=_cmd_eval)
 
     backfill = sub.add_parser("backfill", help="ingest every story whose index or graph is behind")
     backfill.add_argument("--page-size", type=int, default=50)

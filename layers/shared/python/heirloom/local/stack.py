@@ -163,3 +163,18 @@ class LocalStack:
     def down(self) -> None:
         self._stop_falkor()
         self._stop_postgres()
+
+
+def ensure_database(server_uri: str, name: str) -> str:
+    """The URI of database `name` on the embedded server, created if missing (name: [a-z0-9_]+)."""
+    import re
+
+    import psycopg
+
+    if not re.fullmatch(r"[a-z0-9_]+", name):
+        raise StackError(f"database name {name!r} must match [a-z0-9_]+")
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f"CREATE DATABASE {name}")
+    base, _, query = server_uri.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}?{query}"

@@ -1,0 +1,95 @@
+"""What each function may touch: the one explicit table, keyed by construct id.
+
+A function folder that is not listed here still deploys (discovered from functions/), with its
+logs, tracing and nothing else: no VPC, no data store, no model. Grants, environment variables and
+network placement are all derived from its row, so a permission cannot be granted without the
+matching configuration and vice versa.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Graph(Enum):
+    NONE = "none"
+    #: openCypher reads (neptune-db:ReadDataViaQuery), reader endpoint
+    READ = "read"
+    #: reads, MERGE/SET and DELETE (ingestion), writer endpoint
+    WRITE = "write"
+
+
+class Model(Enum):
+    """Bedrock models, by what the code does with them."""
+
+    #: embeddings (amazon.titan-embed-text-v2:0)
+    EMBED = "embed"
+    #: intent classification and entity extraction (Claude 3.5 Haiku)
+    CLASSIFY = "classify"
+
+
+@dataclass(frozen=True)
+class Access:
+    #: PostgreSQL through RDS Proxy: the database secret and the proxy's security group
+    database: bool = False
+    graph: Graph = Graph.NONE
+    models: frozenset[Model] = frozenset()
+    #: the circuit-breaker table (GetItem / PutItem)
+    breaker: bool = False
+    #: the Powertools idempotency table (at-least-once async deliveries)
+    idempotency: bool = False
+    #: read and tag objects under the import prefix
+    imports: bool = False
+    #: states:StartSyncExecution on the context-assembly workflow
+    start_context: bool = False
+    #: invoked asynchronously (EventBridge, S3): gets an SQS dead-letter queue
+    asynchronous: bool = False
+    #: for functions no workflow Task calls; workflow tasks take the Task's TimeoutSeconds
+    timeout_s: int = 30
+    memory_mb: int = 512
+
+    @property
+    def in_vpc(self) -> bool:
+        return self.database or self.graph is not Graph.NONE
+
+
+NO_ACCESS = Access()
+
+ACCESS: dict[str, Access] = {
+    # API Gateway -> runs the Express context workflow synchronously; nothing else
+    "Api": Access(start_context=True, timeout_s=15),
+    # context workflow
+    "IntentAnalysis": Access(graph=Graph.READ, breaker=True, models=frozenset({Model.CLASSIFY})),
+    "VectorSearch": Access(database=True, models=frozenset({Model.EMBED}), memory_mb=1024),
+    "GraphTraversal": Access(graph=Graph.READ, breaker=True),
+    "AccessFilter": Access(database=True),
+    "RankAssemble": Access(memory_mb=1024),
+    # ingestion: PostgreSQL first, then the graph; embeds chunks and extracts entities
+    "StoryEvents": Access(
+        database=True,
+        graph=Graph.WRITE,
+        models=frozenset({Model.EMBED, Model.CLASSIFY}),
+        idempotency=True,
+        asynchronous=True,
+        timeout_s=120,
+        memory_mb=1024,
+    ),
+    "IngestObject": Access(
+        database=True,
+        graph=Graph.WRITE,
+        models=frozenset({Model.EMBED, Model.CLASSIFY}),
+        idempotency=True,
+        imports=True,
+        asynchronous=True,
+        timeout_s=300,
+        memory_mb=1024,
+    ),
+    # re-projects PostgreSQL (the source of truth) into the graph, when the folder exists
+    "GraphSync": Access(database=True, graph=Graph.WRITE, timeout_s=300, memory_mb=1024),
+}
+
+
+def access_for(construct_id: str) -> Access:
+    """The row for a function; unknown functions get no extra permissions."""
+    return ACCESS.get(construct_id, NO_ACCESS)

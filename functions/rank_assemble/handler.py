@@ -1,0 +1,26 @@
+"""RankAssemble: score, dedupe, fit the token budget and format the context with provenance."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from heirloom.contracts.context import RankAssembleInput
+from heirloom.domain.assembly import assemble
+from heirloom.domain.personas import load_personas
+from heirloom.edges import parse
+from heirloom.services import Services, default_services
+
+logger, tracer, metrics = Logger(), Tracer(), Metrics()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, services: Services | None = None
+) -> dict[str, Any]:
+    data = parse(RankAssembleInput, event)
+    svc = services or default_services()
+    persona = load_personas()[data.request.persona]
+    return assemble(data.request, data.filtered, persona, svc.tokenizer).model_dump(mode="json")

@@ -1,0 +1,254 @@
+"""Rule-based intent: known-entity matching, cue lexicons, time expressions, pronouns."""
+
+import random
+import time
+
+import pytest
+
+from heirloom.contracts.context import Intent, Message
+from heirloom.domain.intent import Gazetteer, GazetteerEntry, classify, locative_there, time_periods
+
+SUBJECT = "Maren Tally"
+
+
+@pytest.fixture(scope="module")
+def gaz() -> Gazetteer:
+    return Gazetteer.build(
+        [
+            ("p0", "Person", SUBJECT, ["Grandma", "Nana Maren"]),
+            ("p1", "Person", "Otto Tally", ["Uncle Otto"]),
+            ("p2", "Person", "Sabine Tally", []),
+            ("p3", "Person", "Rose Quill", []),
+            ("p4", "Person", "Dr. Félix Brandt Jr.", []),
+            ("p5", "Person", "James Orr", []),
+            ("pl1", "Place", "the Boathouse", []),
+            ("pl2", "Place", "Kettle Bay", []),
+            ("pl3", "Place", "Kettle Bay Lighthouse", []),
+            ("e1", "Event", "the Harvest Fair", ["the fair"]),
+            ("o1", "Object", "the brass compass", []),
+        ]
+    )
+
+
+def names(gaz: Gazetteer, text: str) -> list[tuple[str, str]]:
+    return [(m.mention, m.node_id) for m in gaz.match(text)]
+
+
+def ask(gaz: Gazetteer, query: str, history: tuple[Message, ...] = ()):
+    return classify(query, history, gaz, SUBJECT)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def assistant(text: str) -> Message:
+    return Message(role="assistant", content=text)
+
+
+# -- gazetteer --------------------------------------------------------------------------------
+def test_names_and_aliases_match_case_insensitively(gaz):
+    assert names(gaz, "what did uncle otto bring?") == [("uncle otto", "p1")]
+    assert names(gaz, "Ask GRANDMA") == [("GRANDMA", "p0")]
+    assert names(gaz, "Was Nana Maren there?") == [("Nana Maren", "p0")]
+
+
+def test_possessives_fold_onto_the_name(gaz):
+    assert names(gaz, "Otto's boat and James' hat and Sabine’s coat") == [
+        ("Otto", "p1"),
+        ("James", "p5"),
+        ("Sabine", "p2"),
+    ]
+
+
+def test_longest_match_wins(gaz):
+    assert names(gaz, "the Kettle Bay Lighthouse keeper") == [("Kettle Bay Lighthouse", "pl3")]
+    assert names(gaz, "sailing in Kettle Bay") == [("Kettle Bay", "pl2")]
+    # the full name, not its first and last names separately
+    assert names(gaz, "Otto Tally came") == [("Otto Tally", "p1")]
+
+
+def test_first_and_last_names_only_when_unambiguous(gaz):
+    assert names(gaz, "Otto came with Sabine") == [("Otto", "p1"), ("Sabine", "p2")]
+    # three people are called Tally: the surname alone names nobody
+    assert names(gaz, "the Tally family") == []
+    # titles and suffixes are not names; accents do not matter
+    assert names(gaz, "Did Felix come?") == [("Felix", "p4")]
+    assert names(gaz, "Was Brandt there?") == [("Brandt", "p4")]
+    assert names(gaz, "Jr came") == []
+
+
+def test_no_partial_word_matches(gaz):
+    assert names(gaz, "Ottoman empire, Sabines, the fairground, Kettle Bayside") == []
+
+
+def test_articles_and_common_words(gaz):
+    assert names(gaz, "tell me about the fair") == [("fair", "e1")]
+    assert names(gaz, "the brass compass") == [("brass compass", "o1")]
+    # a one-word name that is also a common word needs a capital inside a sentence
+    assert names(gaz, "she grew a rose by the door") == []
+    assert names(gaz, "Then Rose came over") == [("Rose", "p3")]
+
+
+def test_the_same_name_in_two_legacies_names_both_nodes():
+    gaz = Gazetteer.build(
+        [
+            GazetteerEntry("a1", "Person", "Lise Varn", ("Aunt Lise",)),
+            GazetteerEntry("a2", "Person", "Lise Varn", ()),
+        ]
+    )
+    assert [m.node_id for m in gaz.match("Lise Varn wrote")] == ["a1", "a2"]
+    assert [m.node_id for m in gaz.match("Lise wrote")] == ["a1", "a2"]
+
+
+def test_unknown_labels_are_refused():
+    with pytest.raises(ValueError, match="label"):
+        Gazetteer.build([("x", "Story", "A title", [])])
+
+
+def test_matching_is_fast_enough_for_two_thousand_names():
+    rng = random.Random(7)
+    syllables = ["ka", "lo", "ven", "dri", "mo", "sel", "tar", "win", "qua", "bel", "rho", "zen"]
+
+    def word() -> str:
+        return "".join(rng.choice(syllables) for _ in range(3)).capitalize()
+
+    entries = [(f"n{i}", "Person" if i % 3 else "Place", f"{word()} {word()}", []) for i in range(2000)]
+    started = time.perf_counter()
+    gaz = Gazetteer.build(entries)
+    built = time.perf_counter() - started
+    message = (
+        f"When {entries[1][2]} moved to {entries[3][2]} with {entries[10][2]}'s cousin, what happened "
+        f"at {entries[1500][2]} that winter, and did anyone from {entries[999][2]} ever write about it? "
+    )
+    message = (message * 2)[:300]
+    started = time.perf_counter()
+    for _ in range(100):
+        found = gaz.find(message)
+    per_call = (time.perf_counter() - started) / 100
+    print(f"gazetteer: build {built * 1000:.1f} ms, match {per_call * 1000:.3f} ms for {len(message)} chars")
+    assert {m.entries[0].node_id for m in found} >= {"n1", "n3", "n10"}
+
+
+# -- time expressions -------------------------------------------------------------------------
+def test_time_periods_are_normalised():
+    assert time_periods("from 1962-1965, the '70s, the seventies, the 1980s and 1999") == [
+        "1962-1965",
+        "1970s",
+        "1980s",
+        "1999",
+    ]
+    assert time_periods("in her thirties, after the war") == ["after the war"]
+    assert time_periods("nothing here, 12 apples") == []
+
+
+def test_there_as_a_place_or_as_an_empty_subject():
+    assert locative_there("Did she live there?")
+    assert locative_there("Who else was there?")
+    assert not locative_there("There was a fire")
+    assert not locative_there("Was there anyone else?")
+    assert not locative_there("there's a photo")
+
+
+# -- intents ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("Tell me about her relationship with Uncle Otto", Intent.RELATIONAL),
+        ("How did Sabine and Otto get along?", Intent.RELATIONAL),
+        ("Who was James Orr to her?", Intent.RELATIONAL),
+        ("Where did they first meet?", Intent.RELATIONAL),
+        ("What was Grandma's life like in the 1950s?", Intent.TEMPORAL),
+        ("What happened in 1961?", Intent.TEMPORAL),
+        ("What did she do after the war, when she was young?", Intent.TEMPORAL),
+        ("What are some stories about the boathouse?", Intent.SPATIAL),
+        ("Where did she live?", Intent.SPATIAL),
+        ("Did she ever go to Kettle Bay?", Intent.SPATIAL),
+        ("Tell me about the brass compass", Intent.ENTITY_FOCUSED),
+        ("What happened at the Harvest Fair?", Intent.ENTITY_FOCUSED),
+        ("Tell me about the wedding", Intent.ENTITY_FOCUSED),
+        ("What do others remember about this?", Intent.CROSS_LEGACY),
+        ("What do the other families say about her?", Intent.CROSS_LEGACY),
+        ("Is there anything in her sister's legacy about it?", Intent.CROSS_LEGACY),
+        ("How is it told from Otto's side?", Intent.CROSS_LEGACY),
+        ("Tell me more about her", Intent.GENERAL),
+        ("What was she like?", Intent.GENERAL),
+    ],
+)
+def test_intents_on_invented_questions(gaz, query, intent):
+    result = ask(gaz, query)
+    assert result.intent is intent, (result.intent, result.confidence)
+    assert result.source == "rules" and result.breaker_state == "unknown"
+    assert 0.0 <= result.confidence <= 1.0 and result.latency_ms >= 0.0
+
+
+def test_weak_evidence_falls_back_to_general(gaz):
+    # "where" alone (0.45) and "when" alone (0.35) are below 0.5
+    for query in ("Where?", "And when?", "Tell me about that"):
+        result = ask(gaz, query)
+        assert result.intent is Intent.GENERAL
+        assert result.confidence >= 0.5
+
+
+def test_confidence_grows_with_evidence(gaz):
+    one = ask(gaz, "Who were her friends?")
+    two = ask(gaz, "Who were her friends, and how did Otto get along with them?")
+    assert one.intent is two.intent is Intent.RELATIONAL
+    assert two.confidence > one.confidence
+
+
+def test_names_inside_matches_are_not_cues(gaz):
+    # "Uncle" and "Grandma" are parts of names here, not kinship questions
+    assert ask(gaz, "Tell me about Grandma").intent is Intent.GENERAL
+    assert ask(gaz, "What did Uncle Otto do in 1959?").intent is Intent.TEMPORAL
+
+
+def test_entities_by_type_without_the_subject(gaz):
+    result = ask(
+        gaz, "Did Grandma and Otto take the brass compass to the Harvest Fair at Kettle Bay in the '60s?"
+    )
+    assert result.entities.people == ("Otto Tally",)
+    assert result.entities.places == ("Kettle Bay",)
+    assert result.entities.events == ("the Harvest Fair",)
+    assert result.entities.objects == ("the brass compass",)
+    assert result.entities.time_periods == ("1960s",)
+    assert "p0" not in {m.node_id for m in result.matches}
+    assert {m.label for m in result.matches} == {"Person", "Place", "Event", "Object"}
+
+
+# -- the conversation -------------------------------------------------------------------------
+def test_pronouns_resolve_to_the_latest_person_of_the_conversation(gaz):
+    history = (
+        user("Tell me about Otto."),
+        assistant("Otto worked the ferry. Sabine often rode with him."),
+    )
+    result = ask(gaz, "What did she think of the ferry?", history)
+    assert ("she", "p2") in [(m.mention, m.node_id) for m in result.matches]
+    assert result.entities.people == ("Sabine Tally",)
+
+
+def test_only_the_last_messages_count(gaz):
+    history = (
+        user("Tell me about Sabine."),
+        assistant("Maren spoke of it."),
+        user("Go on."),
+        assistant("It was long ago."),
+    )
+    assert ask(gaz, "What did she say?", history).matches == ()
+
+
+def test_that_summer_and_there_resolve(gaz):
+    history = (user("What happened in 1958 at Kettle Bay?"), assistant("The storm came in August."))
+    summer = ask(gaz, "What else did she do that summer?", history)
+    assert summer.entities.time_periods == ("1958",)
+    assert summer.intent is Intent.TEMPORAL
+    there = ask(gaz, "Did she ever live there?", history)
+    assert ("there", "pl2") in [(m.mention, m.node_id) for m in there.matches]
+    assert there.intent is Intent.SPATIAL
+    fire = ask(gaz, "Was there anyone else?", history)
+    assert all(m.mention != "there" for m in fire.matches)
+
+
+def test_the_subject_is_not_resolved_into_matches(gaz):
+    history = (user("Tell me about Grandma."),)
+    assert ask(gaz, "What did she love?", history).matches == ()
