@@ -1,10 +1,12 @@
 """Migrations and round trips through StoryStore and VectorIndex on the embedded PostgreSQL."""
 
 from datetime import UTC, datetime
+from pathlib import Path
 from uuid import uuid4
 
 import pytest
 
+import heirloom
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex, SchemaMismatch
 from heirloom.contracts.records import (
     Legacy,
@@ -25,7 +27,11 @@ from heirloom.ports import Change, EmbeddedChunk
 
 
 def test_migrations_are_recorded_and_idempotent(db):
-    assert db.applied_migrations() == ["001_core.sql", "002_tombstones.sql"]
+    shipped = sorted(
+        p.name for p in (Path(heirloom.__file__).parent / "migrations").glob("[0-9][0-9][0-9]_*.sql")
+    )
+    assert shipped[:3] == ["001_core.sql", "002_tombstones.sql", "003_ingest_failures.sql"]
+    assert db.applied_migrations() == shipped
     assert db.migrate() == []
 
 

@@ -1,0 +1,85 @@
+"""Names and settings of the deployment. Environment-agnostic: no lookups, no account ids.
+
+Override any field with CDK context, e.g. `cdk synth -c heirloom:auroraReaders=0`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from constructs import Node
+
+STACK_NAME = "Heirloom"
+
+#: Bedrock models the functions may call (see access.Model)
+TITAN_EMBED_MODEL_ID = "amazon.titan-embed-text-v2:0"
+HAIKU_MODEL_ID = "anthropic.claude-3-5-haiku-20241022-v1:0"
+#: Titan v2 vector size; the pgvector column is created with it by the migrations
+EMBEDDING_DIM = 1024
+
+#: CloudWatch namespace and metric of the graph circuit breaker (Powertools Metrics, service dim)
+METRICS_NAMESPACE = "Heirloom"
+POWERTOOLS_SERVICE = "heirloom"
+BREAKER_OPEN_METRIC = "GraphCircuitOpen"
+
+#: where the tiktoken layer puts the cl100k_base BPE file (make build)
+TIKTOKEN_DIR = "/opt/tiktoken"
+TIKTOKEN_FILE = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+
+#: S3 keys under this prefix are imported as stories
+IMPORT_PREFIX = "imports/"
+
+DATABASE_NAME = "heirloom"
+DATABASE_USER = "heirloom"
+NEPTUNE_PORT = 8182
+
+#: the workflow the Api function runs synchronously
+CONTEXT_WORKFLOW = "context_assembly"
+#: workflows that are STANDARD; every other ASL file is an EXPRESS workflow
+STANDARD_WORKFLOWS = frozenset({"backfill"})
+BACKFILL_WORKFLOW = "backfill"
+
+
+@dataclass(frozen=True)
+class HeirloomConfig:
+    #: label prefix of this deployment's graph (GRAPH_ENV_PREFIX), [a-z0-9_]+
+    graph_prefix: str = "prod"
+    aurora_min_acu: float = 0.5
+    aurora_max_acu: float = 8.0
+    #: Serverless v2 readers in another AZ (failover target); 0 halves the idle cost
+    aurora_readers: int = 1
+    neptune_min_ncu: float = 1.0
+    neptune_max_ncu: float = 8.0
+    log_retention_days: int = 30
+    #: cross-region inference profile for Claude Haiku and the regions it routes to
+    inference_profile_prefix: str = "us"
+    inference_profile_regions: tuple[str, ...] = ("us-east-1", "us-east-2", "us-west-2")
+    #: EventBridge schedule of the backfill workflow (when statemachines/backfill.asl.json exists)
+    backfill_schedule: str = "cron(0 3 * * ? *)"
+    #: alarm thresholds
+    context_p95_ms: int = 2000
+    context_failures_per_5min: int = 5
+    #: fail synth instead of using the placeholder layers when `make build` has not run
+    require_built_layers: bool = False
+    api_rate_limit: int = 50
+    api_burst_limit: int = 100
+
+    @classmethod
+    def from_context(cls, node: Node) -> HeirloomConfig:
+        """Each field can be set as context `heirloom:<camelCaseName>`."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            head, *rest = f.name.split("_")
+            raw = node.try_get_context("heirloom:" + head + "".join(p.capitalize() for p in rest))
+            if raw is None:
+                continue
+            default = getattr(cls, f.name)
+            if isinstance(default, bool):
+                values[f.name] = raw if isinstance(raw, bool) else str(raw).lower() in {"1", "true", "yes"}
+            elif isinstance(default, tuple):
+                values[f.name] = tuple(raw if isinstance(raw, list) else str(raw).split(","))
+            else:
+                values[f.name] = type(default)(raw)
+        return cls(**values)
