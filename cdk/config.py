@@ -52,6 +52,7 @@ class HeirloomConfig:
     aurora_readers: int = 1
     neptune_min_ncu: float = 1.0
     neptune_max_ncu: float = 8.0
+    #: one of 7, 14, 30, 90, 180, 365
     log_retention_days: int = 30
     #: cross-region inference profile for Claude Haiku and the regions it routes to
     inference_profile_prefix: str = "us"

@@ -1,5 +1,6 @@
 """RankAssemble: scores computed by hand, ordering, token budget, excerpts and format."""
 
+import math
 from uuid import UUID
 
 import pytest
@@ -143,10 +144,13 @@ def test_combined_scores_and_sources(personas):
     emb = cand(2, embedding=0.7)
     graph = cand(3, hits=(hit(sid(3), "FAMILY_OF", hops=2), hit(sid(3), "KNEW", hops=1)))
     by_id = {s.candidate.story_id: s for s in rank_candidates([both, emb, graph], family)}
-    assert by_id[sid(1)].score == 0.85  # max(0.7, 0.6) + 0.15
+    # cosine calibrated against the best (0.7 -> 1.0); the 2-hop FAMILY_OF path reaches two
+    # stories, specificity 1 / (1 + ln 2) = 0.5906, so it scores 0.6 x 0.5906 = 0.3544
+    assert by_id[sid(1)].score == 1.15  # max(1.0, 0.3544) + 0.15
     assert by_id[sid(1)].source == "embedding+graph:FAMILY_OF"
-    assert by_id[sid(2)].score == 0.7 and by_id[sid(2)].source == "embedding"
-    assert by_id[sid(3)].score == 0.6  # best hit: 2-hop FAMILY_OF 0.6 beats 1-hop KNEW 0.3
+    assert by_id[sid(2)].score == 1.0 and by_id[sid(2)].source == "embedding"
+    # best path 0.3544 plus a quarter of the 1-hop KNEW path (0.3, reached by one story): 0.4294
+    assert by_id[sid(3)].score == pytest.approx(0.6 / (1 + math.log(2)) + 0.25 * 0.3, abs=1e-6)
     assert by_id[sid(3)].source == "graph:FAMILY_OF"
     assert by_id[sid(3)].reasons == ("family connection (FAMILY_OF)", "acquaintance connection (KNEW)")
 
@@ -170,7 +174,7 @@ def test_mode_vector_ignores_graph_hits_and_facts(tok, personas):
     )
     assert out.ranked_story_ids == (sid(1),)
     assert out.metadata.sources[0].source == "embedding"
-    assert out.metadata.sources[0].score == 0.4
+    assert out.metadata.sources[0].score == 1.0  # the only cosine, calibrated to the top
     assert out.graph_results == ()
     assert "Known Connections" not in out.formatted_context
     assert "Only the graph" not in out.formatted_context
@@ -228,9 +232,9 @@ def test_format_sections_and_provenance(tok, personas):
         "Source: Linked legacy (Ivy Marsh), matched by: embedding similarity\n"
         "Shared via: Legacy link (selected stories shared)"
     )
-    # the order the context presents them: primary section by score, then connected legacies
-    assert out.ranked_story_ids == (sid(1), sid(2), sid(3))
-    assert [s.score for s in out.metadata.sources] == [1.35, 0.6, 0.6]
+    # ranked by score (1.35, 0.75, 0.6); sources follow the text: primary section, then linked
+    assert out.ranked_story_ids == (sid(1), sid(3), sid(2))
+    assert [s.score for s in out.metadata.sources] == [1.35, 0.6, 0.75]
     assert out.metadata.tokens_used == tok.count(out.formatted_context)
     assert [c.story_id for c in out.embedding_results] == [sid(1), sid(3)]
     assert [h.story_id for h in out.graph_results] == [sid(1), sid(2)]
@@ -453,10 +457,12 @@ def test_the_budget_is_never_exceeded(tok, personas, candidates, facts, budget, 
     assert out.metadata.tokens_used == tok.count(out.formatted_context)
     ids = out.ranked_story_ids
     assert len(ids) == len(set(ids)) == len(out.metadata.sources)
-    assert [s.story_id for s in out.metadata.sources] == list(ids)
+    assert {s.story_id for s in out.metadata.sources} == set(ids)
+    by_id = {s.story_id: s.score for s in out.metadata.sources}
+    assert [by_id[i] for i in ids] == sorted(by_id.values(), reverse=True)  # ranked by score
     primary = {c.story_id for c in candidates if c.primary}
-    # the primary section comes first
-    flags = [i in primary for i in ids]
+    # the text (and sources) put the primary section first
+    flags = [s.story_id in primary for s in out.metadata.sources]
     assert flags == sorted(flags, reverse=True)
 
 

@@ -254,6 +254,7 @@ class AssembledContext(Edge):
     formatted_context: str
     embedding_results: tuple[ChunkResult, ...] = ()
     graph_results: tuple[GraphHit, ...] = ()
-    #: story ids in the order the context presents them (the ranked list eval scores)
+    #: the stories in the context, best score first (the ranked list eval scores); the text
+    #: groups them by legacy, so linked-legacy stories may appear later than their rank
     ranked_story_ids: tuple[UUID, ...] = ()
     metadata: ContextMetadata

@@ -29,8 +29,9 @@ dropped, and consecutive chunks of one story are merged into one passage.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
@@ -56,6 +57,8 @@ Category = Literal["embedding", "graph"]
 HOP_FACTORS: dict[int, float] = {0: 1.0, 1: 1.0, 2: 0.6}
 ENTITY_MATCH_BONUS = 0.2
 BOTH_SOURCES_BONUS = 0.15
+#: weight of each further distinct graph path to a story, after its best one
+OTHER_PATHS_WEIGHT = 0.25
 
 CONNECTIONS_MAX_TOKENS = 200
 CONNECTIONS_MAX_SHARE = 0.05
@@ -159,14 +162,54 @@ class ScoredCandidate:
         return tuple(out)
 
 
-def score_candidate(candidate: Candidate, traversal: TraversalConfig, mode: Mode) -> ScoredCandidate | None:
-    """The candidate's combined score under `mode`, or None when that mode does not see it."""
-    embedding = candidate.embedding_score if mode != "graph" else None
+def path_key(hit: GraphHit) -> tuple[str, str, str]:
+    """The traversal path a hit came by: template, the entity or person it went through, edge."""
+    return (hit.template, (hit.entity or hit.via or "").casefold(), hit.relationship or "")
+
+
+def specificity(stories_on_path: int) -> float:
+    """Evidence of a path shrinks with the number of stories it reaches (1 story: 1.0, 5: 0.38),
+    like inverse document frequency: a place every story mentions says little about any one."""
+    return 1.0 / (1.0 + math.log(max(1, stories_on_path)))
+
+
+def calibrated_graph_score(
+    hits: Sequence[GraphHit], traversal: TraversalConfig, path_counts: Mapping[tuple[str, str, str], int]
+) -> float | None:
+    """Seed 000's hit score scaled by the path's specificity; further distinct paths add a quarter
+    of their score (several independent connections are stronger evidence than one)."""
+    best_by_path: dict[tuple[str, str, str], float] = {}
+    for hit in hits:
+        key = path_key(hit)
+        value = hit_score(hit, traversal) * specificity(path_counts.get(key, 1))
+        best_by_path[key] = max(value, best_by_path.get(key, 0.0))
+    if not best_by_path:
+        return None
+    values = sorted(best_by_path.values(), reverse=True)
+    return values[0] + OTHER_PATHS_WEIGHT * sum(values[1:])
+
+
+def score_candidate(
+    candidate: Candidate,
+    traversal: TraversalConfig,
+    mode: Mode,
+    *,
+    top_similarity: float | None = None,
+    path_counts: Mapping[tuple[str, str, str], int] | None = None,
+) -> ScoredCandidate | None:
+    """The candidate's combined score under `mode`, or None when that mode does not see it.
+
+    Cosine similarity is calibrated against the request's best one (`top_similarity` -> 1.0) so
+    both sources share a scale; graph hits are weighted by path specificity (`path_counts`)."""
+    similarity = candidate.embedding_score if mode != "graph" else None
+    embedding = similarity
+    if similarity is not None and top_similarity:
+        embedding = min(1.0, similarity / top_similarity)
     hits = candidate.graph_hits if mode != "vector" else ()
     ranked_hits = tuple(
         sorted(hits, key=lambda h: (-hit_score(h, traversal), h.hops, h.template, h.relationship or ""))
     )
-    graph = graph_score(ranked_hits, traversal)
+    graph = calibrated_graph_score(ranked_hits, traversal, path_counts or {})
     if embedding is None:
         if graph is None:
             return None
@@ -188,7 +231,20 @@ def rank_candidates(
     candidates: Iterable[Candidate], traversal: TraversalConfig, mode: Mode = "hybrid"
 ) -> list[ScoredCandidate]:
     """Scored candidates, best first: score desc, primary legacy first, then story id."""
-    scored = [s for s in (score_candidate(c, traversal, mode) for c in candidates) if s is not None]
+    candidates = list(candidates)
+    top = max((c.embedding_score for c in candidates if c.embedding_score is not None), default=None)
+    stories_by_path: dict[tuple[str, str, str], set[str]] = {}
+    for c in candidates:
+        for hit in c.graph_hits:
+            stories_by_path.setdefault(path_key(hit), set()).add(str(c.story_id))
+    counts = {key: len(ids) for key, ids in stories_by_path.items()}
+    scored = [
+        s
+        for s in (
+            score_candidate(c, traversal, mode, top_similarity=top, path_counts=counts) for c in candidates
+        )
+        if s is not None
+    ]
     return sorted(scored, key=lambda s: (-s.score, not s.candidate.primary, str(s.candidate.story_id)))
 
 
@@ -570,7 +626,17 @@ def assemble(
         formatted_context=formatted,
         embedding_results=embedding_results,
         graph_results=graph_results,
-        ranked_story_ids=tuple(s.scored.candidate.story_id for s in included),
+        ranked_story_ids=tuple(
+            s.scored.candidate.story_id
+            for s in sorted(
+                included,
+                key=lambda s: (
+                    -s.scored.score,
+                    not s.scored.candidate.primary,
+                    str(s.scored.candidate.story_id),
+                ),
+            )
+        ),
         metadata=ContextMetadata(
             intent=filtered.intent,
             sources=sources,

@@ -1,0 +1,197 @@
+"""REST API: POST /legacies/{legacy_id}/context -> the Api function, behind a Cognito user pool
+authorizer on every method and a request validator with a JSON schema for the body. The schema's
+limits come from the contracts (heirloom.contracts.context), the same ones the handler enforces."""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from cdk.config import HeirloomConfig
+from heirloom.contracts.context import (
+    MAX_HISTORY_CHARS,
+    MAX_HISTORY_MESSAGES,
+    MAX_QUERY_CHARS,
+    MAX_TOKEN_BUDGET,
+    MIN_TOKEN_BUDGET,
+    Persona,
+)
+
+CONTEXT_PATH = "/legacies/{legacy_id}/context"
+STAGE_NAME = "v1"
+ADMIN_GROUP = "admin"
+UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+
+S = apigw.JsonSchemaType
+
+
+def context_body_schema() -> apigw.JsonSchema:
+    """JSON schema (draft 4) of the POST body: `ContextBody` in heirloom.domain.context_api."""
+    message = apigw.JsonSchema(
+        type=S.OBJECT,
+        required=["role", "content"],
+        additional_properties=False,
+        properties={
+            "role": apigw.JsonSchema(type=S.STRING, enum=["user", "assistant"]),
+            "content": apigw.JsonSchema(type=S.STRING, min_length=1, max_length=MAX_HISTORY_CHARS),
+        },
+    )
+    return apigw.JsonSchema(
+        schema=apigw.JsonSchemaVersion.DRAFT4,
+        title="ContextBody",
+        type=S.OBJECT,
+        required=["query", "persona"],
+        additional_properties=False,
+        properties={
+            "query": apigw.JsonSchema(type=S.STRING, min_length=1, max_length=MAX_QUERY_CHARS),
+            "persona": apigw.JsonSchema(type=S.STRING, enum=[p.value for p in Persona]),
+            "history": apigw.JsonSchema(type=S.ARRAY, max_items=MAX_HISTORY_MESSAGES, items=message),
+            "linked_story_id": apigw.JsonSchema(type=[S.STRING, S.NULL], pattern=UUID_PATTERN),
+            "token_budget": apigw.JsonSchema(type=S.INTEGER, minimum=MIN_TOKEN_BUDGET, maximum=MAX_TOKEN_BUDGET),
+        },
+    )
+
+
+class ContextApi(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        handler: lambda_.IFunction,
+        config: HeirloomConfig,
+        log_retention: logs.RetentionDays,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.user_pool = cognito.UserPool(
+            self,
+            "Users",
+            self_sign_up_enabled=False,
+            sign_in_aliases=cognito.SignInAliases(email=True),
+            mfa=cognito.Mfa.REQUIRED,
+            mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+            password_policy=cognito.PasswordPolicy(
+                min_length=12,
+                require_lowercase=True,
+                require_uppercase=True,
+                require_digits=True,
+                require_symbols=True,
+            ),
+            account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+            feature_plan=cognito.FeaturePlan.ESSENTIALS,
+            deletion_protection=True,
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        Validations.of(self.user_pool).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-COG8",
+                reason="Essentials tier: MFA is required and sign-up is admin-only; the Plus tier's "
+                "threat protection is billed per active user and can be switched on per "
+                "environment without a redeploy of the API.",
+            )
+        )
+        cognito.CfnUserPoolGroup(
+            self,
+            "AdminGroup",
+            user_pool_id=self.user_pool.user_pool_id,
+            group_name=ADMIN_GROUP,
+            description="May request debug metadata (?debug=true)",
+        )
+        self.client = self.user_pool.add_client(
+            "Client",
+            auth_flows=cognito.AuthFlow(user_srp=True),
+            generate_secret=False,
+            prevent_user_existence_errors=True,
+            id_token_validity=Duration.hours(1),
+            access_token_validity=Duration.hours(1),
+        )
+        authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[self.user_pool])
+        access_logs = logs.LogGroup(self, "AccessLogs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY)
+        self.api = apigw.RestApi(
+            self,
+            "Api",
+            description="Heirloom context API",
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            cloud_watch_role=True,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
+            default_method_options=apigw.MethodOptions(
+                authorizer=authorizer, authorization_type=apigw.AuthorizationType.COGNITO
+            ),
+            deploy_options=apigw.StageOptions(
+                stage_name=STAGE_NAME,
+                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+                    caller=True,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+                logging_level=apigw.MethodLoggingLevel.INFO,
+                # request and response bodies hold family stories: never log them
+                data_trace_enabled=False,
+                metrics_enabled=True,
+                tracing_enabled=True,
+                throttling_rate_limit=config.api_rate_limit,
+                throttling_burst_limit=config.api_burst_limit,
+            ),
+        )
+        self._acknowledge_api()
+        validator = self.api.add_request_validator(
+            "Validator", validate_request_body=True, validate_request_parameters=True
+        )
+        self.body_model = self.api.add_model(
+            "ContextBodyModel",
+            content_type="application/json",
+            model_name="ContextBody",
+            schema=context_body_schema(),
+        )
+        for response_type in (apigw.ResponseType.BAD_REQUEST_BODY, apigw.ResponseType.BAD_REQUEST_PARAMETERS):
+            # same shape as the handler's typed 4xx bodies
+            self.api.add_gateway_response(
+                f"{response_type.response_type.title().replace('_', '')}Response",
+                type=response_type,
+                status_code="400",
+                templates={
+                    "application/json": '{"error": "InvalidRequest", "reason": "$context.error.validationErrorString"}'
+                },
+            )
+        context = self.api.root.add_resource("legacies").add_resource("{legacy_id}").add_resource("context")
+        context.add_method(
+            "POST",
+            apigw.LambdaIntegration(handler),
+            request_validator=validator,
+            request_models={"application/json": self.body_model},
+            request_parameters={
+                "method.request.path.legacy_id": True,
+                "method.request.querystring.debug": False,
+            },
+        )
+
+    def _acknowledge_api(self) -> None:
+        Validations.of(self.api).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-APIG3",
+                reason="No WAF web ACL in this stack: every method needs a Cognito token, the stage "
+                "is throttled and bodies are schema-validated; attach the account's WAF (Firewall "
+                "Manager) per environment if required.",
+            )
+        )
+        role = self.api.node.try_find_child("CloudWatchRole")
+        if role is not None:
+            Validations.of(role).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                    "AmazonAPIGatewayPushToCloudWatchLogs]",
+                    reason="API Gateway's account-level logging role (one per account and region) "
+                    "uses the AWS managed policy made for it; execution and access logging need it.",
+                )
+            )

@@ -1,0 +1,51 @@
+"""CDK app: `python -m cdk.app` from the repo root (cdk.json), or `build_app()` in tests.
+
+cdk-nag's AwsSolutions pack runs as a policy-validation plugin: synth fails on any finding that
+is not acknowledged in code with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+from aws_cdk import App, Tags, Validations  # noqa: E402
+from cdk_nag import AwsSolutionsChecks  # noqa: E402
+
+from cdk.config import STACK_NAME  # noqa: E402
+from cdk.naming import REPO_ROOT  # noqa: E402
+from cdk.stack import HeirloomStack  # noqa: E402
+
+
+def cdk_json_context(root: Path = REPO_ROOT) -> dict[str, Any]:
+    """The `context` of cdk.json, so tests build exactly what `cdk synth` builds."""
+    context: dict[str, Any] = json.loads((root / "cdk.json").read_text()).get("context", {})
+    return context
+
+
+def build_app(
+    *, outdir: str | None = None, nag: bool = True, context: dict[str, Any] | None = None
+) -> tuple[App, HeirloomStack]:
+    app = App(outdir=outdir, context={**cdk_json_context(), **(context or {})})
+    stack = HeirloomStack(
+        app,
+        STACK_NAME,
+        description="Heirloom: graph-augmented context assembly (API, workflows, Aurora, Neptune)",
+    )
+    Tags.of(app).add("project", "heirloom")
+    if nag:
+        Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app, stack
+
+
+def main() -> None:
+    app, _ = build_app()
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

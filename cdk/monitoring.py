@@ -1,0 +1,143 @@
+"""Alarms (to an SNS topic) and one dashboard: the context workflow's p95 latency and failures,
+the graph breaker's open state, dead-letter queues, and the functions."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from cdk.config import BREAKER_OPEN_METRIC, METRICS_NAMESPACE, POWERTOOLS_SERVICE, HeirloomConfig
+from cdk.functions import Functions
+
+FIVE_MINUTES = Duration.minutes(5)
+
+
+def breaker_open_metric() -> cw.Metric:
+    """Emitted by the breaker with Powertools Metrics (default `service` dimension)."""
+    return cw.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=BREAKER_OPEN_METRIC,
+        dimensions_map={"service": POWERTOOLS_SERVICE},
+        statistic="Maximum",
+        period=Duration.minutes(1),
+    )
+
+
+class Monitoring(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        context_workflow: sfn.StateMachine,
+        functions: Functions,
+        config: HeirloomConfig,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.topic = sns.Topic(self, "Alarms", display_name="Heirloom alarms", enforce_ssl=True)
+        action = cw_actions.SnsAction(self.topic)
+        latency = context_workflow.metric_time(statistic="p95", period=FIVE_MINUTES)
+        failed = context_workflow.metric_failed(statistic="Sum", period=FIVE_MINUTES)
+        timed_out = context_workflow.metric_timed_out(statistic="Sum", period=FIVE_MINUTES)
+        self.alarms: dict[str, cw.Alarm] = {
+            "ContextLatencyP95": latency.create_alarm(
+                self,
+                "ContextLatencyP95",
+                alarm_description=f"Context workflow p95 ExecutionTime above {config.context_p95_ms} ms",
+                threshold=config.context_p95_ms,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=3,
+                datapoints_to_alarm=2,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            ),
+            "ContextFailures": cw.MathExpression(
+                expression="failed + timedout",
+                using_metrics={"failed": failed, "timedout": timed_out},
+                label="Failed or timed-out executions",
+                period=FIVE_MINUTES,
+            ).create_alarm(
+                self,
+                "ContextFailures",
+                alarm_description="Context workflow executions failed or timed out (typed 4xx "
+                "errors fail executions too, hence a threshold above 1)",
+                threshold=config.context_failures_per_5min,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            ),
+            "GraphBreakerOpen": breaker_open_metric().create_alarm(
+                self,
+                "GraphBreakerOpen",
+                alarm_description="The graph circuit breaker is open: answers are vector-only",
+                threshold=1,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            ),
+        }
+        for deployed in functions.by_id.values():
+            if deployed.dead_letters is not None:
+                name = f"{deployed.construct_id}DeadLetters"
+                self.alarms[name] = deployed.dead_letters.metric_approximate_number_of_messages_visible(
+                    period=FIVE_MINUTES, statistic="Maximum"
+                ).create_alarm(
+                    self,
+                    name,
+                    alarm_description=f"{deployed.construct_id}: events failed all retries (dead-letter queue)",
+                    threshold=1,
+                    comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                    evaluation_periods=1,
+                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                )
+        for alarm in self.alarms.values():
+            alarm.add_alarm_action(action)
+        self.dashboard = self._dashboard(context_workflow, functions, latency)
+
+    def _dashboard(
+        self, workflow: sfn.StateMachine, functions: Functions, latency: cw.Metric
+    ) -> cw.Dashboard:
+        dashboard = cw.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
+        fns = [d.function for d in functions.by_id.values()]
+        dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Context workflow latency (ms)",
+                left=[
+                    workflow.metric_time(statistic="p50", period=FIVE_MINUTES, label="p50"),
+                    latency.with_(label="p95"),
+                    workflow.metric_time(statistic="p99", period=FIVE_MINUTES, label="p99"),
+                ],
+                left_annotations=[cw.HorizontalAnnotation(value=2000, label="p95 target")],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Context workflow executions",
+                left=[
+                    workflow.metric_started(period=FIVE_MINUTES, label="started"),
+                    workflow.metric_succeeded(period=FIVE_MINUTES, label="succeeded"),
+                    workflow.metric_failed(period=FIVE_MINUTES, label="failed"),
+                    workflow.metric_timed_out(period=FIVE_MINUTES, label="timed out"),
+                ],
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cw.GraphWidget(title="Graph breaker open", left=[breaker_open_metric()], width=8),
+            cw.GraphWidget(
+                title="Function errors",
+                left=[f.metric_errors(period=FIVE_MINUTES, label=f.node.id) for f in fns],
+                width=8,
+            ),
+            cw.GraphWidget(
+                title="Function duration p95 (ms)",
+                left=[f.metric_duration(statistic="p95", period=FIVE_MINUTES, label=f.node.id) for f in fns],
+                width=8,
+            ),
+        )
+        dashboard.add_widgets(
+            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms.values()), width=24)
+        )
+        return dashboard

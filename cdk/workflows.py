@@ -1,0 +1,133 @@
+"""The state machines of statemachines/*.asl.json, inlined with `DefinitionBody.from_string`
+(so cfn-lint sees them) and filled with `definition_substitutions`. EXPRESS unless listed in
+`STANDARD_WORKFLOWS`; logging of execution data and X-Ray tracing on every one."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from cdk.config import STANDARD_WORKFLOWS
+from cdk.functions import Functions
+from cdk.naming import FUNCTION_ARN_SUFFIX, TaskRef, lambda_tasks, placeholders, state_name, workflow_name
+
+
+class MissingSubstitution(ValueError):
+    """An ASL file uses `${...}` with no value: a function folder is missing or misnamed."""
+
+
+@dataclass(frozen=True)
+class WorkflowSource:
+    name: str
+    path: Path
+    text: str
+    tasks: list[TaskRef]
+
+    @classmethod
+    def read(cls, path: Path) -> WorkflowSource:
+        text = path.read_text()
+        return cls(workflow_name(path), path, text, lambda_tasks(json.loads(text)))
+
+    @property
+    def construct_id(self) -> str:
+        return f"{state_name(self.name)}Workflow"
+
+    @property
+    def kind(self) -> sfn.StateMachineType:
+        return sfn.StateMachineType.STANDARD if self.name in STANDARD_WORKFLOWS else sfn.StateMachineType.EXPRESS
+
+
+def task_timeouts(sources: list[WorkflowSource]) -> dict[str, int]:
+    """Construct id -> the smallest TimeoutSeconds of the Tasks that call it."""
+    out: dict[str, int] = {}
+    for source in sources:
+        for task in source.tasks:
+            if task.timeout_s:
+                out[task.construct_id] = min(task.timeout_s, out.get(task.construct_id, task.timeout_s))
+    return out
+
+
+class Workflows(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        sources: list[WorkflowSource],
+        functions: Functions,
+        log_retention: logs.RetentionDays,
+        root: Path,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.by_name: dict[str, sfn.StateMachine] = {}
+        stack = Stack.of(self)
+        for source in sources:
+            substitutions = self._substitutions(source, functions, root)
+            express = source.kind == sfn.StateMachineType.EXPRESS
+            log_group = logs.LogGroup(
+                self,
+                f"{source.construct_id}Logs",
+                # the vended-logs prefix keeps the CloudWatch Logs resource policy small
+                log_group_name=f"/aws/vendedlogs/states/{stack.stack_name}-{state_name(source.name)}",
+                retention=log_retention,
+                removal_policy=RemovalPolicy.DESTROY,
+            )
+            machine = sfn.StateMachine(
+                self,
+                source.construct_id,
+                state_machine_name=f"{stack.stack_name}-{state_name(source.name)}",
+                state_machine_type=source.kind,
+                definition_body=sfn.DefinitionBody.from_string(source.text),
+                definition_substitutions=substitutions,
+                logs=sfn.LogOptions(
+                    destination=log_group,
+                    level=sfn.LogLevel.ALL,
+                    # Standard workflows keep their history in the console already
+                    include_execution_data=express,
+                ),
+                tracing_enabled=True,
+            )
+            # from_string hides the Tasks from CDK: grant each called function explicitly, and
+            # only the unqualified ARN the definition uses
+            invoked = sorted({task.construct_id for task in source.tasks})
+            machine.add_to_role_policy(
+                iam.PolicyStatement(
+                    actions=["lambda:InvokeFunction"],
+                    resources=[functions[cid].function.function_arn for cid in invoked],
+                )
+            )
+            Validations.of(machine.role).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-IAM5[Resource::*]",
+                    reason="CloudWatch Logs delivery (logs:CreateLogDelivery and friends) and X-Ray "
+                    "(PutTraceSegments, GetSampling*) have no resource-level permissions; Lambda "
+                    "invocation is granted on the called functions' ARNs only.",
+                )
+            )
+            self.by_name[source.name] = machine
+
+    @staticmethod
+    def _substitutions(source: WorkflowSource, functions: Functions, root: Path) -> dict[str, str]:
+        values: dict[str, str] = {}
+        missing = []
+        for key in sorted(placeholders(source.text)):
+            construct_id = key.removesuffix(FUNCTION_ARN_SUFFIX)
+            if key.endswith(FUNCTION_ARN_SUFFIX) and construct_id in functions.by_id:
+                values[key] = functions[construct_id].function.function_arn
+            else:
+                missing.append(key)
+        if missing:
+            known = ", ".join(sorted(functions.by_id)) or "none"
+            raise MissingSubstitution(
+                f"{source.path.relative_to(root)}: no value for "
+                + ", ".join("${" + k + "}" for k in missing)
+                + f". `${{XFunctionArn}}` needs functions/<x_snake>/handler.py (functions found: {known})."
+            )
+        return values
