@@ -37,12 +37,14 @@ class Access:
     models: frozenset[Model] = frozenset()
     #: the circuit-breaker table (GetItem / PutItem)
     breaker: bool = False
-    #: the Powertools idempotency table (at-least-once async deliveries)
+    #: the Powertools idempotency table (no function uses Powertools idempotency yet)
     idempotency: bool = False
     #: read and tag objects under the import prefix
     imports: bool = False
-    #: states:StartSyncExecution on the context-assembly workflow
+    #: states:StartSyncExecution on the context-assembly workflow (CONTEXT_STATE_MACHINE_ARN)
     start_context: bool = False
+    #: states:StartExecution on the ingest_story workflow (INGEST_STATE_MACHINE_ARN)
+    start_ingestion: bool = False
     #: invoked asynchronously (EventBridge, S3): gets an SQS dead-letter queue
     asynchronous: bool = False
     #: for functions no workflow Task calls; workflow tasks take the Task's TimeoutSeconds
@@ -55,38 +57,39 @@ class Access:
 
 
 NO_ACCESS = Access()
+EMBED = frozenset({Model.EMBED})
+CLASSIFY = frozenset({Model.CLASSIFY})
 
+#: Each row is what the handler's code path calls (heirloom.services / domain), nothing more.
 ACCESS: dict[str, Access] = {
     # API Gateway -> runs the Express context workflow synchronously; nothing else
     "Api": Access(start_context=True, timeout_s=15),
-    # context workflow
-    "IntentAnalysis": Access(graph=Graph.READ, breaker=True, models=frozenset({Model.CLASSIFY})),
-    "VectorSearch": Access(database=True, models=frozenset({Model.EMBED}), memory_mb=1024),
+    # -- context_assembly (Express) --
+    # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
+    "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True),
+    "VectorSearch": Access(database=True, models=EMBED, memory_mb=1024),
     "GraphTraversal": Access(graph=Graph.READ, breaker=True),
     "AccessFilter": Access(database=True),
     "RankAssemble": Access(memory_mb=1024),
-    # ingestion: PostgreSQL first, then the graph; embeds chunks and extracts entities
-    "StoryEvents": Access(
-        database=True,
-        graph=Graph.WRITE,
-        models=frozenset({Model.EMBED, Model.CLASSIFY}),
-        idempotency=True,
-        asynchronous=True,
-        timeout_s=120,
-        memory_mb=1024,
-    ),
+    # -- story events and imports (asynchronous) --
+    # records and structural graph nodes; chunking/extraction is the ingest_story workflow's
+    "StoryEvents": Access(database=True, graph=Graph.WRITE, start_ingestion=True, asynchronous=True, timeout_s=60),
+    # ingests inline: store, chunk + embed, extract, graph
     "IngestObject": Access(
         database=True,
         graph=Graph.WRITE,
-        models=frozenset({Model.EMBED, Model.CLASSIFY}),
-        idempotency=True,
+        models=EMBED | CLASSIFY,
         imports=True,
         asynchronous=True,
         timeout_s=300,
         memory_mb=1024,
     ),
-    # re-projects PostgreSQL (the source of truth) into the graph, when the folder exists
-    "GraphSync": Access(database=True, graph=Graph.WRITE, timeout_s=300, memory_mb=1024),
+    # -- ingest_story (Express) and backfill (Standard) --
+    "ChunkEmbed": Access(database=True, models=EMBED, memory_mb=1024),
+    "ExtractEntities": Access(database=True, models=CLASSIFY, memory_mb=1024),
+    "GraphSync": Access(database=True, graph=Graph.WRITE),
+    "IngestFailed": Access(database=True),
+    "BackfillPlan": Access(database=True),
 }
 
 

@@ -37,6 +37,8 @@ NEPTUNE_PORT = 8182
 
 #: the workflow the Api function runs synchronously
 CONTEXT_WORKFLOW = "context_assembly"
+#: the workflow StoryEvents starts for each new or changed story
+INGEST_WORKFLOW = "ingest_story"
 #: workflows that are STANDARD; every other ASL file is an EXPRESS workflow
 STANDARD_WORKFLOWS = frozenset({"backfill"})
 BACKFILL_WORKFLOW = "backfill"
@@ -59,6 +61,8 @@ class HeirloomConfig:
     inference_profile_regions: tuple[str, ...] = ("us-east-1", "us-east-2", "us-west-2")
     #: EventBridge schedule of the backfill workflow (when statemachines/backfill.asl.json exists)
     backfill_schedule: str = "cron(0 3 * * ? *)"
+    backfill_page_size: int = 50
+    backfill_pace_seconds: int = 2
     #: alarm thresholds
     context_p95_ms: int = 2000
     context_failures_per_5min: int = 5

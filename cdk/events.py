@@ -67,8 +67,22 @@ class Events(Construct):
                 "BackfillSchedule",
                 schedule=events.Schedule.expression(config.backfill_schedule),
                 description="Nightly backfill workflow",
-                targets=[targets.SfnStateMachine(backfill, retry_attempts=2)],
+                targets=[
+                    targets.SfnStateMachine(
+                        backfill,
+                        input=events.RuleTargetInput.from_object(backfill_input(config)),
+                        retry_attempts=2,
+                    )
+                ],
             )
+
+
+def backfill_input(config: HeirloomConfig) -> dict[str, object]:
+    """The backfill workflow's input (as `heirloom backfill` builds it): start from the first page."""
+    return {
+        "next": {"after": None, "page_size": config.backfill_page_size},
+        "pace_seconds": config.backfill_pace_seconds,
+    }
 
 
 def _queue(deployed: DeployedFunction) -> sqs.IQueue:

@@ -32,7 +32,7 @@ from cdk.config import (
     HeirloomConfig,
 )
 from cdk.data import Data
-from cdk.layers import ARCHITECTURE, RUNTIME, Layers
+from cdk.layers import ARCHITECTURE, RUNTIME, RUNTIME_PIN_REASON, Layers
 from cdk.naming import state_name
 from cdk.network import Network
 
@@ -203,6 +203,7 @@ class Functions:
             retry_attempts=2 if access.asynchronous else None,
         )
         self._grant(role, access, security_group)
+        Validations.of(function).acknowledge(Acknowledgment(id="AwsSolutions-L1", reason=RUNTIME_PIN_REASON))
         Validations.of(role).acknowledge(
             Acknowledgment(
                 id="AwsSolutions-IAM5[Resource::*]",
@@ -289,9 +290,14 @@ class Functions:
         logical_id: str = self.stack.resolve(self.stack.get_logical_id(element))
         return logical_id
 
-    def grant_start_context(self, workflow: sfn.StateMachine) -> None:
-        """Api (and any function with start_context) may run the context workflow, nothing else."""
+    def grant_workflows(self, context: sfn.StateMachine, ingest: sfn.StateMachine | None) -> None:
+        """Functions that start a workflow get that one workflow's ARN and start action only."""
         for deployed in self.by_id.values():
             if deployed.access.start_context:
-                workflow.grant_start_sync_execution(deployed.role)
-                deployed.function.add_environment("CONTEXT_STATE_MACHINE_ARN", workflow.state_machine_arn)
+                context.grant_start_sync_execution(deployed.role)
+                deployed.function.add_environment("CONTEXT_STATE_MACHINE_ARN", context.state_machine_arn)
+            if deployed.access.start_ingestion:
+                if ingest is None:
+                    raise LookupError(f"{deployed.construct_id} starts ingest_story, which has no ASL file")
+                ingest.grant_start_execution(deployed.role)
+                deployed.function.add_environment("INGEST_STATE_MACHINE_ARN", ingest.state_machine_arn)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import cast
 
-from aws_cdk import Acknowledgment, CustomResource, Duration, RemovalPolicy, Validations
+from aws_cdk import Acknowledgment, CfnElement, CustomResource, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -17,7 +18,7 @@ from constructs import Construct
 from cdk.config import DATABASE_NAME, EMBEDDING_DIM
 from cdk.data import Data
 from cdk.functions import ENI_ACTIONS
-from cdk.layers import ARCHITECTURE, RUNTIME, Layers
+from cdk.layers import ARCHITECTURE, RUNTIME, RUNTIME_PIN_REASON, Layers
 from cdk.network import Network
 
 HANDLER_DIR = Path(__file__).resolve().parent / "migrate"
@@ -86,12 +87,19 @@ class Migrations(Construct):
                 "EMBEDDING_DIM": str(EMBEDDING_DIM),
             },
         )
+        Validations.of(self.function).acknowledge(Acknowledgment(id="AwsSolutions-L1", reason=RUNTIME_PIN_REASON))
         framework_logs = logs.LogGroup(
             self, "ProviderLogs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY
         )
         provider = cr.Provider(self, "Provider", on_event_handler=self.function, log_group=framework_logs)
         framework = provider.node.find_child("framework-onEvent")
+        function_id = Stack.of(self).resolve(
+            Stack.of(self).get_logical_id(cast(CfnElement, self.function.node.default_child))
+        )
         for rule_id, reason in {
+            f"AwsSolutions-IAM5[Resource::<{function_id}.Arn>:*]": (
+                "CDK Provider framework: it may invoke any version of the one migration function."
+            ),
             "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
                 "CDK Provider framework function (not our code): its role is created by the "
                 "framework with the basic execution managed policy."

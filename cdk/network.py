@@ -15,6 +15,8 @@ INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "StepFunctions": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
     "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
 }
+#: a literal (not the VPC's CIDR attribute) so security-group rules stay checkable at synth
+VPC_CIDR = "10.40.0.0/16"
 GATEWAY_ENDPOINTS: dict[str, ec2.GatewayVpcEndpointAwsService] = {
     "S3": ec2.GatewayVpcEndpointAwsService.S3,
     "DynamoDb": ec2.GatewayVpcEndpointAwsService.DYNAMODB,
@@ -27,7 +29,7 @@ class Network(Construct):
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
-            ip_addresses=ec2.IpAddresses.cidr("10.40.0.0/16"),
+            ip_addresses=ec2.IpAddresses.cidr(VPC_CIDR),
             max_azs=2,
             nat_gateways=0,
             subnet_configuration=[
@@ -57,7 +59,7 @@ class Network(Construct):
             allow_all_outbound=False,
         )
         self.endpoint_security_group.add_ingress_rule(
-            ec2.Peer.ipv4(self.vpc.vpc_cidr_block), ec2.Port.tcp(443), "HTTPS from the VPC"
+            ec2.Peer.ipv4(VPC_CIDR), ec2.Port.tcp(443), "HTTPS from the VPC"
         )
         self.endpoints = {
             name: self.vpc.add_interface_endpoint(

@@ -10,7 +10,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from cdk.api import ContextApi
-from cdk.config import BACKFILL_WORKFLOW, CONTEXT_WORKFLOW, HeirloomConfig
+from cdk.config import BACKFILL_WORKFLOW, CONTEXT_WORKFLOW, INGEST_WORKFLOW, HeirloomConfig
 from cdk.data import Data
 from cdk.events import Events
 from cdk.functions import Functions
@@ -83,7 +83,7 @@ class HeirloomStack(Stack):
         context = self.workflows.by_name.get(CONTEXT_WORKFLOW)
         if context is None:
             raise MissingFunction(f"statemachines/{CONTEXT_WORKFLOW}.asl.json is missing")
-        self.functions.grant_start_context(context)
+        self.functions.grant_workflows(context, self.workflows.by_name.get(INGEST_WORKFLOW))
         self.api = ContextApi(
             self, "ContextApi", handler=self._required("Api").function, config=config, log_retention=retention
         )

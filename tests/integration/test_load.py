@@ -43,5 +43,6 @@ def test_an_edited_story_is_rechunked_and_an_unchanged_one_is_not(ports, tmp_pat
     ports.embedder.embed = lambda texts: calls.append(list(texts)) or original(texts)  # type: ignore[method-assign]
     report = load_dataset(ports, mini.write(tmp_path / "b", {"stories": rows}))
     assert report.changes["stories"]["updated"] == 1 and report.changes["stories"]["unchanged"] == 3
-    assert calls == [["A new first paragraph.", "A second.", "A third."]]
-    assert [c.text for c in ports.vectors.chunks_of(rows[0]["id"])] == calls[0]
+    paragraphs = ["A new first paragraph.", "A second.", "A third."]
+    assert calls == [[f"The orchard\n\n{p}" for p in paragraphs]]  # embedded under the title
+    assert [c.text for c in ports.vectors.chunks_of(rows[0]["id"])] == paragraphs

@@ -75,7 +75,13 @@ class StoryStore(Protocol):
 
     def mark_graph_synced(self, story_id: UUID, content_hash: str, extractor_version: str) -> None: ...
     def stories_needing_processing(
-        self, *, after: UUID | None, limit: int, embedder: str, extractor_version: str | None
+        self,
+        *,
+        after: UUID | None,
+        limit: int,
+        embedder: str,
+        extractor_version: str | None,
+        chunk_format: str,
     ) -> list[UUID]:
         """Story ids (ascending, after `after`) whose chunks or graph facts are behind."""
         ...

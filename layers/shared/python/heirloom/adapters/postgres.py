@@ -450,19 +450,25 @@ class PgStoryStore:
             )
 
     def stories_needing_processing(
-        self, *, after: UUID | None, limit: int, embedder: str, extractor_version: str | None
+        self,
+        *,
+        after: UUID | None,
+        limit: int,
+        embedder: str,
+        extractor_version: str | None,
+        chunk_format: str,
     ) -> list[UUID]:
         rows = (
             self.db.connection()
             .execute(
                 "SELECT s.id FROM stories s LEFT JOIN story_processing p ON p.story_id = s.id"
                 " WHERE (%s::uuid IS NULL OR s.id > %s::uuid)"
-                " AND (p.story_id IS NULL OR p.chunks_hash IS DISTINCT FROM s.content_hash"
+                " AND (p.story_id IS NULL OR p.chunks_hash IS DISTINCT FROM s.content_hash || ':' || %s"
                 " OR p.embedder IS DISTINCT FROM %s"
                 " OR (%s::text IS NOT NULL AND (p.graph_hash IS DISTINCT FROM s.content_hash"
                 " OR p.extractor_version IS DISTINCT FROM %s::text)))"
                 " ORDER BY s.id LIMIT %s",
-                (after, after, embedder, extractor_version, extractor_version, limit),
+                (after, after, chunk_format, embedder, extractor_version, extractor_version, limit),
             )
             .fetchall()
         )

@@ -105,17 +105,32 @@ def apply_link(ports: IngestionPorts, link: Link) -> Change:
     return change
 
 
+#: how chunks are built and embedded; part of the index key, so a change re-indexes on backfill
+CHUNK_FORMAT = "para500-title1"
+
+
+def index_key(digest: str) -> str:
+    """What the chunk index records for a story: its content hash and the chunk format."""
+    return f"{digest}:{CHUNK_FORMAT}"
+
+
+def embedding_text(title: str, chunk: str) -> str:
+    """The text embedded for a chunk: the story title as a header, then the paragraph."""
+    return f"{title}\n\n{chunk}"
+
+
 def index_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
     """Chunk and embed `story` unless the index already holds this content; True if it did."""
-    if ports.vectors.indexed_hash(story.id) == digest:
+    key = index_key(digest)
+    if ports.vectors.indexed_hash(story.id) == key:
         return False
     chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
-    vectors = ports.embedder.embed([c.text for c in chunks]) if chunks else []
+    vectors = ports.embedder.embed([embedding_text(story.title, c.text) for c in chunks]) if chunks else []
     embedded = [
         EmbeddedChunk(index=c.index, text=c.text, token_count=c.token_count, embedding=tuple(v))
         for c, v in zip(chunks, vectors, strict=True)
     ]
-    ports.vectors.replace_chunks(story.id, embedded, digest)
+    ports.vectors.replace_chunks(story.id, embedded, key)
     return True
 
 

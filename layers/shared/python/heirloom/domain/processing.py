@@ -17,7 +17,7 @@ from heirloom.contracts.ingestion import (
     GraphSyncResult,
 )
 from heirloom.domain.chunking import content_hash
-from heirloom.domain.ingestion import IngestionPorts, extract_story, index_story, sync_entities
+from heirloom.domain.ingestion import CHUNK_FORMAT, IngestionPorts, extract_story, index_story, sync_entities
 
 
 def chunk_embed_step(ports: IngestionPorts, story_id: UUID) -> ChunkEmbedResult:
@@ -78,6 +78,7 @@ def plan_backfill(ports: IngestionPorts, request: BackfillRequest) -> BackfillPa
         limit=request.page_size,
         embedder=ports.embedder.model_id,
         extractor_version=ports.extractor_version if ports.extractor is not None else None,
+        chunk_format=CHUNK_FORMAT,
     )
     done = len(ids) < request.page_size
     return BackfillPage(

@@ -1,0 +1,78 @@
+"""One naming rule: folder functions/intent_analysis -> state IntentAnalysis -> substitution
+${IntentAnalysisFunctionArn} -> construct id IntentAnalysis (-> events/intent_analysis.json)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk import aws_lambda as lambda_
+
+from cdk.naming import (
+    REPO_ROOT,
+    function_arn_key,
+    function_folders,
+    lambda_tasks,
+    placeholders,
+    state_name,
+    workflow_files,
+)
+from heirloom.local import functions as local
+
+FOLDERS = function_folders()
+WORKFLOWS = workflow_files()
+
+
+def test_repo_root_is_computed_from_the_package_not_the_cwd():
+    assert (REPO_ROOT / "cdk" / "naming.py").is_file()
+    assert FOLDERS, "no functions/<name>/handler.py found"
+    assert WORKFLOWS, "no statemachines/*.asl.json found"
+
+
+def test_discovery_matches_the_local_runner():
+    assert FOLDERS == local.function_names()
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_rule_is_the_local_runners_rule_and_round_trips(folder):
+    assert state_name(folder) == local.state_name(folder)
+    assert local.folder_name(state_name(folder)) == folder
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_each_folder_is_a_function_construct_with_that_id(built, folder):
+    construct = built.stack.node.try_find_child(state_name(folder))
+    assert isinstance(construct, lambda_.Function), f"no Lambda construct {state_name(folder)!r} for {folder}"
+    resource = built.resources[built.logical_id(construct)]
+    assert resource["Type"] == "AWS::Lambda::Function"
+    assert resource["Properties"]["Handler"] == "handler.handler"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_task_names_its_function_by_the_rule(path):
+    tasks = lambda_tasks(json.loads(path.read_text()))
+    assert tasks, f"{path.name} has no Lambda tasks"
+    for task in tasks:
+        # the state is named after the function it calls, and that function exists
+        assert task.key == function_arn_key(task.state), f"{path.name}: state {task.state} calls ${{{task.key}}}"
+        assert (REPO_ROOT / "functions" / local.folder_name(task.state) / "handler.py").is_file()
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_placeholder_has_a_substitution_pointing_at_its_function(built, path):
+    name = path.name.removesuffix(".asl.json")
+    machine = built.stack.workflows.by_name[name]
+    props = built.resources[built.logical_id(machine)]["Properties"]
+    substitutions = props.get("DefinitionSubstitutions", {})
+    used = placeholders(path.read_text())
+    assert used == set(substitutions), f"{path.name}: placeholders {used} vs substitutions {set(substitutions)}"
+    for key, value in substitutions.items():
+        function = built.stack.node.find_child(key.removesuffix("FunctionArn"))
+        assert value == {"Fn::GetAtt": [built.logical_id(function), "Arn"]}
+
+
+def test_sample_events_follow_the_rule():
+    # events/<folder>.json (or events/<folder>/...) is the sample for sam local invoke and tests
+    for sample in (REPO_ROOT / "events").iterdir():
+        folder = sample.name.removesuffix(".json")
+        assert folder in FOLDERS, f"events/{sample.name} matches no function folder"
