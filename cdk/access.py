@@ -73,7 +73,9 @@ ACCESS: dict[str, Access] = {
     "RankAssemble": Access(memory_mb=1024),
     # -- story events and imports (asynchronous) --
     # records and structural graph nodes; chunking/extraction is the ingest_story workflow's
-    "StoryEvents": Access(database=True, graph=Graph.WRITE, start_ingestion=True, asynchronous=True, timeout_s=60),
+    "StoryEvents": Access(
+        database=True, graph=Graph.WRITE, start_ingestion=True, asynchronous=True, timeout_s=60
+    ),
     # ingests inline: store, chunk + embed, extract, graph
     "IngestObject": Access(
         database=True,

@@ -51,7 +51,9 @@ def context_body_schema() -> apigw.JsonSchema:
             "persona": apigw.JsonSchema(type=S.STRING, enum=[p.value for p in Persona]),
             "history": apigw.JsonSchema(type=S.ARRAY, max_items=MAX_HISTORY_MESSAGES, items=message),
             "linked_story_id": apigw.JsonSchema(type=[S.STRING, S.NULL], pattern=UUID_PATTERN),
-            "token_budget": apigw.JsonSchema(type=S.INTEGER, minimum=MIN_TOKEN_BUDGET, maximum=MAX_TOKEN_BUDGET),
+            "token_budget": apigw.JsonSchema(
+                type=S.INTEGER, minimum=MIN_TOKEN_BUDGET, maximum=MAX_TOKEN_BUDGET
+            ),
         },
     )
 
@@ -110,7 +112,9 @@ class ContextApi(Construct):
             access_token_validity=Duration.hours(1),
         )
         authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[self.user_pool])
-        access_logs = logs.LogGroup(self, "AccessLogs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY)
+        access_logs = logs.LogGroup(
+            self, "AccessLogs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY
+        )
         self.api = apigw.RestApi(
             self,
             "Api",

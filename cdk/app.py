@@ -13,12 +13,12 @@ from typing import Any
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from aws_cdk import App, Tags, Validations  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
+from aws_cdk import App, Tags, Validations
+from cdk_nag import AwsSolutionsChecks
 
-from cdk.config import STACK_NAME  # noqa: E402
-from cdk.naming import REPO_ROOT  # noqa: E402
-from cdk.stack import HeirloomStack  # noqa: E402
+from cdk.config import STACK_NAME
+from cdk.naming import REPO_ROOT
+from cdk.stack import HeirloomStack
 
 
 def cdk_json_context(root: Path = REPO_ROOT) -> dict[str, Any]:

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import cast
+
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -67,14 +70,11 @@ class Events(Construct):
                 "BackfillSchedule",
                 schedule=events.Schedule.expression(config.backfill_schedule),
                 description="Nightly backfill workflow",
-                targets=[
-                    targets.SfnStateMachine(
-                        backfill,
-                        input=events.RuleTargetInput.from_object(backfill_input(config)),
-                        retry_attempts=2,
-                    )
-                ],
+                targets=[targets.SfnStateMachine(backfill, retry_attempts=2)],
             )
+            # RuleTargetInput.from_object drops nulls, and the ASL reads $.next.after: set it raw
+            rule = cast(events.CfnRule, self.backfill_rule.node.default_child)
+            rule.add_property_override("Targets.0.Input", json.dumps(backfill_input(config)))
 
 
 def backfill_input(config: HeirloomConfig) -> dict[str, object]:

@@ -37,7 +37,11 @@ from cdk.naming import state_name
 from cdk.network import Network
 
 NEPTUNE_READ = ["neptune-db:ReadDataViaQuery"]
-NEPTUNE_WRITE = ["neptune-db:ReadDataViaQuery", "neptune-db:WriteDataViaQuery", "neptune-db:DeleteDataViaQuery"]
+NEPTUNE_WRITE = [
+    "neptune-db:ReadDataViaQuery",
+    "neptune-db:WriteDataViaQuery",
+    "neptune-db:DeleteDataViaQuery",
+]
 #: what AWSLambdaVPCAccessExecutionRole grants for the function's network interfaces
 ENI_ACTIONS = [
     "ec2:CreateNetworkInterface",
@@ -144,7 +148,7 @@ class Functions:
     def _function(
         self, root: Path, folder: str, construct_id: str, layers: Layers, task_timeout: int | None
     ) -> DeployedFunction:
-        stack, access, data = self.stack, access_for(construct_id), self.data
+        stack, access = self.stack, access_for(construct_id)
         role = iam.Role(
             stack,
             f"{construct_id}Role",
@@ -184,9 +188,7 @@ class Functions:
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler="handler.handler",
-            code=lambda_.Code.from_asset(
-                str(root / "functions" / folder), exclude=["__pycache__", "*.pyc"]
-            ),
+            code=lambda_.Code.from_asset(str(root / "functions" / folder), exclude=["__pycache__", "*.pyc"]),
             description=handler_summary(root / "functions" / folder / "handler.py"),
             layers=layers.all,
             role=role,
@@ -222,7 +224,9 @@ class Functions:
             )
             env["DATABASE_SECRET_ARN"] = data.secret.secret_arn
         if access.graph is not Graph.NONE:
-            endpoint = data.graph.attr_endpoint if access.graph is Graph.WRITE else data.graph.attr_read_endpoint
+            endpoint = (
+                data.graph.attr_endpoint if access.graph is Graph.WRITE else data.graph.attr_read_endpoint
+            )
             env["NEPTUNE_ENDPOINT"] = endpoint
             env["NEPTUNE_PORT"] = str(NEPTUNE_PORT)
             env["NEPTUNE_IAM_AUTH"] = "true"

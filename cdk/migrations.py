@@ -87,7 +87,9 @@ class Migrations(Construct):
                 "EMBEDDING_DIM": str(EMBEDDING_DIM),
             },
         )
-        Validations.of(self.function).acknowledge(Acknowledgment(id="AwsSolutions-L1", reason=RUNTIME_PIN_REASON))
+        Validations.of(self.function).acknowledge(
+            Acknowledgment(id="AwsSolutions-L1", reason=RUNTIME_PIN_REASON)
+        )
         framework_logs = logs.LogGroup(
             self, "ProviderLogs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY
         )

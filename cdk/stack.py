@@ -7,19 +7,20 @@ from typing import Any
 
 from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from cdk.api import ContextApi
 from cdk.config import BACKFILL_WORKFLOW, CONTEXT_WORKFLOW, INGEST_WORKFLOW, HeirloomConfig
 from cdk.data import Data
 from cdk.events import Events
-from cdk.functions import Functions
+from cdk.functions import DeployedFunction, Functions
 from cdk.layers import Layers
 from cdk.migrations import Migrations
 from cdk.monitoring import Monitoring
 from cdk.naming import REPO_ROOT, function_folders, workflow_files
 from cdk.network import Network
-from cdk.workflows import WorkflowSource, Workflows, task_timeouts
+from cdk.workflows import Workflows, WorkflowSource, task_timeouts
 
 #: lower-level construct the S3 notification custom resource puts in the stack
 NOTIFICATIONS_HANDLER_ID = "BucketNotificationsHandler050a0587b7544547bf325f094a3db834"
@@ -102,11 +103,13 @@ class HeirloomStack(Stack):
         self._acknowledge_notifications_handler()
         self._outputs(context)
 
-    def _required(self, construct_id: str):  # type: ignore[no-untyped-def]
+    def _required(self, construct_id: str) -> DeployedFunction:
         try:
             return self.functions[construct_id]
         except KeyError:
-            raise MissingFunction(f"the stack wires {construct_id} but functions/ has no folder for it") from None
+            raise MissingFunction(
+                f"the stack wires {construct_id} but functions/ has no folder for it"
+            ) from None
 
     def _acknowledge_notifications_handler(self) -> None:
         handler = self.node.try_find_child(NOTIFICATIONS_HANDLER_ID)
@@ -125,7 +128,7 @@ class HeirloomStack(Stack):
         }.items():
             Validations.of(role).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
-    def _outputs(self, context: Any) -> None:
+    def _outputs(self, context: sfn.StateMachine) -> None:
         outputs = {
             "ApiUrl": self.api.api.url_for_path("/legacies"),
             "UserPoolId": self.api.user_pool.user_pool_id,

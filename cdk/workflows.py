@@ -41,7 +41,9 @@ class WorkflowSource:
 
     @property
     def kind(self) -> sfn.StateMachineType:
-        return sfn.StateMachineType.STANDARD if self.name in STANDARD_WORKFLOWS else sfn.StateMachineType.EXPRESS
+        return (
+            sfn.StateMachineType.STANDARD if self.name in STANDARD_WORKFLOWS else sfn.StateMachineType.EXPRESS
+        )
 
 
 def task_timeouts(sources: list[WorkflowSource]) -> dict[str, int]:

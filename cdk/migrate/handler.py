@@ -28,7 +28,9 @@ def database_url(secret: dict[str, Any], env: dict[str, str]) -> str:
     )
 
 
-def handler(event: dict[str, Any], context: object, *, secrets: Any = None, database: Any = None) -> dict[str, Any]:
+def handler(
+    event: dict[str, Any], context: object, *, secrets: Any = None, database: Any = None
+) -> dict[str, Any]:
     if event["RequestType"] == "Delete":
         # the schema outlives the resource: the cluster is kept (snapshot) on delete
         return {"PhysicalResourceId": event.get("PhysicalResourceId", PHYSICAL_ID)}
@@ -42,10 +44,12 @@ def handler(event: dict[str, Any], context: object, *, secrets: Any = None, data
         from heirloom.adapters.postgres import PgDatabase
 
         database = PgDatabase
-    db = database(database_url(secret, env), statement_timeout_ms=600_000, embedding_dim=int(env["EMBEDDING_DIM"]))
+    db = database(
+        database_url(secret, env), statement_timeout_ms=600_000, embedding_dim=int(env["EMBEDDING_DIM"])
+    )
     try:
         applied = db.migrate()
     finally:
         db.close()
-    print(json.dumps({"migrations_applied": applied}))  # noqa: T201 - custom resource log
+    print(json.dumps({"migrations_applied": applied}))
     return {"PhysicalResourceId": PHYSICAL_ID, "Data": {"Applied": ",".join(applied) or "none"}}

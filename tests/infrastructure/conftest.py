@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,10 @@ import pytest
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from aws_cdk import Stack  # noqa: E402
-from aws_cdk.assertions import Template  # noqa: E402
+from aws_cdk.assertions import Template
 
-from cdk.app import build_app  # noqa: E402
-from cdk.stack import HeirloomStack  # noqa: E402
+from cdk.app import build_app
+from cdk.stack import HeirloomStack
 
 
 @dataclass
@@ -35,16 +35,27 @@ class Built:
     def template_path(self) -> Path:
         return self.outdir / f"{self.stack.stack_name}.template.json"
 
+    @cached_property
+    def json(self) -> dict[str, Any]:
+        """The synthesized template (read once: every to_json() is a round trip to jsii)."""
+        data: dict[str, Any] = json.loads(self.template_path.read_text())
+        return data
+
     @property
     def resources(self) -> dict[str, dict[str, Any]]:
-        resources: dict[str, dict[str, Any]] = self.template.to_json()["Resources"]
+        resources: dict[str, dict[str, Any]] = self.json["Resources"]
         return resources
 
     def logical_id(self, construct: Any) -> str:
-        element = construct.node.default_child if hasattr(construct.node, "default_child") else construct
-        element = element or construct
-        logical_id: str = Stack.of(construct).resolve(Stack.of(construct).get_logical_id(element))
-        return logical_id
+        path = construct.node.path
+        if path not in self._logical_ids:
+            element = construct.node.default_child or construct
+            self._logical_ids[path] = self.stack.resolve(self.stack.get_logical_id(element))
+        return self._logical_ids[path]
+
+    @cached_property
+    def _logical_ids(self) -> dict[str, str]:
+        return {}
 
 
 def _findings(report: Path) -> list[str]:

@@ -6,13 +6,14 @@ import pytest
 
 from heirloom.local.cli import main
 from tests.support.dataset import MiniDataset
+from tests.support.stack import stack_home
 
 
 @pytest.fixture
 def cli_env(monkeypatch, tmp_path):
     from heirloom.settings import get_settings
 
-    monkeypatch.setenv("HEIRLOOM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HEIRLOOM_HOME", str(stack_home() / "home"))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "fake")
     monkeypatch.setenv("EXTRACTOR_PROVIDER", "none")
     get_settings.cache_clear()

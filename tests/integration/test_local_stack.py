@@ -3,10 +3,11 @@
 import psutil
 
 from heirloom.local.stack import LocalStack
+from tests.support.stack import stack_home
 
 
-def test_up_twice_then_down_leaves_nothing_running(tmp_path):
-    stack = LocalStack(tmp_path / "s")
+def test_up_twice_then_down_leaves_nothing_running():
+    stack = LocalStack(stack_home() / "s")
     first = stack.up()
     second = stack.up()
     assert first.running and second == first

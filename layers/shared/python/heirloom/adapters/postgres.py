@@ -543,6 +543,11 @@ class PgVectorIndex:
                         )
                     )
             conn.execute(
+                "UPDATE story_chunks c SET tsv = to_tsvector('english', s.title || ' ' || c.content)"
+                " FROM stories s WHERE s.id = c.story_id AND c.story_id = %s",
+                (story_id,),
+            )
+            conn.execute(
                 "INSERT INTO story_processing (story_id, chunks_hash, embedder) VALUES (%s, %s, %s)"
                 " ON CONFLICT (story_id) DO UPDATE SET chunks_hash = EXCLUDED.chunks_hash,"
                 " embedder = EXCLUDED.embedder, processed_at = now()",
@@ -604,6 +609,62 @@ class PgVectorIndex:
             )
             for r in rows
         ]
+
+    def search_text(self, text: str, embedding: Sequence[float], scope: ReadScope, k: int) -> list[ChunkHit]:
+        """Chunks sharing words with `text`, scored by the summed inverse document frequency of
+        the shared words over that of all query words (0..1); cosine computed alongside."""
+        import math
+
+        import numpy as np
+        from pgvector import Vector
+
+        conn = self.db.connection()
+        terms = [
+            r["lexeme"]
+            for r in conn.execute(
+                "SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s))) AS lexeme", (text,)
+            ).fetchall()
+        ]
+        if not terms:
+            return []
+        total = int(conn.execute("SELECT count(*) AS n FROM story_chunks").fetchone()["n"])  # type: ignore[index]
+        idf = {}
+        for term in terms:
+            df = int(
+                conn.execute(
+                    "SELECT count(*) AS n FROM story_chunks WHERE tsv @@ to_tsquery('english', quote_literal(%s))",
+                    (term,),
+                ).fetchone()["n"]  # type: ignore[index]
+            )
+            idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
+        norm = sum(idf.values()) or 1.0
+        where, params = scope_sql(scope)
+        query = " | ".join(f"'{t}'" for t in terms if "'" not in t)
+        rows = conn.execute(
+            "SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
+            " 1 - (c.embedding <=> %s) AS similarity, tsvector_to_array(c.tsv) AS lexemes"
+            " FROM story_chunks c JOIN stories s ON s.id = c.story_id"
+            f" WHERE c.tsv @@ to_tsquery('english', %s) AND {where}"
+            " ORDER BY ts_rank(c.tsv, to_tsquery('english', %s)) DESC LIMIT %s",
+            [Vector(np.asarray(embedding, dtype=np.float32)), query, *params, query, int(k) * 4],
+        ).fetchall()
+        hits = []
+        for r in rows:
+            present = set(r["lexemes"] or ())
+            lexical = sum(w for t, w in idf.items() if t in present) / norm
+            hits.append(
+                ChunkHit(
+                    story_id=r["story_id"],
+                    legacy_id=r["legacy_id"],
+                    chunk_index=r["chunk_index"],
+                    text=r["content"],
+                    token_count=r["token_count"],
+                    similarity=float(r["similarity"]),
+                    lexical=round(lexical, 6),
+                )
+            )
+        hits.sort(key=lambda h: -h.lexical)
+        return hits[:k]
 
     def chunks_of(self, story_id: UUID) -> list[Chunk]:
         rows = (

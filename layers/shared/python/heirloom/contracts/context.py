@@ -103,7 +103,10 @@ class ChunkResult(Edge):
     chunk_index: int
     text: str
     token_count: int
+    #: cosine similarity of the chunk's embedding to the query's
     similarity: float
+    #: lexical match: share of the query's word weight the chunk contains (0..1)
+    lexical: float = 0.0
 
 
 class GraphHit(Edge):

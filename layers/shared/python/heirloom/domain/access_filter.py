@@ -26,6 +26,7 @@ from heirloom.contracts.context import (
     VectorBranch,
 )
 from heirloom.domain.access import ReadScope, resolve_scope
+from heirloom.domain.relevance import retrieval_score
 from heirloom.errors import NotFound
 from heirloom.ports import StoryStore, VectorIndex
 
@@ -95,7 +96,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     candidates = []
     for sid in sorted(readable, key=str):
         meta = metas[sid]
-        chunks = sorted(by_story.get(sid, []), key=lambda c: -c.similarity)
+        chunks = sorted(by_story.get(sid, []), key=lambda c: -retrieval_score(c))
         ghits = hits_by_story.get(sid, [])
         if not chunks:
             stored = [
@@ -122,7 +123,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
                 primary=primary,
                 shared_via=None if primary else shared_via.get(meta.legacy_id),  # type: ignore[arg-type]
                 chunks=tuple(chunks_out),
-                embedding_score=max((c.similarity for c in chunks), default=None),
+                embedding_score=max((retrieval_score(c) for c in chunks), default=None),
                 graph_hits=tuple(ghits),
             )
         )

@@ -1,12 +1,15 @@
-"""VectorSearch: embed the query and search the chunks the user may read."""
+"""VectorSearch: embed the query, search the chunks the user may read by embedding and by
+words (inverse-document-frequency weighted), and merge both lists."""
 
 from __future__ import annotations
 
 import time
+from uuid import UUID
 
 from heirloom.contracts.context import ChunkResult, ContextRequest, VectorBranch
 from heirloom.domain.access_filter import scope_for
-from heirloom.ports import Embedder, StoryStore, VectorIndex
+from heirloom.domain.relevance import retrieval_score
+from heirloom.ports import ChunkHit, Embedder, StoryStore, VectorIndex
 
 #: a query this short borrows the previous user message for context ("and her sister?")
 SHORT_QUERY_WORDS = 6
@@ -19,6 +22,18 @@ def query_text(request: ContextRequest) -> str:
     return f"{previous[-1]} {request.query}" if previous else request.query
 
 
+def _result(hit: ChunkHit) -> ChunkResult:
+    return ChunkResult(
+        story_id=hit.story_id,
+        legacy_id=hit.legacy_id,
+        chunk_index=hit.chunk_index,
+        text=hit.text,
+        token_count=hit.token_count,
+        similarity=round(hit.similarity, 6),
+        lexical=hit.lexical,
+    )
+
+
 def vector_search(
     request: ContextRequest, store: StoryStore, vectors: VectorIndex, embedder: Embedder, *, k: int = 24
 ) -> VectorBranch:
@@ -26,19 +41,12 @@ def vector_search(
     if request.mode == "graph":
         return VectorBranch(status="skipped")
     scope = scope_for(store, request.user_id, request.legacy_id)
-    (embedding,) = embedder.embed([query_text(request)])
-    hits = vectors.search(embedding, scope, k)
-    return VectorBranch(
-        hits=tuple(
-            ChunkResult(
-                story_id=h.story_id,
-                legacy_id=h.legacy_id,
-                chunk_index=h.chunk_index,
-                text=h.text,
-                token_count=h.token_count,
-                similarity=round(h.similarity, 6),
-            )
-            for h in hits
-        ),
-        latency_ms=round((time.monotonic() - started) * 1000, 2),
-    )
+    text = query_text(request)
+    (embedding,) = embedder.embed([text])
+    merged: dict[tuple[UUID, int], ChunkHit] = {
+        (h.story_id, h.chunk_index): h for h in vectors.search(embedding, scope, k)
+    }
+    for hit in vectors.search_text(text, embedding, scope, k):
+        merged[(hit.story_id, hit.chunk_index)] = hit  # the same cosine, plus its lexical score
+    results = sorted((_result(h) for h in merged.values()), key=lambda c: -retrieval_score(c))
+    return VectorBranch(hits=tuple(results), latency_ms=round((time.monotonic() - started) * 1000, 2))

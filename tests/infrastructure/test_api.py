@@ -1,0 +1,133 @@
+"""API Gateway: Cognito authorizer on every method, request validation with the body schema,
+and the schema agreeing with the handler's own model (ContextBody)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+# cfn-lint (pinned) ships a JSON-schema validator; the project has no jsonschema dependency
+from cfnlint.jsonschema import StandardValidator
+from pydantic import ValidationError
+
+from cdk.naming import REPO_ROOT
+from heirloom.domain.context_api import ContextBody
+
+UUID = "f8156de7-80fc-4f32-a0b0-5596b12c22c1"
+OK = {"query": "Who was her brother?", "persona": "family"}
+
+
+def of_type(resources, kind):
+    return {lid: r["Properties"] for lid, r in resources.items() if r["Type"] == kind}
+
+
+@pytest.fixture(scope="module")
+def schema(resources):
+    (model,) = of_type(resources, "AWS::ApiGateway::Model").values()
+    return model["Schema"]
+
+
+def test_every_method_requires_a_cognito_token(built, resources):
+    (authorizer_id, authorizer) = next(iter(of_type(resources, "AWS::ApiGateway::Authorizer").items()))
+    assert authorizer["Type"] == "COGNITO_USER_POOLS"
+    assert authorizer["ProviderARNs"] == [
+        {"Fn::GetAtt": [built.logical_id(built.stack.api.user_pool), "Arn"]}
+    ]
+    methods = of_type(resources, "AWS::ApiGateway::Method")
+    assert methods
+    for method in methods.values():
+        assert method["AuthorizationType"] == "COGNITO_USER_POOLS", method["HttpMethod"]
+        assert method["AuthorizerId"] == {"Ref": authorizer_id}
+
+
+def test_context_route_validates_body_and_parameters(built, resources):
+    (method,) = [
+        m for m in of_type(resources, "AWS::ApiGateway::Method").values() if m["HttpMethod"] == "POST"
+    ]
+    validator = resources[method["RequestValidatorId"]["Ref"]]["Properties"]
+    assert validator["ValidateRequestBody"] is True
+    assert validator["ValidateRequestParameters"] is True
+    assert method["RequestModels"] == {
+        "application/json": {"Ref": built.logical_id(built.stack.api.body_model)}
+    }
+    assert method["RequestParameters"]["method.request.path.legacy_id"] is True
+    integration = method["Integration"]
+    assert integration["Type"] == "AWS_PROXY"
+    api_function = built.logical_id(built.stack.node.find_child("Api"))
+    assert {"Fn::GetAtt": [api_function, "Arn"]} in integration["Uri"]["Fn::Join"][1]
+    paths = {r["PathPart"] for r in of_type(resources, "AWS::ApiGateway::Resource").values()}
+    assert paths == {"legacies", "{legacy_id}", "context"}
+
+
+def test_body_schema_limits(schema):
+    props = schema["properties"]
+    assert schema["required"] == ["query", "persona"]
+    assert schema["additionalProperties"] is False
+    assert (props["query"]["minLength"], props["query"]["maxLength"]) == (1, 2000)
+    assert sorted(props["persona"]["enum"]) == ["biographer", "colleague", "family", "friend"]
+    assert props["history"]["maxItems"] == 20
+    assert (props["token_budget"]["minimum"], props["token_budget"]["maximum"]) == (500, 16000)
+    assert props["token_budget"]["type"] == "integer"
+
+
+def test_sample_event_body_passes_the_schema(schema):
+    body = json.loads(json.loads((REPO_ROOT / "events" / "api.json").read_text())["body"])
+    assert list(StandardValidator(schema).iter_errors(body)) == []
+
+
+def _pydantic_accepts(body):
+    try:
+        ContextBody.model_validate_json(json.dumps(body))
+    except ValidationError:
+        return False
+    return True
+
+
+BODIES = [
+    (OK, True),
+    ({**OK, "query": "x"}, True),
+    (
+        {**OK, "query": "x" * 2000, "token_budget": 500, "history": [{"role": "user", "content": "hi"}] * 20},
+        True,
+    ),
+    ({**OK, "token_budget": 16000, "linked_story_id": UUID}, True),
+    ({**OK, "linked_story_id": None}, True),
+    ({**OK, "query": ""}, False),
+    ({**OK, "query": "x" * 2001}, False),
+    ({**OK, "persona": "stranger"}, False),
+    ({"query": "hi"}, False),
+    ({**OK, "history": [{"role": "user", "content": "hi"}] * 21}, False),
+    ({**OK, "history": [{"role": "system", "content": "hi"}]}, False),
+    ({**OK, "history": [{"role": "user", "content": ""}]}, False),
+    ({**OK, "token_budget": 499}, False),
+    ({**OK, "token_budget": 16001}, False),
+    ({**OK, "linked_story_id": "not-a-uuid"}, False),
+    ({**OK, "user_id": UUID}, False),
+]
+
+
+@pytest.mark.parametrize(("body", "valid"), BODIES)
+def test_gateway_and_handler_agree(schema, body, valid):
+    gateway = not list(StandardValidator(schema).iter_errors(body))
+    assert gateway is valid
+    assert _pydantic_accepts(body) is valid
+
+
+def test_stage_logs_traces_and_throttles_without_bodies(resources):
+    (stage,) = of_type(resources, "AWS::ApiGateway::Stage").values()
+    assert stage["TracingEnabled"] is True
+    assert stage["AccessLogSetting"]["DestinationArn"]
+    (settings,) = stage["MethodSettings"]
+    assert settings["LoggingLevel"] == "INFO"
+    assert settings["DataTraceEnabled"] is False
+    assert settings["ThrottlingRateLimit"] > 0
+
+
+def test_user_pool_is_invite_only_with_mfa(resources):
+    (pool,) = of_type(resources, "AWS::Cognito::UserPool").values()
+    assert pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    assert pool["MfaConfiguration"] == "ON"
+    assert pool["Policies"]["PasswordPolicy"]["MinimumLength"] >= 12
+    groups = {g["GroupName"] for g in of_type(resources, "AWS::Cognito::UserPoolGroup").values()}
+    assert "admin" in groups  # the handler's debug switch checks cognito:groups for it

@@ -1,0 +1,168 @@
+"""What `make build` produces and how the stack picks it up; discovery of new functions; the
+migration custom resource's handler."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import ClassVar
+
+import pytest
+from aws_cdk import App
+
+from cdk.app import cdk_json_context
+from cdk.build_layers import CL100K_SHA256, copy_tiktoken, runtime_requirements
+from cdk.config import TIKTOKEN_FILE, HeirloomConfig
+from cdk.layers import MissingBuild
+from cdk.migrate import handler as migrate
+from cdk.naming import REPO_ROOT
+from cdk.stack import HeirloomStack
+from cdk.workflows import MissingSubstitution
+
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+
+
+def test_deps_layer_requirements_are_the_runtime_dependencies():
+    import tomllib
+
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    assert runtime_requirements() == pyproject["project"]["dependencies"]
+    assert any(r.startswith("tiktoken") for r in runtime_requirements())
+
+
+def test_tiktoken_layer_file_works_offline(tmp_path):
+    target = copy_tiktoken(tmp_path)
+    assert target == tmp_path / "tiktoken" / TIKTOKEN_FILE
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == CL100K_SHA256
+    # a fresh interpreter, as in Lambda: TIKTOKEN_CACHE_DIR=/opt/tiktoken -> this folder
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}
+    code = "import tiktoken; print(len(tiktoken.get_encoding('cl100k_base').encode('Grandma Rose')))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert int(out.stdout.strip()) > 0
+
+
+@pytest.fixture(scope="module")
+def repo_copy(tmp_path_factory):
+    """The parts of the repository the stack reads, copied so tests can add folders and files."""
+    root = tmp_path_factory.mktemp("repo")
+    for part in ("functions", "statemachines", "layers/shared"):
+        shutil.copytree(REPO_ROOT / part, root / part, ignore=IGNORE)
+    return root
+
+
+def build(root, tmp_path, **config):
+    app = App(outdir=str(tmp_path / "out"), context=cdk_json_context())
+    return HeirloomStack(app, "Probe", root=root, config=HeirloomConfig(**config))
+
+
+def test_a_new_function_folder_deploys_with_no_extra_permissions(repo_copy, tmp_path):
+    folder = repo_copy / "functions" / "memory_lane"
+    folder.mkdir()
+    (folder / "handler.py").write_text(
+        '"""MemoryLane: a new function."""\n\n\ndef handler(event, context):\n    return event\n'
+    )
+    try:
+        stack = build(repo_copy, tmp_path)
+    finally:
+        shutil.rmtree(folder)
+    deployed = stack.functions["MemoryLane"]
+    assert stack.node.find_child("MemoryLane") is deployed.function
+    document = stack.resolve(deployed.role.node.find_child("DefaultPolicy").document)
+    actions = {
+        a
+        for s in document["Statement"]
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert actions == {
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+    }
+    cfn = deployed.function.node.default_child
+    assert cfn.vpc_config is None
+    assert cfn.description == "MemoryLane: a new function."
+    assert "DATABASE_URL" not in json.dumps(stack.resolve(cfn.environment))
+
+
+def test_an_asl_placeholder_without_a_function_fails_synth(repo_copy, tmp_path):
+    path = repo_copy / "statemachines" / "probe.asl.json"
+    task = {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True}
+    task["Parameters"] = {"FunctionName": "${NowhereFunctionArn}", "Payload": {}}
+    path.write_text(json.dumps({"StartAt": "Nowhere", "States": {"Nowhere": task}}))
+    try:
+        with pytest.raises(MissingSubstitution, match=r"probe\.asl\.json.*NowhereFunctionArn"):
+            build(repo_copy, tmp_path)
+    finally:
+        path.unlink()
+
+
+def test_placeholder_layers_without_make_build(repo_copy, tmp_path):
+    stack = build(repo_copy, tmp_path)
+    assert stack.layers.placeholders == ["Deps", "Tiktoken"]
+    with pytest.raises(MissingBuild, match="make build"):
+        build(repo_copy, tmp_path / "strict", require_built_layers=True)
+
+
+def test_built_layers_are_used_when_present(repo_copy, tmp_path):
+    deps = repo_copy / "build" / "layers" / "deps" / "python" / "somepkg"
+    deps.mkdir(parents=True)
+    (deps / "__init__.py").write_text("")
+    copy_tiktoken(repo_copy / "build" / "layers" / "tiktoken")
+    try:
+        stack = build(repo_copy, tmp_path, require_built_layers=True)
+    finally:
+        shutil.rmtree(repo_copy / "build")
+    assert stack.layers.placeholders == []
+
+
+# -- the migration custom resource ------------------------------------------------------------------
+class FakeSecrets:
+    def get_secret_value(self, SecretId):
+        assert SecretId == "arn:secret"
+        return {"SecretString": json.dumps({"username": "heirloom", "password": "p@ss word"})}
+
+
+class FakeDatabase:
+    created: ClassVar[list[FakeDatabase]] = []
+
+    def __init__(self, url, *, statement_timeout_ms, embedding_dim):
+        self.url, self.embedding_dim = url, embedding_dim
+        FakeDatabase.created.append(self)
+        self.closed = False
+
+    def migrate(self):
+        return ["001_core.sql"]
+
+    def close(self):
+        self.closed = True
+
+
+def test_migration_handler_applies_migrations_on_create(monkeypatch):
+    env = {
+        "DB_SECRET_ARN": "arn:secret",
+        "DB_HOST": "writer.example",
+        "DB_NAME": "heirloom",
+        "EMBEDDING_DIM": "1024",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    out = migrate.handler({"RequestType": "Create"}, None, secrets=FakeSecrets(), database=FakeDatabase)
+    assert out == {"PhysicalResourceId": migrate.PHYSICAL_ID, "Data": {"Applied": "001_core.sql"}}
+    db = FakeDatabase.created[-1]
+    assert db.closed and db.embedding_dim == 1024
+    assert "host=writer.example" in db.url and "sslmode=require" in db.url
+    assert "password='p@ss word'" in db.url
+
+
+def test_migration_handler_keeps_the_schema_on_delete():
+    out = migrate.handler(
+        {"RequestType": "Delete", "PhysicalResourceId": "x"}, None, secrets=object(), database=object()
+    )
+    assert out == {"PhysicalResourceId": "x"}

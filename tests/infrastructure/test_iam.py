@@ -1,0 +1,180 @@
+"""Least privilege, per function: the exact set of actions each role may use, and on what.
+
+EXPECTED is written out here on purpose (a second copy of cdk/access.py): a change of permissions
+changes this file too, so it shows up in review.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cdk.access import ACCESS
+from cdk.config import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
+from cdk.naming import function_folders, state_name
+
+LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+ENI = {
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+}
+DB = {"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}
+GRAPH_READ = {"neptune-db:ReadDataViaQuery"}
+GRAPH_WRITE = GRAPH_READ | {"neptune-db:WriteDataViaQuery", "neptune-db:DeleteDataViaQuery"}
+BEDROCK = {"bedrock:InvokeModel"}
+BREAKER = {"dynamodb:GetItem", "dynamodb:PutItem"}
+DLQ = {"sqs:SendMessage"}
+
+EXPECTED: dict[str, set[str]] = {
+    "Api": {"states:StartSyncExecution"},
+    "IntentAnalysis": DB | GRAPH_READ | BREAKER,
+    "VectorSearch": DB | BEDROCK,
+    "GraphTraversal": GRAPH_READ | BREAKER,
+    "AccessFilter": DB,
+    "RankAssemble": set(),
+    "StoryEvents": DB | GRAPH_WRITE | {"states:StartExecution"} | DLQ,
+    "IngestObject": DB | GRAPH_WRITE | BEDROCK | {"s3:GetObject", "s3:PutObjectTagging"} | DLQ,
+    "ChunkEmbed": DB | BEDROCK,
+    "ExtractEntities": DB | BEDROCK,
+    "GraphSync": DB | GRAPH_WRITE,
+    "IngestFailed": DB,
+    "BackfillPlan": DB,
+}
+IN_VPC = {cid for cid, actions in EXPECTED.items() if actions & (DB | GRAPH_READ)}
+FUNCTIONS = [state_name(f) for f in function_folders()]
+
+
+def _list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def statements(built, construct_id):
+    role = built.stack.node.find_child(construct_id).role
+    role_id = built.logical_id(role)
+    out = []
+    for resource in built.resources.values():
+        if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in resource["Properties"]["Roles"]:
+            for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+                assert statement["Effect"] == "Allow"
+                out.append((set(_list(statement["Action"])), _list(statement["Resource"])))
+    return out
+
+
+def actions_of(built, construct_id):
+    return set().union(*(actions for actions, _ in statements(built, construct_id)))
+
+
+def resources_for(built, construct_id, action):
+    return [
+        r for actions, resources in statements(built, construct_id) if action in actions for r in resources
+    ]
+
+
+def test_expected_table_covers_access_table():
+    assert set(EXPECTED) == set(ACCESS), "cdk/access.py and this test disagree on which functions have rows"
+
+
+@pytest.mark.parametrize("construct_id", FUNCTIONS)
+def test_each_function_has_exactly_its_actions(built, construct_id):
+    baseline = LOGS | XRAY | (ENI if construct_id in IN_VPC else set())
+    # a function without a row (a new folder) gets logs and tracing only
+    assert actions_of(built, construct_id) == baseline | EXPECTED.get(construct_id, set())
+
+
+@pytest.mark.parametrize("construct_id", FUNCTIONS)
+def test_roles_have_no_managed_policies_and_wildcards_only_where_unavoidable(built, construct_id):
+    role = built.resources[built.logical_id(built.stack.node.find_child(construct_id).role)]
+    assert "ManagedPolicyArns" not in role["Properties"]
+    for actions, resources in statements(built, construct_id):
+        if "*" in resources:
+            assert actions <= XRAY | ENI, f"{construct_id}: {actions} on '*'"
+
+
+def test_graph_writes_only_for_ingestion(built):
+    writers = {cid for cid in FUNCTIONS if "neptune-db:WriteDataViaQuery" in actions_of(built, cid)}
+    deleters = {cid for cid in FUNCTIONS if "neptune-db:DeleteDataViaQuery" in actions_of(built, cid)}
+    assert writers == deleters == {"StoryEvents", "IngestObject", "GraphSync"}
+    readers = {cid for cid in FUNCTIONS if "neptune-db:ReadDataViaQuery" in actions_of(built, cid)}
+    assert {"GraphTraversal", "IntentAnalysis"} <= readers
+
+
+def test_neptune_actions_are_scoped_to_the_cluster(built):
+    cluster = built.logical_id(built.stack.data.graph)
+    for cid in ("GraphTraversal", "IntentAnalysis", "GraphSync"):
+        (resource,) = resources_for(built, cid, "neptune-db:ReadDataViaQuery")
+        assert {"Fn::GetAtt": [cluster, "ClusterResourceId"]} in resource["Fn::Join"][1]
+
+
+def _arn_text(resource):
+    return "".join(p if isinstance(p, str) else json.dumps(p) for p in resource["Fn::Join"][1])
+
+
+def test_bedrock_only_the_named_models(built):
+    for cid in FUNCTIONS:
+        arns = [_arn_text(r) for r in resources_for(built, cid, "bedrock:InvokeModel")]
+        for arn in arns:
+            assert "*" not in arn
+            assert arn.endswith((f"foundation-model/{TITAN_EMBED_MODEL_ID}", HAIKU_MODEL_ID)), arn
+    embedders = {
+        cid
+        for cid in FUNCTIONS
+        if any(
+            a.endswith(TITAN_EMBED_MODEL_ID)
+            for a in map(_arn_text, resources_for(built, cid, "bedrock:InvokeModel"))
+        )
+    }
+    extractors = {
+        cid
+        for cid in FUNCTIONS
+        if any(
+            a.endswith(HAIKU_MODEL_ID)
+            for a in map(_arn_text, resources_for(built, cid, "bedrock:InvokeModel"))
+        )
+    }
+    assert embedders == {"VectorSearch", "ChunkEmbed", "IngestObject"}
+    assert extractors == {"ExtractEntities", "IngestObject"}
+    haiku = {_arn_text(r) for r in resources_for(built, "ExtractEntities", "bedrock:InvokeModel")}
+    assert any(f"inference-profile/us.{HAIKU_MODEL_ID}" in a for a in haiku)
+
+
+def test_breaker_table_only_for_intent_and_traversal(built):
+    table = {"Fn::GetAtt": [built.logical_id(built.stack.data.breaker_table), "Arn"]}
+    users = {cid for cid in FUNCTIONS if table in resources_for(built, cid, "dynamodb:PutItem")}
+    assert users == {"IntentAnalysis", "GraphTraversal"}
+
+
+def test_only_api_runs_the_context_workflow(built):
+    context = {"Ref": built.logical_id(built.stack.workflows.by_name["context_assembly"])}
+    starters = {cid for cid in FUNCTIONS if "states:StartSyncExecution" in actions_of(built, cid)}
+    assert starters == {"Api"}
+    assert resources_for(built, "Api", "states:StartSyncExecution") == [context]
+
+
+def test_story_events_starts_only_the_ingestion_workflow(built):
+    ingest = {"Ref": built.logical_id(built.stack.workflows.by_name["ingest_story"])}
+    assert resources_for(built, "StoryEvents", "states:StartExecution") == [ingest]
+
+
+def test_secret_read_only_for_database_functions(built):
+    secret = {"Ref": built.logical_id(built.stack.data.secret)}
+    readers = {
+        cid for cid in FUNCTIONS if secret in resources_for(built, cid, "secretsmanager:GetSecretValue")
+    }
+    assert readers == {cid for cid, actions in EXPECTED.items() if actions & DB}
+
+
+def test_imports_only_under_the_prefix(built):
+    (resource,) = resources_for(built, "IngestObject", "s3:GetObject")
+    assert _arn_text(resource).endswith("/imports/*")
+
+
+def test_vpc_placement_follows_access(built):
+    for cid in FUNCTIONS:
+        props = built.resources[built.logical_id(built.stack.node.find_child(cid))]["Properties"]
+        assert ("VpcConfig" in props) is (cid in IN_VPC), cid
