@@ -157,7 +157,7 @@ def test_there_as_a_place_or_as_an_empty_subject():
         ("Tell me about her relationship with Uncle Otto", Intent.RELATIONAL),
         ("How did Sabine and Otto get along?", Intent.RELATIONAL),
         ("Who was James Orr to her?", Intent.RELATIONAL),
-        ("Where did they first meet?", Intent.RELATIONAL),
+        ("Where did they first meet?", Intent.SPATIAL),  # the question asks for a place
         ("What was Grandma's life like in the 1950s?", Intent.TEMPORAL),
         ("What happened in 1961?", Intent.TEMPORAL),
         ("What did she do after the war, when she was young?", Intent.TEMPORAL),
@@ -252,3 +252,30 @@ def test_that_summer_and_there_resolve(gaz):
 def test_the_subject_is_not_resolved_into_matches(gaz):
     history = (user("Tell me about Grandma."),)
     assert ask(gaz, "What did she love?", history).matches == ()
+
+
+def test_a_name_only_a_linked_legacy_knows_points_across_the_link():
+    gaz = Gazetteer.build(
+        [
+            ("p1", "Person", "Ada Marsh", (), "primary"),
+            ("x1", "Object", "lace veil", (), "linked"),
+            ("x2", "Object", "pocket watch", (), "primary"),
+        ]
+    )
+    across = classify("Who sewed the lace veil?", (), gaz, "Ada Marsh", "primary")
+    assert across.intent is Intent.CROSS_LEGACY
+    home = classify("Who sewed the pocket watch case?", (), gaz, "Ada Marsh", "primary")
+    assert home.intent is not Intent.CROSS_LEGACY
+
+
+@pytest.mark.parametrize(
+    "query,intent",
+    [
+        ("When did the family leave the farm?", Intent.TEMPORAL),
+        ("How long did the strike last?", Intent.TEMPORAL),
+        ("Where did the wedding take place?", Intent.SPATIAL),
+        ("Who taught him to fish?", Intent.RELATIONAL),
+    ],
+)
+def test_the_opening_question_word_names_the_answer_wanted(query, intent):
+    assert classify(query, (), Gazetteer.build([]), "Ada Marsh").intent is intent

@@ -35,6 +35,8 @@ class GazetteerEntry(NamedTuple):
     label: Label
     name: str
     aliases: Sequence[str] = ()
+    #: the legacy the node belongs to ("" when unknown)
+    legacy_id: str = ""
 
 
 # -- lexicons ---------------------------------------------------------------------------------
@@ -170,6 +172,25 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
         ),
     ),
 }
+#: the question word that opens a question names the kind of answer wanted
+QUESTION_HEADS: dict[Intent, Cue] = {
+    Intent.TEMPORAL: (
+        0.7,
+        re.compile(
+            r"(?:^|[.?!]\s+)(?:and |so |but )?(?:when|what year|in what year|"
+            r"how long|how old|since when)\s+\w",
+            re.IGNORECASE,
+        ),
+    ),
+    Intent.SPATIAL: (
+        0.7,
+        re.compile(r"(?:^|[.?!]\s+)(?:and |so |but )?(?:where|in what (?:town|city|place))\s+\w", re.IGNORECASE),
+    ),
+    Intent.RELATIONAL: (0.55, re.compile(r"(?:^|[.?!]\s+)(?:and |so |but )?(?:who|whom)\s+\w", re.IGNORECASE)),
+}
+#: a named entity that only a linked legacy holds points the question across the link
+LINKED_MATCH_WEIGHT = 0.6
+
 #: the order that settles a tie (more specific intents first)
 PRIORITY: tuple[Intent, ...] = (
     Intent.CROSS_LEGACY,
@@ -352,13 +373,19 @@ class Gazetteer:
         return len(self.entries)
 
     @classmethod
-    def build(cls, entries: Iterable[GazetteerEntry | tuple[str, str, str, Sequence[str]]]) -> Gazetteer:
+    def build(
+        cls,
+        entries: Iterable[
+            GazetteerEntry | tuple[str, str, str, Sequence[str]] | tuple[str, str, str, Sequence[str], str]
+        ],
+    ) -> Gazetteer:
         items: list[GazetteerEntry] = []
         for raw in entries:
-            node_id, label, name, aliases = raw
+            node_id, label, name, aliases, *rest = raw
             if label not in LABELS:
                 raise ValueError(f"gazetteer entry {node_id}: label {label!r} is not one of {sorted(LABELS)}")
-            items.append(GazetteerEntry(str(node_id), cast(Label, label), name, tuple(aliases)))
+            legacy = str(rest[0]) if rest else ""
+            items.append(GazetteerEntry(str(node_id), cast(Label, label), name, tuple(aliases), legacy))
 
         explicit: dict[tuple[str, ...], list[int]] = {}
         derived: dict[tuple[str, ...], list[int]] = {}
@@ -491,10 +518,17 @@ def _recent(history: Sequence[Message], gazetteer: Gazetteer) -> _Recent:
     return _Recent(person, place, period)
 
 
-def classify(query: str, history: Sequence[Message], gazetteer: Gazetteer, subject_name: str) -> QueryIntent:
+def classify(
+    query: str,
+    history: Sequence[Message],
+    gazetteer: Gazetteer,
+    subject_name: str,
+    primary_legacy_id: str = "",
+) -> QueryIntent:
     """The intent of `query` with its entities (matches of the gazetteer, time expressions and
     resolved pronouns). The legacy's subject is left out of the matches: every question is about
-    them, and naming them would tag every story that mentions them."""
+    them, and naming them would tag every story that mentions them. With `primary_legacy_id`,
+    a name known only in a linked legacy is evidence for `cross_legacy`."""
     started = time.perf_counter()
     subject = _keys(subject_name)
     mentions = gazetteer.find(query)
@@ -523,6 +557,15 @@ def classify(query: str, history: Sequence[Message], gazetteer: Gazetteer, subje
     evidence: dict[Intent, list[float]] = {intent: [] for intent in PRIORITY}
     for intent, cues in CUES.items():
         evidence[intent].extend(w for w, pattern in cues if pattern.search(text))
+    for intent, (weight, pattern) in QUESTION_HEADS.items():
+        if pattern.search(query.strip()):
+            evidence[intent].append(weight)
+    if primary_legacy_id:
+        for mention in mentions:
+            legacies = {e.legacy_id for e in mention.entries if not _is_subject(e, subject)}
+            if legacies and "" not in legacies and primary_legacy_id not in legacies:
+                evidence[Intent.CROSS_LEGACY].append(LINKED_MATCH_WEIGHT)
+                break
     labels = {m.label for m in named}
     if "Person" in labels:
         evidence[Intent.RELATIONAL].append(PERSON_MATCH_WEIGHT)

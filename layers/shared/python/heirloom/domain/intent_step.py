@@ -16,11 +16,11 @@ from heirloom.ports import GraphStore, StoryStore
 log = logging.getLogger(__name__)
 
 ENTITY_NAMES = """
-MATCH (e:Place) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Place' AS label, e.name AS name
+MATCH (e:Place) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Place' AS label, e.name AS name, e.legacy_id AS legacy
 UNION ALL
-MATCH (e:Event) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Event' AS label, e.name AS name
+MATCH (e:Event) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Event' AS label, e.name AS name, e.legacy_id AS legacy
 UNION ALL
-MATCH (e:Object) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Object' AS label, e.name AS name
+MATCH (e:Object) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Object' AS label, e.name AS name, e.legacy_id AS legacy
 """
 
 
@@ -49,7 +49,10 @@ def build_gazetteer(legacy_id: UUID, stories: StoryStore, graph: GraphStore | No
         for link in stories.links_of(legacy_id)
         if link.status == "active"
     ]
-    entries = [GazetteerEntry(str(p.id), "Person", p.name, tuple(p.aliases)) for p in stories.persons_of(ids)]
+    entries = [
+        GazetteerEntry(str(p.id), "Person", p.name, tuple(p.aliases), str(p.legacy_id))
+        for p in stories.persons_of(ids)
+    ]
     if graph is not None:
         try:
             rows = graph.run(ENTITY_NAMES, {"ids": [str(i) for i in ids]})
@@ -73,7 +76,7 @@ def intent_analysis_step(
     gazetteer, subject = cache.get(
         request.legacy_id, lambda: build_gazetteer(request.legacy_id, stories, graph)
     )
-    intent = classify(request.query, request.history, gazetteer, subject)
+    intent = classify(request.query, request.history, gazetteer, subject, str(request.legacy_id))
     state: BreakerState
     try:
         state = breaker.state()
