@@ -19,11 +19,11 @@ $(STAMP): pyproject.toml requirements/models.txt
 
 setup: $(STAMP)
 
-## demo: start the embedded stack, load the sample legacy, show what was stored
+## demo: start the embedded stack, load the sample legacy, answer its questions through the
+## real workflow (hybrid, compared with embedding search alone)
 demo: setup
 	$(BIN)/heirloom local up
-	$(BIN)/heirloom load $(SAMPLE)
-	$(BIN)/heirloom stats
+	$(BIN)/heirloom demo $(SAMPLE)
 
 ## test: lint, type-check and run the whole suite
 test: setup lint

@@ -184,9 +184,14 @@ QUESTION_HEADS: dict[Intent, Cue] = {
     ),
     Intent.SPATIAL: (
         0.7,
-        re.compile(r"(?:^|[.?!]\s+)(?:and |so |but )?(?:where|in what (?:town|city|place))\s+\w", re.IGNORECASE),
+        re.compile(
+            r"(?:^|[.?!]\s+)(?:and |so |but )?(?:where|in what (?:town|city|place))\s+\w", re.IGNORECASE
+        ),
     ),
-    Intent.RELATIONAL: (0.55, re.compile(r"(?:^|[.?!]\s+)(?:and |so |but )?(?:who|whom)\s+\w", re.IGNORECASE)),
+    Intent.RELATIONAL: (
+        0.55,
+        re.compile(r"(?:^|[.?!]\s+)(?:and |so |but )?(?:who|whom)\s+\w", re.IGNORECASE),
+    ),
 }
 #: a named entity that only a linked legacy holds points the question across the link
 LINKED_MATCH_WEIGHT = 0.6

@@ -157,6 +157,50 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from heirloom.contracts.context import ContextRequest
+    from heirloom.local.loader import load_dataset
+    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+
+    root = Path(args.dir)
+    runtime = _use_local_stack()
+    report = load_dataset(runtime.ports, root)
+    print(f"loaded {root}: {report.changed} records created or updated\n")
+    print_stats(collect_stats())
+    plan = json.loads((root / "demo.json").read_text())
+    with LocalWorkflows().start() as workflows:
+        runner = LocalContextWorkflow(workflows)
+        for q in plan["questions"]:
+            base = {
+                "legacy_id": plan["legacy_id"],
+                "user_id": q["user_id"],
+                "persona": q["persona"],
+                "query": q["query"],
+            }
+            hybrid = runner.run(ContextRequest(**base))
+            seconds = runner.last.seconds if runner.last else 0.0
+            vector = runner.run(ContextRequest(**base, mode="vector"))
+            intent = hybrid.metadata.intent
+            print(f"\n=== [{q['persona']}] {q['who']}: {q['query']}")
+            print(
+                f"    intent {intent.intent.value} ({intent.confidence:.2f}); matched: "
+                + (", ".join(sorted({m.name for m in intent.matches})) or "-")
+                + f"; {seconds * 1000:.0f} ms"
+            )
+            by_id = {s.story_id: s for s in hybrid.metadata.sources}
+            top = [by_id[i] for i in hybrid.ranked_story_ids[:5]]
+            for source in top:
+                print(f"    {source.score:5.2f}  {source.title[:48]:<48}  {'; '.join(source.reasons)}")
+            top_v = set(vector.ranked_story_ids[:5])
+            added = [s.title for s in top if s.story_id not in top_v]
+            facts = hybrid.formatted_context.split("## Relevant", 1)[0].count(". ")
+            print(
+                f"    graph added to the top 5: {', '.join(added) or 'nothing'}; known connections: {facts} facts;"
+                f" context {hybrid.metadata.tokens_used}/{hybrid.metadata.token_budget} tokens"
+            )
+    return 0
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -246,6 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", help="counts of what is stored")
     stats.add_argument("--json", action="store_true")
     stats.set_defaults(func=_cmd_stats)
+
+    demo = sub.add_parser("demo", help="load a dataset and answer its demo.json questions, hybrid vs vector")
+    demo.add_argument("dir")
+    demo.set_defaults(func=_cmd_demo)
 
     ask = sub.add_parser("ask", help="assemble context for a question through the real workflow")
     ask.add_argument("question")
