@@ -166,3 +166,22 @@ def test_migration_handler_keeps_the_schema_on_delete():
         {"RequestType": "Delete", "PhysicalResourceId": "x"}, None, secrets=object(), database=object()
     )
     assert out == {"PhysicalResourceId": "x"}
+
+
+def test_config_from_context():
+    app = App(
+        context={
+            "heirloom:auroraReaders": "0",
+            "heirloom:requireBuiltLayers": "true",
+            "heirloom:inferenceProfileRegions": "eu-west-1,eu-central-1",
+            "heirloom:graphPrefix": "staging",
+        }
+    )
+    config = HeirloomConfig.from_context(app.node)
+    assert config.aurora_readers == 0
+    assert config.require_built_layers is True
+    assert config.inference_profile_regions == ("eu-west-1", "eu-central-1")
+    assert config.graph_prefix == "staging"
+    assert HeirloomConfig.from_context(App().node) == HeirloomConfig()
+    with pytest.raises(ValueError, match="GRAPH_ENV_PREFIX"):
+        HeirloomConfig(graph_prefix="Prod-1")
