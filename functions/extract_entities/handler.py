@@ -8,6 +8,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from heirloom.contracts.ingestion import IngestRequest
 from heirloom.domain.processing import extract_step
 from heirloom.edges import parse
+from heirloom.observability import record_extraction
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics()
@@ -21,4 +22,6 @@ def handler(
 ) -> dict[str, Any]:
     data = parse(IngestRequest, event)
     svc = services or default_services()
-    return extract_step(svc.ingestion, data.story_id).model_dump(mode="json")
+    result = extract_step(svc.ingestion, data.story_id)
+    record_extraction(result, logger, metrics)
+    return result.model_dump(mode="json")

@@ -8,6 +8,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from heirloom.contracts.context import GraphTraversalInput
 from heirloom.domain.graph_step import graph_traversal_step
 from heirloom.edges import parse
+from heirloom.observability import record_traversal
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics()
@@ -28,4 +29,5 @@ def handler(
         enabled=svc.settings.graph.augmentation_enabled,
         budget_ms=svc.settings.resilience.traversal_budget_ms,
     )
+    record_traversal(result, logger, metrics, svc.settings.resilience.traversal_budget_ms)
     return result.model_dump(mode="json")

@@ -9,6 +9,7 @@ from heirloom.contracts.context import RankAssembleInput
 from heirloom.domain.assembly import assemble
 from heirloom.domain.personas import load_personas
 from heirloom.edges import parse
+from heirloom.observability import record_context
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics()
@@ -23,4 +24,6 @@ def handler(
     data = parse(RankAssembleInput, event)
     svc = services or default_services()
     persona = load_personas()[data.request.persona]
-    return assemble(data.request, data.filtered, persona, svc.tokenizer).model_dump(mode="json")
+    result = assemble(data.request, data.filtered, persona, svc.tokenizer)
+    record_context(result, logger, metrics)
+    return result.model_dump(mode="json")
