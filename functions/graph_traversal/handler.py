@@ -28,6 +28,7 @@ def handler(
         svc.breaker,
         enabled=svc.settings.graph.augmentation_enabled,
         budget_ms=svc.settings.resilience.traversal_budget_ms,
+        cache=svc.neighbourhoods,
     )
     record_traversal(result, logger, metrics, svc.settings.resilience.traversal_budget_ms)
     return result.model_dump(mode="json")

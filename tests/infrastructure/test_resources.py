@@ -264,3 +264,16 @@ def test_every_alarm_notifies_the_topic_and_the_dashboard_exists(built, resource
     assert len(alarms(resources)) >= 5
     assert all(a["AlarmActions"] == [topic] for a in alarms(resources))
     assert len(of_type(resources, "AWS::CloudWatch::Dashboard")) == 1
+
+
+def test_outputs_name_what_operators_need(built):
+    outputs = set(built.json["Outputs"])
+    assert {
+        "ApiUrl",
+        "UserPoolId",
+        "UserPoolClientId",
+        "EventBusName",
+        "ImportBucketName",
+        "AlarmTopicArn",
+    } <= outputs
+    assert {"ContextAssemblyStateMachineArn", "IngestStoryStateMachineArn"} <= outputs

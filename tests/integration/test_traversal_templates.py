@@ -172,3 +172,21 @@ def test_unknown_legacy_gives_empty_results(graph, fx):
     result = traverse(graph, request, _intent(Intent.GENERAL), load_personas()["family"].traversal)
     assert result.hits == () and result.facts == ()
     assert fid("L") != str(request.legacy_id)
+
+
+def test_the_neighbourhood_cache_answers_repeat_traversals_without_the_graph(graph, fx, monkeypatch):
+    from heirloom.domain.traversal import NeighbourhoodCache
+
+    now = [0.0]
+    cache = NeighbourhoodCache(ttl_s=300, clock=lambda: now[0])
+    config = load_personas()["family"].traversal
+    first = traverse(graph, _request(fx), _intent(Intent.RELATIONAL), config, cache=cache)
+    sent = []
+    original = graph.run
+    monkeypatch.setattr(graph, "run", lambda q, p=None: sent.append(q) or original(q, p))
+    second = traverse(graph, _request(fx), _intent(Intent.RELATIONAL), config, cache=cache)
+    assert second.hits == first.hits and second.facts == first.facts
+    assert sent == []  # every template of this intent is a neighbourhood template
+    now[0] += 301
+    traverse(graph, _request(fx), _intent(Intent.RELATIONAL), config, cache=cache)
+    assert len(sent) == 4  # expired: asked again

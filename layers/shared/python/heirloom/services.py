@@ -15,6 +15,7 @@ from heirloom.domain.extraction import EntityExtractor
 from heirloom.domain.imports import ObjectStore
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.domain.intent_step import GazetteerCache
+from heirloom.domain.traversal import NeighbourhoodCache
 from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 from heirloom.settings import Settings, get_settings
 
@@ -97,6 +98,10 @@ class Services:
         from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
 
         return StepFunctionsIngestionStarter(arn)
+
+    @cached_property
+    def neighbourhoods(self) -> NeighbourhoodCache:
+        return NeighbourhoodCache(self.settings.resilience.gazetteer_ttl_s)
 
     @cached_property
     def gazetteers(self) -> GazetteerCache:

@@ -7,7 +7,7 @@ import time
 from heirloom.contracts.context import GraphBranch, GraphResults, GraphTraversalInput
 from heirloom.domain.breaker import CircuitBreaker
 from heirloom.domain.personas import load_personas
-from heirloom.domain.traversal import traverse
+from heirloom.domain.traversal import NeighbourhoodCache, traverse
 from heirloom.errors import GraphUnavailable
 from heirloom.ports import GraphStore
 
@@ -19,6 +19,7 @@ def graph_traversal_step(
     *,
     enabled: bool = True,
     budget_ms: float = 300.0,
+    cache: NeighbourhoodCache | None = None,
 ) -> GraphBranch:
     request, intent = data.request, data.intent
     if not (enabled and request.graph_enabled) or request.mode == "vector":
@@ -28,7 +29,7 @@ def graph_traversal_step(
     config = load_personas()[request.persona].traversal
     started = time.monotonic()
     try:
-        result = traverse(graph, request, intent, config, budget_ms=budget_ms)
+        result = traverse(graph, request, intent, config, budget_ms=budget_ms, cache=cache)
     except Exception as exc:  # any graph failure counts against the breaker
         breaker.record_failure()
         raise GraphUnavailable(f"graph traversal failed: {type(exc).__name__}") from exc

@@ -7,6 +7,7 @@ integration tests run each one against FalkorDB with a fixture graph.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -181,20 +182,59 @@ def year_range(period: str) -> tuple[int, int] | None:
     return None
 
 
+#: templates whose rows depend only on the graph around a person or legacy (seed 000's
+#: "person neighbourhood"), cached per container for NeighbourhoodCache.ttl_s
+NEIGHBOURHOOD_TEMPLATES = frozenset({"legacy_context", "relational", "relational_2hop", "general", "facts"})
+
+
+class NeighbourhoodCache:
+    """Per-container cache of neighbourhood template rows, keyed by template and parameters."""
+
+    def __init__(
+        self, ttl_s: float = 300.0, clock: Callable[[], float] = time.monotonic, max_items: int = 2048
+    ):
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self.max_items = max_items
+        self._items: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+
+    @staticmethod
+    def key(template: str, params: dict[str, Any]) -> str:
+        return template + "|" + json.dumps(params, sort_keys=True, default=str)
+
+    def get(self, template: str, params: dict[str, Any]) -> list[dict[str, Any]] | None:
+        hit = self._items.get(self.key(template, params))
+        if hit is None or self.clock() - hit[0] >= self.ttl_s:
+            return None
+        return hit[1]
+
+    def put(self, template: str, params: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+        if len(self._items) >= self.max_items:
+            self._items.clear()
+        self._items[self.key(template, params)] = (self.clock(), rows)
+
+
 @dataclass
 class _Run:
     graph: GraphStore
     deadline: float
     clock: Callable[[], float]
+    cache: NeighbourhoodCache | None = None
     stats: list[TraversalStat] = field(default_factory=list)
     status: BranchStatus = "ok"
 
     def query(self, template: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        cacheable = self.cache is not None and template in NEIGHBOURHOOD_TEMPLATES
+        if cacheable and self.cache is not None and (cached := self.cache.get(template, params)) is not None:
+            self.stats.append(TraversalStat(template=template, results=len(cached), latency_ms=0.0))
+            return cached
         if self.clock() >= self.deadline:
             self.status = "timeout"
             return []
         started = self.clock()
         rows = self.graph.run(TEMPLATES[template], params)
+        if cacheable and self.cache is not None:
+            self.cache.put(template, params, rows)
         self.stats.append(
             TraversalStat(
                 template=template, results=len(rows), latency_ms=round((self.clock() - started) * 1000, 2)
@@ -216,10 +256,11 @@ def traverse(
     *,
     budget_ms: float = 300.0,
     clock: Callable[[], float] = time.monotonic,
+    cache: NeighbourhoodCache | None = None,
 ) -> GraphResults:
     """Run the templates the intent calls for; stop issuing queries once the budget is spent."""
     started = clock()
-    run = _Run(graph=graph, deadline=started + budget_ms / 1000.0, clock=clock)
+    run = _Run(graph=graph, deadline=started + budget_ms / 1000.0, clock=clock, cache=cache)
     limit = config.max_graph_results
     legacy_id = str(request.legacy_id)
     ctx_rows = run.query("legacy_context", {"legacy_id": legacy_id})
