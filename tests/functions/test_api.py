@@ -108,3 +108,17 @@ def test_workflow_typed_errors_become_4xx(error, status):
 def test_bad_legacy_id_in_path_is_400():
     status, out, _ = call(pathParameters={"legacy_id": "not-a-uuid"}, path="/legacies/not-a-uuid/context")
     assert status == 400 and "legacy_id" in out["reason"]
+
+
+def test_the_openapi_document_describes_the_route_and_its_body():
+    import importlib.util
+
+    handler_path = Path(__file__).parents[2] / "functions" / "api" / "handler.py"
+    spec = importlib.util.spec_from_file_location("api_openapi_probe", handler_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    doc = json.loads(module.app.get_openapi_json_schema(title="Heirloom context API", version="1"))
+    post = doc["paths"]["/legacies/{legacy_id}/context"]["post"]
+    assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("ContextBody")
+    body = doc["components"]["schemas"]["ContextBody"]
+    assert body["properties"]["query"]["maxLength"] == 2000 and "persona" in body["required"]

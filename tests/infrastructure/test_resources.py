@@ -257,6 +257,15 @@ def test_breaker_open_alarm(resources):
     assert alarm["Namespace"] == "Heirloom"
     assert alarm["Dimensions"] == [{"Name": "service", "Value": "heirloom"}]
     assert alarm["Threshold"] == 1
+    source = (REPO_ROOT / "layers/shared/python/heirloom/observability.py").read_text()
+    assert 'name="GraphCircuitOpen"' in source  # emitted with the default service dimension
+
+
+def test_ingestion_failures_alarm(resources):
+    (alarm,) = [a for a in alarms(resources) if a.get("MetricName") == "IngestionFailures"]
+    assert (alarm["Namespace"], alarm["Statistic"], alarm["Threshold"]) == ("Heirloom", "Sum", 1)
+    source = (REPO_ROOT / "functions/ingest_failed/handler.py").read_text()
+    assert 'name="IngestionFailures"' in source
 
 
 def test_every_alarm_notifies_the_topic_and_the_dashboard_exists(built, resources):

@@ -79,8 +79,11 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
         hits_by_story[ghit.story_id].append(ghit)
 
     ids = set(by_story) | set(hits_by_story)
-    metas = {m.id: m for m in store.story_meta(ids)}
-    readable = {sid for sid, meta in metas.items() if scope.allows(meta)}
+    # facts are checked against every story that supports them, candidates or not
+    fact_story_ids = {UUID(s) for f in graph.facts for s in f.story_ids}
+    metas = {m.id: m for m in store.story_meta(ids | fact_story_ids)}
+    readable_any = {sid for sid, meta in metas.items() if scope.allows(meta)}
+    readable = readable_any & ids
 
     legacy_names: dict[UUID, str] = {}
     shared_via: dict[UUID, str] = {}
@@ -127,7 +130,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
                 graph_hits=tuple(ghits),
             )
         )
-    readable_str = {str(s) for s in readable}
+    readable_str = {str(s) for s in readable_any}
     facts = tuple(f for f in graph.facts if fact_allowed(f, readable_str, scope))
 
     legacy = store.get_legacy(request.legacy_id)
