@@ -25,8 +25,8 @@ demo: setup
 	$(BIN)/heirloom local up
 	$(BIN)/heirloom demo $(SAMPLE)
 
-## test: lint, type-check and run the whole suite
-test: setup lint
+## test: lint, type-check, synthesize the stack and run the whole suite
+test: setup lint synth
 	$(BIN)/pytest
 
 unit: setup
@@ -50,6 +50,8 @@ local-up: setup
 local-down: setup
 	$(BIN)/heirloom local down
 
-clean:
+clean: clean-infra
 	-$(BIN)/heirloom local down
 	rm -rf .heirloom cdk.out .pytest_cache .mypy_cache .ruff_cache
+
+include mk/infra.mk

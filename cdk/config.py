@@ -5,6 +5,7 @@ Override any field with CDK context, e.g. `cdk synth -c heirloom:auroraReaders=0
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ EMBEDDING_DIM = 1024
 METRICS_NAMESPACE = "Heirloom"
 POWERTOOLS_SERVICE = "heirloom"
 BREAKER_OPEN_METRIC = "GraphCircuitOpen"
+#: emitted by IngestFailed for each story whose ingestion failed
+INGESTION_FAILURES_METRIC = "IngestionFailures"
 
 #: where the tiktoken layer puts the cl100k_base BPE file (make build)
 TIKTOKEN_DIR = "/opt/tiktoken"
@@ -70,6 +73,14 @@ class HeirloomConfig:
     require_built_layers: bool = False
     api_rate_limit: int = 50
     api_burst_limit: int = 100
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9_]+", self.graph_prefix):
+            raise ValueError(f"graph_prefix {self.graph_prefix!r} must match [a-z0-9_]+ (GRAPH_ENV_PREFIX)")
+        if self.log_retention_days not in {7, 14, 30, 90, 180, 365}:
+            raise ValueError(
+                f"log_retention_days {self.log_retention_days} is not one of 7, 14, 30, 90, 180, 365"
+            )
 
     @classmethod
     def from_context(cls, node: Node) -> HeirloomConfig:

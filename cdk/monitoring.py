@@ -10,21 +10,32 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from cdk.config import BREAKER_OPEN_METRIC, METRICS_NAMESPACE, POWERTOOLS_SERVICE, HeirloomConfig
+from cdk.config import (
+    BREAKER_OPEN_METRIC,
+    INGESTION_FAILURES_METRIC,
+    METRICS_NAMESPACE,
+    POWERTOOLS_SERVICE,
+    HeirloomConfig,
+)
 from cdk.functions import Functions
 
 FIVE_MINUTES = Duration.minutes(5)
 
 
-def breaker_open_metric() -> cw.Metric:
-    """Emitted by the breaker with Powertools Metrics (default `service` dimension)."""
+def service_metric(name: str, statistic: str, period: Duration) -> cw.Metric:
+    """A Powertools metric of the functions (namespace Heirloom, default `service` dimension)."""
     return cw.Metric(
         namespace=METRICS_NAMESPACE,
-        metric_name=BREAKER_OPEN_METRIC,
+        metric_name=name,
         dimensions_map={"service": POWERTOOLS_SERVICE},
-        statistic="Maximum",
-        period=Duration.minutes(1),
+        statistic=statistic,
+        period=period,
     )
+
+
+def breaker_open_metric() -> cw.Metric:
+    """1 when an assembled context saw the graph breaker open, else 0 (RankAssemble)."""
+    return service_metric(BREAKER_OPEN_METRIC, "Maximum", Duration.minutes(1))
 
 
 class Monitoring(Construct):
@@ -78,6 +89,16 @@ class Monitoring(Construct):
                 evaluation_periods=1,
                 treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
             ),
+            "IngestionFailures": service_metric(INGESTION_FAILURES_METRIC, "Sum", FIVE_MINUTES).create_alarm(
+                self,
+                "IngestionFailures",
+                alarm_description="Stories failed ingestion (recorded by IngestFailed; the next "
+                "backfill retries them)",
+                threshold=1,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            ),
         }
         for deployed in functions.by_id.values():
             if deployed.dead_letters is not None:
@@ -95,10 +116,10 @@ class Monitoring(Construct):
                 )
         for alarm in self.alarms.values():
             alarm.add_alarm_action(action)
-        self.dashboard = self._dashboard(context_workflow, functions, latency)
+        self.dashboard = self._dashboard(context_workflow, functions, latency, config)
 
     def _dashboard(
-        self, workflow: sfn.StateMachine, functions: Functions, latency: cw.Metric
+        self, workflow: sfn.StateMachine, functions: Functions, latency: cw.Metric, config: HeirloomConfig
     ) -> cw.Dashboard:
         dashboard = cw.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
         fns = [d.function for d in functions.by_id.values()]
@@ -110,7 +131,7 @@ class Monitoring(Construct):
                     latency.with_(label="p95"),
                     workflow.metric_time(statistic="p99", period=FIVE_MINUTES, label="p99"),
                 ],
-                left_annotations=[cw.HorizontalAnnotation(value=2000, label="p95 target")],
+                left_annotations=[cw.HorizontalAnnotation(value=config.context_p95_ms, label="p95 alarm")],
                 width=12,
             ),
             cw.GraphWidget(
@@ -125,7 +146,12 @@ class Monitoring(Construct):
             ),
         )
         dashboard.add_widgets(
-            cw.GraphWidget(title="Graph breaker open", left=[breaker_open_metric()], width=8),
+            cw.GraphWidget(
+                title="Graph breaker open / ingestion failures",
+                left=[breaker_open_metric()],
+                right=[service_metric(INGESTION_FAILURES_METRIC, "Sum", FIVE_MINUTES)],
+                width=8,
+            ),
             cw.GraphWidget(
                 title="Function errors",
                 left=[f.metric_errors(period=FIVE_MINUTES, label=f.node.id) for f in fns],

@@ -7,7 +7,6 @@ from typing import Any
 
 from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from cdk.api import ContextApi
@@ -18,7 +17,7 @@ from cdk.functions import DeployedFunction, Functions
 from cdk.layers import Layers
 from cdk.migrations import Migrations
 from cdk.monitoring import Monitoring
-from cdk.naming import REPO_ROOT, function_folders, workflow_files
+from cdk.naming import REPO_ROOT, function_folders, state_name, workflow_files
 from cdk.network import Network
 from cdk.workflows import Workflows, WorkflowSource, task_timeouts
 
@@ -101,7 +100,7 @@ class HeirloomStack(Stack):
             self, "Monitoring", context_workflow=context, functions=self.functions, config=config
         )
         self._acknowledge_notifications_handler()
-        self._outputs(context)
+        self._outputs()
 
     def _required(self, construct_id: str) -> DeployedFunction:
         try:
@@ -128,15 +127,16 @@ class HeirloomStack(Stack):
         }.items():
             Validations.of(role).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
-    def _outputs(self, context: sfn.StateMachine) -> None:
+    def _outputs(self) -> None:
         outputs = {
             "ApiUrl": self.api.api.url_for_path("/legacies"),
             "UserPoolId": self.api.user_pool.user_pool_id,
             "UserPoolClientId": self.api.client.user_pool_client_id,
-            "ContextStateMachineArn": context.state_machine_arn,
             "EventBusName": self.events.bus.event_bus_name,
             "ImportBucketName": self.data.import_bucket.bucket_name,
             "AlarmTopicArn": self.monitoring.topic.topic_arn,
         }
+        for name, machine in self.workflows.by_name.items():
+            outputs[f"{state_name(name)}StateMachineArn"] = machine.state_machine_arn
         for name, value in outputs.items():
             CfnOutput(self, name, value=value)

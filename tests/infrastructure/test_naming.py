@@ -22,8 +22,8 @@ from heirloom.local import functions as local
 FOLDERS = function_folders()
 WORKFLOWS = workflow_files()
 #: Task states named otherwise than their function: (workflow file, state) -> construct id.
-#: Known exception to remove: rename backfill.asl.json's `Plan` state to `BackfillPlan`.
-STATE_ALIASES = {("backfill.asl.json", "Plan"): "BackfillPlan"}
+#: Empty: every Task state is named after its function; keep it that way.
+STATE_ALIASES: dict[tuple[str, str], str] = {}
 
 
 def test_repo_root_is_computed_from_the_package_not_the_cwd():

@@ -145,12 +145,12 @@ def test_combined_scores_and_sources(personas):
     graph = cand(3, hits=(hit(sid(3), "FAMILY_OF", hops=2), hit(sid(3), "KNEW", hops=1)))
     by_id = {s.candidate.story_id: s for s in rank_candidates([both, emb, graph], family)}
     # cosine calibrated against the best (0.7 -> 1.0); the 2-hop FAMILY_OF path reaches two
-    # stories, specificity 1 / (1 + ln 2) = 0.5906, so it scores 0.6 x 0.5906 = 0.3544
-    assert by_id[sid(1)].score == 1.15  # max(1.0, 0.3544) + 0.15
+    # stories, specificity 1 / (1 + ln 2) = 0.5906, so it scores 0.6 x 0.5906 x 0.6 (GRAPH_SCALE)
+    assert by_id[sid(1)].score == 1.15  # max(1.0, 0.2126) + 0.15
     assert by_id[sid(1)].source == "embedding+graph:FAMILY_OF"
     assert by_id[sid(2)].score == 1.0 and by_id[sid(2)].source == "embedding"
-    # best path 0.3544 plus a quarter of the 1-hop KNEW path (0.3, reached by one story): 0.4294
-    assert by_id[sid(3)].score == pytest.approx(0.6 / (1 + math.log(2)) + 0.25 * 0.3, abs=1e-6)
+    # best path 0.3544 plus a quarter of the 1-hop KNEW path (0.3, reached by one story), scaled
+    assert by_id[sid(3)].score == pytest.approx(0.6 * (0.6 / (1 + math.log(2)) + 0.25 * 0.3), abs=1e-6)
     assert by_id[sid(3)].source == "graph:FAMILY_OF"
     assert by_id[sid(3)].reasons == ("family connection (FAMILY_OF)", "acquaintance connection (KNEW)")
 
@@ -186,7 +186,7 @@ def test_mode_graph_ignores_embedding(tok, personas):
     out = assemble(request(mode="graph"), filtered(both, emb_only), personas[Persona.FAMILY], tok)
     assert out.ranked_story_ids == (sid(1),)
     assert out.metadata.sources[0].source == "graph:FAMILY_OF"
-    assert out.metadata.sources[0].score == 0.6
+    assert out.metadata.sources[0].score == 0.36  # 0.6 hop x 1.0 weight x 0.6 GRAPH_SCALE
     assert out.embedding_results == ()
 
 
@@ -232,9 +232,9 @@ def test_format_sections_and_provenance(tok, personas):
         "Source: Linked legacy (Ivy Marsh), matched by: embedding similarity\n"
         "Shared via: Legacy link (selected stories shared)"
     )
-    # ranked by score (1.35, 0.75, 0.6); sources follow the text: primary section, then linked
+    # ranked by score (1.15, 0.75, 0.36); sources follow the text: primary section, then linked
     assert out.ranked_story_ids == (sid(1), sid(3), sid(2))
-    assert [s.score for s in out.metadata.sources] == [1.35, 0.6, 0.75]
+    assert [s.score for s in out.metadata.sources] == [1.15, 0.36, 0.75]
     assert out.metadata.tokens_used == tok.count(out.formatted_context)
     assert [c.story_id for c in out.embedding_results] == [sid(1), sid(3)]
     assert [h.story_id for h in out.graph_results] == [sid(1), sid(2)]

