@@ -265,6 +265,14 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
     return 0 if execution.status == "SUCCEEDED" and failed == 0 else 1
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from heirloom.local.bench import format_report, run_bench
+
+    result = run_bench(args.stories, args.queries, Path(args.json) if args.json else None, not args.no_write)
+    print(format_report(result))
+    return 0
+
+
 def _cmd_invoke(args: argparse.Namespace) -> int:
     from heirloom.local.functions import LambdaContext, load_handler, state_name
 
@@ -321,6 +329,13 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--page-size", type=int, default=50)
     backfill.add_argument("--pace", type=int, default=0, help="seconds to wait between pages (rate limit)")
     backfill.set_defaults(func=_cmd_backfill)
+
+    bench = sub.add_parser("bench", help="synthetic corpus at scale: per-stage latencies, throughput, imports")
+    bench.add_argument("--stories", type=int, default=10_000)
+    bench.add_argument("--queries", type=int, default=200)
+    bench.add_argument("--json")
+    bench.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    bench.set_defaults(func=_cmd_bench)
 
     invoke = sub.add_parser("invoke", help="run one function's handler in process with a Lambda-like context")
     invoke.add_argument("function", help="folder name under functions/")
