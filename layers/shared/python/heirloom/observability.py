@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from heirloom.contracts.context import AssembledContext, GraphBranch
 from heirloom.contracts.ingestion import ExtractionResult
@@ -13,11 +14,14 @@ from heirloom.contracts.ingestion import ExtractionResult
 CIRCUIT_VALUES = {"closed": 0.0, "half_open": 1.0, "open": 2.0}
 
 
-def _phase_latency(namespace: str | None, phase: str, value_ms: float) -> None:
-    with single_metric(
-        name="GraphContextLatency", unit=MetricUnit.Milliseconds, value=value_ms, namespace=namespace
-    ) as metric:
-        metric.add_dimension(name="phase", value=phase)
+def _dimensioned(
+    name: str, unit: MetricUnit, value: float, namespace: str | None, dimension: str, dimension_value: str
+) -> None:
+    """One EMF metric with its own dimension (Powertools' single_metric), unless metrics are off."""
+    if is_metrics_disabled():
+        return
+    with single_metric(name=name, unit=unit, value=value, namespace=namespace) as metric:
+        metric.add_dimension(name=dimension, value=dimension_value)
 
 
 def record_context(result: AssembledContext, logger: Logger, metrics: Metrics) -> None:
@@ -42,12 +46,9 @@ def record_context(result: AssembledContext, logger: Logger, metrics: Metrics) -
     )
     namespace = metrics.namespace
     for phase, value in meta.latency_ms.items():
-        _phase_latency(namespace, phase, value)
+        _dimensioned("GraphContextLatency", MetricUnit.Milliseconds, value, namespace, "phase", phase)
     for source, count in (("embedding", embedding_sources), ("graph", graph_sources)):
-        with single_metric(
-            name="GraphContextResults", unit=MetricUnit.Count, value=count, namespace=namespace
-        ) as metric:
-            metric.add_dimension(name="source", value=source)
+        _dimensioned("GraphContextResults", MetricUnit.Count, count, namespace, "source", source)
     if meta.circuit_state in CIRCUIT_VALUES:
         metrics.add_metric(
             name="GraphCircuitState", unit=MetricUnit.Count, value=CIRCUIT_VALUES[meta.circuit_state]
@@ -70,13 +71,14 @@ def record_traversal(branch: GraphBranch, logger: Logger, metrics: Metrics, budg
             },
         )
     for stat in graph.traversals:
-        with single_metric(
-            name="NeptuneQueryLatency",
-            unit=MetricUnit.Milliseconds,
-            value=stat.latency_ms,
-            namespace=metrics.namespace,
-        ) as metric:
-            metric.add_dimension(name="query_type", value=stat.template)
+        _dimensioned(
+            "NeptuneQueryLatency",
+            MetricUnit.Milliseconds,
+            stat.latency_ms,
+            metrics.namespace,
+            "query_type",
+            stat.template,
+        )
 
 
 def record_extraction(result: ExtractionResult, logger: Logger, metrics: Metrics) -> None:
@@ -97,10 +99,6 @@ def record_extraction(result: ExtractionResult, logger: Logger, metrics: Metrics
         },
     )
     for kind, value in counts.items():
-        with single_metric(
-            name="EntityExtractionEntities",
-            unit=MetricUnit.Count,
-            value=float(value),
-            namespace=metrics.namespace,
-        ) as metric:
-            metric.add_dimension(name="type", value=kind)
+        _dimensioned(
+            "EntityExtractionEntities", MetricUnit.Count, float(value), metrics.namespace, "type", kind
+        )

@@ -330,7 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--pace", type=int, default=0, help="seconds to wait between pages (rate limit)")
     backfill.set_defaults(func=_cmd_backfill)
 
-    bench = sub.add_parser("bench", help="synthetic corpus at scale: per-stage latencies, throughput, imports")
+    bench = sub.add_parser(
+        "bench", help="synthetic corpus at scale: per-stage latencies, throughput, imports"
+    )
     bench.add_argument("--stories", type=int, default=10_000)
     bench.add_argument("--queries", type=int, default=200)
     bench.add_argument("--json")
@@ -352,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "heirloom")
     os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Heirloom")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    # the handlers' structured logs and EMF lines are for CloudWatch; keep the terminal readable
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
