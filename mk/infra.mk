@@ -2,7 +2,7 @@
 #
 #   make build       deps layer (pip, no Docker) + tiktoken layer under build/layers/
 #   make synth       npm ci (when needed) + `cdk synth` offline -> cdk.out/Heirloom.template.json
-#   make cfn-lint    synth, then cfn-lint with cdk/cfnlintrc.yaml
+#   make cfn-lint    synth, then cfn-lint with .cfnlintrc.yaml
 #   make infra-test  the infrastructure tests only
 #   make bootstrap | diff | deploy   need AWS credentials (docs/deploy.md); deploy builds first
 #   make clean-infra
@@ -23,7 +23,20 @@ CDK := CDK_DISABLE_CLI_TELEMETRY=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERS
 	PATH="$(abspath $(BIN)):$$PATH" node_modules/.bin/cdk
 CDK_ARGS ?=
 
-.PHONY: build synth cfn-lint infra-test bootstrap diff deploy clean-infra
+.PHONY: build synth cfn-lint sam-validate infra-test bootstrap diff deploy clean-infra
+
+SAM_VENV := .venv-sam
+SAM_STAMP := $(SAM_VENV)/.installed
+
+# the SAM CLI pins older boto3 and pydantic: it gets its own virtual environment
+$(SAM_STAMP):
+	python3 -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install -q --disable-pip-version-check "aws-sam-cli==1.170.0"
+	touch $(SAM_STAMP)
+
+## sam-validate: `sam validate --lint` on the synthesized template (offline; W3005 ignored by .cfnlintrc.yaml)
+sam-validate: synth $(SAM_STAMP)
+	SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam validate --lint --region us-east-1 -t cdk.out/$(STACK).template.json
 
 ## build: the Lambda layers that synth would otherwise replace with placeholders
 build: $(DEPS_STAMP) $(TIKTOKEN_LAYER_FILE)
@@ -56,7 +69,7 @@ synth: $(NODE_STAMP) | setup
 	$(CDK) synth -q --no-notices $(CDK_ARGS)
 
 cfn-lint: synth
-	$(BIN)/cfn-lint --config-file cdk/cfnlintrc.yaml cdk.out/$(STACK).template.json
+	$(BIN)/cfn-lint --config-file .cfnlintrc.yaml cdk.out/$(STACK).template.json
 
 infra-test: setup
 	$(BIN)/pytest tests/infrastructure -q

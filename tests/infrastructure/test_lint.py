@@ -17,7 +17,7 @@ from cfnlint.api import ManualArgs, lint_file
 from cdk.config import STACK_NAME
 from cdk.naming import REPO_ROOT
 
-CFN_LINT_CONFIG = REPO_ROOT / "cdk" / "cfnlintrc.yaml"
+CFN_LINT_CONFIG = REPO_ROOT / ".cfnlintrc.yaml"
 CDK_CLI = REPO_ROOT / "node_modules" / ".bin" / "cdk"
 
 #: every AwsSolutions rule acknowledged somewhere (logical ids normalised to <Id>); a new
