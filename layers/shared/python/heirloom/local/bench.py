@@ -1,0 +1,1245 @@
+"""`heirloom bench`: a synthetic corpus at scale, loaded into its own stack, and the latency of
+every stage of context assembly, ingestion throughput, peak memory, cold imports and layer sizes.
+
+The corpus is generated from a seeded `random.Random` (no text from any dataset): ~N/100
+legacies, each with a subject, 8-15 persons, users of every role, links in every state,
+relationships, and stories of six paragraphs built from sentence templates over the legacy's
+persons and a pool of places, events, objects and years.
+
+Loading: the records go through `heirloom.domain.ingestion`; the stories are chunked and embedded
+with the real embedder in batches across stories (`chunk_story` + `embed` + `replace_chunks`) and
+their entity graph is written with `sync_story_entities` from the generator's known entities
+(no extraction), so a 10k corpus loads in minutes. Ingestion throughput is measured separately
+on probe copies of up to 200 stories through the full `apply_story` path (embedder + extractor),
+which are deleted again afterwards. A second run with the same N reuses the loaded corpus.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from heirloom.adapters.embedders import OnnxMiniLmEmbedder
+from heirloom.contracts.context import (
+    AccessFilterInput,
+    ContextRequest,
+    GraphTraversalInput,
+    Persona,
+)
+from heirloom.contracts.extraction import (
+    ExtractedEntities,
+    ExtractedEvent,
+    ExtractedObject,
+    ExtractedPerson,
+    ExtractedPlace,
+    ExtractedRelationship,
+    TimeReference,
+)
+from heirloom.contracts.records import (
+    READS_PRIVATE,
+    Legacy,
+    Link,
+    LinkStatus,
+    Member,
+    Person,
+    Relationship,
+    RelationshipType,
+    Role,
+    ShareMode,
+    Story,
+    User,
+    Visibility,
+)
+from heirloom.domain.entity_sync import entity_id
+from heirloom.ports import Embedder
+
+if TYPE_CHECKING:
+    from heirloom.adapters.postgres import PgDatabase
+    from heirloom.domain.ingestion import IngestionPorts
+
+#: bump when the generator's output changes: a loaded corpus of another version is reloaded
+GENERATOR_VERSION = "1"
+SEED = 20_240_501
+#: the extractor version recorded for stories whose graph came from the generator
+SYNTHETIC_EXTRACTOR = f"bench-synthetic-{GENERATOR_VERSION}"
+PROBE_STORIES = 200
+WORKFLOW_SAMPLES = 30
+IMPORT_RUNS = 5
+LOAD_BATCH = 64
+
+#: p95 targets (ms) at 10k stories on a 2-core machine; "traversal." applies to every template
+STAGE_TARGETS_MS: dict[str, float] = {
+    "vector_search": 15.0,
+    "traversal.": 15.0,
+    "access_filter": 10.0,
+    "rank_budget_format": 10.0,
+    "domain_pipeline": 60.0,
+}
+COLD_IMPORT_TARGET_MS = 300.0
+INGEST_TARGET_STORIES_PER_S = 20.0
+#: layers that `make build` writes under build/layers/
+BUILT_LAYERS = ("deps", "tiktoken")
+
+ProgressFn = Callable[[str], None]
+
+
+# -- the synthetic corpus ---------------------------------------------------------------------
+def _words(text: str, sep: str | None = None) -> tuple[str, ...]:
+    return tuple(w.strip() for w in text.split(sep) if w.strip())
+
+
+FIRST_NAMES = _words(
+    "Agnes Albert Alma Arthur Beatrice Bernard Clara Clarence Cora Cyrus Dora Edgar Edith Edwin "
+    "Elsie Emmett Esther Florence Floyd Gertrude Gilbert Harold Hazel Herman Ida Irving Josephine "
+    "Leonard Lois Lucille Mabel Marion Martha Milton Mildred Nellie Oscar Otis Phyllis Ralph "
+    "Rosalind Rufus Selma Silas Stella Theodore Thelma Vernon Viola Walter Wilbur Winifred"
+)
+SURNAMES = _words(
+    "Abernathy Ballard Carver Dunmore Ellery Fairbanks Galloway Hartwell Ingram Jessup Kimball "
+    "Lockhart Merriweather Northcott Oakley Pendleton Quimby Radcliffe Sutherland Thackeray "
+    "Underhill Vance Whitcombe Yardley Ashby Blackwood Chandler Dempsey Everly Fenwick"
+)
+PLACE_HEADS = _words(
+    "Alder Birch Cedar Elm Fox Hawthorn Juniper Larch Maple Oak Pine Rowan Willow Ash Beacon "
+    "Clover Dover Ember Fern Glen Harbor Iron Kettle Lark North Orchard Pebble Quarry Raven Salt "
+    "Thistle Upper Vale West Yarrow Copper Heron Bramble Sparrow Tamarack"
+)
+PLACE_KINDS = _words(
+    "Creek Hollow Ridge Farm Mill Bridge Lake Station Crossing Point Chapel School Street Market "
+    "Woods Hill Bay Falls Cannery Depot Square Landing Orchard Junction Pier"
+)
+EVENT_NOUNS = _words(
+    "flood|county fair|harvest festival|barn fire|family reunion|blizzard|wedding dance|church "
+    "picnic|mill strike|school pageant|river regatta|ice storm|summer carnival|Christmas concert|"
+    "road trip|homecoming|dock strike|bake sale|rodeo|spelling bee|boat race|quilting bee|parade|"
+    "centennial|tornado",
+    "|",
+)
+OBJECT_NOUNS = _words(
+    "pocket watch|quilt|fiddle|sewing machine|recipe box|toolbox|rocking chair|typewriter|camera|"
+    "accordion|hope chest|fishing rod|cookbook|locket|bicycle|radio|tea set|mandolin|lantern|"
+    "compass|writing desk|brooch|ledger|wedding ring",
+    "|",
+)
+USER_NAMES = _words("Sam Alex Jordan Casey Riley Morgan Taylor Jamie Robin Quinn Avery Drew")
+FAMILY_DETAILS = ("sister", "brother", "son", "daughter", "cousin", "niece", "nephew", "husband", "wife")
+
+SENTENCES = (
+    "{p1} first came to {place} in the spring of {year}, carrying little more than {object}.",
+    "Everyone remembers how {p1} and {p2} laughed their way through {event}.",
+    "{p1} kept {object} on the shelf above the stove for as long as anyone can recall.",
+    "In {year} the family moved from {place} to {place2}, and {p2} drove the borrowed truck.",
+    "{subject} worked long hours at {place} while {p1} minded the children at home.",
+    "It was {p2} who told the story of {event} at every holiday dinner.",
+    "The roads around {place} flooded most winters, so {p1} learned to row before learning to ride.",
+    "{p1} wrote letters to {p2} every single week during {event}.",
+    "When {subject} talked about {year}, the talk always drifted back to {place}.",
+    "{p2} still has {object}, wrapped in an old cloth in the bottom drawer.",
+    "People in {place} knew {p1} as someone who could mend anything with wire and patience.",
+    "After {event}, {p1} and {subject} did not speak to each other for almost a year.",
+    "The photograph from {event} shows {p2} squinting into the sun beside {p1}.",
+    "Sunday mornings at {place} meant fresh bread, strong coffee and {p1} singing off key.",
+    "{subject} bought {object} with the first wages earned at {place}.",
+    "Nobody could agree whether {event} happened in {year} or the year after.",
+    "{p1} taught {p2} to drive on the gravel roads behind {place}.",
+    "Years later {p2} said that {event} changed everything for the family.",
+    "There was always a chair for {p1} by the window at {place2}.",
+    "{p1} repaired {object} twice, once after a fall and once after the move in {year}.",
+    "{subject} and {p2} walked down to {place} together every evening that summer.",
+    "The neighbours still bring up {event} whenever the name {subject} comes up.",
+    "{p1} saved every ticket stub and receipt from {year} in a battered shoebox.",
+    "Of all the places the family lived, {subject} loved {place2} best of all.",
+    "During {event} {p2} carried food and blankets to the people stranded near {place}.",
+    "{p1} never talked much about {year}, but {p2} filled in the gaps later.",
+)
+TITLES = (
+    "Summers at {place}",
+    "The {event_noun}",
+    "{p1_first} and the {object_noun}",
+    "The year {year}",
+    "Leaving {place}",
+    "What {p2_first} remembered",
+    "Evenings at {place}",
+    "Before the {event_noun}",
+)
+
+
+@dataclass
+class LegacyPlan:
+    legacy: Legacy
+    subject: Person
+    persons: list[Person]
+    #: (user id, role) of every member
+    members: list[tuple[uuid.UUID, Role]]
+    #: (entity id, name) by label, as written to the graph
+    places: list[tuple[str, str]] = field(default_factory=list)
+    events: list[tuple[str, str, int]] = field(default_factory=list)
+    objects: list[tuple[str, str]] = field(default_factory=list)
+    years: list[int] = field(default_factory=list)
+
+
+@dataclass
+class StoryPlan:
+    story: Story
+    entities: ExtractedEntities
+    #: person mention -> person id
+    resolved: dict[str, str]
+
+
+@dataclass
+class Corpus:
+    legacies: list[LegacyPlan]
+    users: list[User]
+    members: list[Member]
+    relationships: list[Relationship]
+    links: list[Link]
+    stories: list[StoryPlan]
+
+    @property
+    def persons(self) -> list[Person]:
+        return [p for plan in self.legacies for p in plan.persons]
+
+    def active_links(self, legacy_id: uuid.UUID) -> list[uuid.UUID]:
+        return [
+            link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
+            for link in self.links
+            if link.status is LinkStatus.ACTIVE and legacy_id in (link.legacy_a_id, link.legacy_b_id)
+        ]
+
+
+def _uuid(rng: random.Random) -> uuid.UUID:
+    return uuid.UUID(int=rng.getrandbits(128), version=4)
+
+
+def _unique(rng: random.Random, make: Callable[[], str], used: set[str], tries: int = 20) -> str:
+    name = make()
+    for _ in range(tries):
+        if name not in used:
+            break
+        name = make()
+    used.add(name)
+    return name
+
+
+def _legacy_plan(rng: random.Random, index: int) -> tuple[LegacyPlan, list[User], list[Relationship]]:
+    legacy_id = _uuid(rng)
+    family = SURNAMES[index % len(SURNAMES)]
+    firsts = rng.sample(FIRST_NAMES, rng.randint(8, 15))
+    persons: list[Person] = []
+    for i, first in enumerate(firsts):
+        surname = family if i == 0 or rng.random() < 0.5 else rng.choice(SURNAMES)
+        birth = rng.randint(1905, 1945) if i == 0 else rng.randint(1900, 1970)
+        aliases: tuple[str, ...] = ()
+        if i == 0:
+            aliases = (f"{rng.choice(('Nana', 'Grandpa', 'Granny', 'Pop'))} {first}",)
+        elif rng.random() < 0.25:
+            aliases = (f"{rng.choice(('Uncle', 'Aunt', 'Cousin'))} {first}",)
+        death = birth + rng.randint(55, 95)
+        persons.append(
+            Person(
+                id=_uuid(rng),
+                legacy_id=legacy_id,
+                name=f"{first} {surname}",
+                aliases=aliases,
+                birth_year=birth,
+                death_year=death if death <= 2022 else None,
+            )
+        )
+    subject = persons[0]
+    legacy = Legacy(id=legacy_id, name=subject.name, subject_person_id=subject.id)
+    users: list[User] = []
+    members: list[tuple[uuid.UUID, Role]] = []
+    for role in (Role.CREATOR, Role.ADMIN, Role.ADVOCATE, Role.ADMIRER, Role.ADMIRER):
+        person_id = rng.choice(persons[1:]).id if role is Role.CREATOR and rng.random() < 0.5 else None
+        user = User(id=_uuid(rng), name=f"{rng.choice(USER_NAMES)} {family}", person_id=person_id)
+        users.append(user)
+        members.append((user.id, role))
+    rels: list[Relationship] = []
+    others = persons[1:]
+    kinds = [RelationshipType.FAMILY_OF] * 4 + [RelationshipType.FRIENDS_WITH] * 2
+    kinds += [RelationshipType.WORKED_WITH] * 2
+    for i, person in enumerate(others):
+        kind = kinds[i] if i < len(kinds) else RelationshipType.KNEW
+        detail = rng.choice(FAMILY_DETAILS) if kind is RelationshipType.FAMILY_OF else None
+        since = str(rng.randint(1930, 1980)) if kind is RelationshipType.WORKED_WITH else None
+        rels.append(
+            Relationship(
+                from_person_id=subject.id, to_person_id=person.id, type=kind, detail=detail, since=since
+            )
+        )
+        if i and rng.random() < 0.6:  # second-hop paths between the other persons
+            other = others[rng.randrange(i)]
+            rels.append(
+                Relationship(
+                    from_person_id=person.id, to_person_id=other.id, type=rng.choice(list(RelationshipType))
+                )
+            )
+    plan = LegacyPlan(legacy=legacy, subject=subject, persons=persons, members=members)
+    return plan, users, rels
+
+
+def _story(
+    rng: random.Random, plan: LegacyPlan, used: set[str], home: list[str], created: datetime
+) -> StoryPlan:
+    lid = str(plan.legacy.id)
+    subject = plan.subject
+    cast = rng.sample(plan.persons[1:], min(3, len(plan.persons) - 1))
+    places = [rng.choice(home)] + [
+        _unique(rng, lambda: f"{rng.choice(PLACE_HEADS)} {rng.choice(PLACE_KINDS)}", used) for _ in range(2)
+    ]
+    event_year = rng.randint(1930, 1999)
+    event_noun = rng.choice(EVENT_NOUNS)
+    event = _unique(rng, lambda: f"the {event_year} {event_noun}", used)
+    object_noun = rng.choice(OBJECT_NOUNS)
+    owner = rng.choice([subject, *cast])
+    obj = _unique(rng, lambda: f"{owner.name.split()[0]}'s {object_noun}", used)
+    years = sorted({event_year, rng.randint(1930, 1999)})
+    paragraphs = []
+    for _ in range(6):
+        sentences = []
+        for template in rng.sample(SENTENCES, rng.randint(4, 6)):
+            p1, p2 = rng.sample(cast, 2) if len(cast) >= 2 else (cast[0], cast[0])
+            sentences.append(
+                template.format(
+                    p1=p1.name,
+                    p2=p2.name,
+                    subject=subject.name,
+                    place=places[rng.randrange(len(places))],
+                    place2=rng.choice(places),
+                    event=event,
+                    object=obj,
+                    year=rng.choice(years),
+                )
+            )
+        text = " ".join(sentences)
+        paragraphs.append(text[0].upper() + text[1:])
+    title = rng.choice(TITLES).format(
+        place=places[1],
+        event_noun=event_noun,
+        p1_first=cast[0].name.split()[0],
+        object_noun=object_noun,
+        year=years[0],
+        p2_first=cast[-1].name.split()[0],
+    )
+    roll = rng.random()
+    visibility = (
+        Visibility.PUBLIC if roll < 0.6 else Visibility.PRIVATE if roll < 0.9 else Visibility.PERSONAL
+    )
+    authors = (
+        plan.members
+        if visibility is Visibility.PERSONAL
+        else [m for m in plan.members if m[1] in READS_PRIVATE]
+    )
+    story = Story(
+        id=_uuid(rng),
+        legacy_id=plan.legacy.id,
+        author_user_id=rng.choice(authors)[0],
+        title=title[0].upper() + title[1:],
+        content="\n\n".join(paragraphs),
+        visibility=visibility,
+        created_at=created,
+        updated_at=created,
+    )
+    people = [subject, *cast]
+    entities = ExtractedEntities(
+        people=tuple(ExtractedPerson(name=p.name, confidence=1.0) for p in people),
+        places=tuple(ExtractedPlace(name=p, confidence=1.0) for p in places),
+        events=(ExtractedEvent(name=event, date=str(event_year), confidence=1.0),),
+        objects=(ExtractedObject(name=obj, confidence=1.0),),
+        time_references=tuple(TimeReference(period=str(y)) for y in years),
+        relationships=(
+            ExtractedRelationship(
+                subject=cast[0].name, predicate="LIVED_IN", object=places[1], confidence=1.0
+            ),
+            ExtractedRelationship(
+                subject=subject.name, predicate="PARTICIPATED_IN", object=event, confidence=1.0
+            ),
+            ExtractedRelationship(subject=owner.name, predicate="OWNED", object=obj, confidence=1.0),
+        ),
+        extractor_version=SYNTHETIC_EXTRACTOR,
+    )
+    for name in places:
+        if all(name != p[1] for p in plan.places):
+            plan.places.append((entity_id(lid, "Place", name), name))
+    plan.events.append((entity_id(lid, "Event", event), event, event_year))
+    plan.objects.append((entity_id(lid, "Object", obj), obj))
+    plan.years.extend(years)
+    return StoryPlan(story=story, entities=entities, resolved={p.name: str(p.id) for p in people})
+
+
+def generate_corpus(stories: int, seed: int = SEED) -> Corpus:
+    """The same corpus for the same (stories, seed): ~stories/100 legacies (at least 2)."""
+    if stories < 2:
+        raise ValueError("the bench needs at least 2 stories")
+    rng = random.Random(seed)  # noqa: S311 - a reproducible corpus, not secrets
+    n_legacies = max(2, stories // 100)
+    plans: list[LegacyPlan] = []
+    users: list[User] = []
+    relationships: list[Relationship] = []
+    for i in range(n_legacies):
+        plan, legacy_users, rels = _legacy_plan(rng, i)
+        plans.append(plan)
+        users.extend(legacy_users)
+        relationships.extend(rels)
+    # a user of each legacy also admires the next one (people belong to several legacies)
+    members = [Member(legacy_id=p.legacy.id, user_id=u, role=r) for p in plans for u, r in p.members]
+    for i, plan in enumerate(plans):
+        nxt = plans[(i + 1) % n_legacies]
+        user = plan.members[-1][0]
+        nxt.members.append((user, Role.ADMIRER))
+        members.append(Member(legacy_id=nxt.legacy.id, user_id=user, role=Role.ADMIRER))
+    story_plans: list[StoryPlan] = []
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    for i, plan in enumerate(plans):
+        count = stories // n_legacies + (1 if i < stories % n_legacies else 0)
+        used: set[str] = set()
+        home = [
+            _unique(rng, lambda: f"{rng.choice(PLACE_HEADS)} {rng.choice(PLACE_KINDS)}", used)
+            for _ in range(3)
+        ]
+        for _ in range(count):
+            created = start + timedelta(days=rng.randint(0, 1500), minutes=rng.randint(0, 1439))
+            story_plans.append(_story(rng, plan, used, home, created))
+    links: list[Link] = []
+    by_legacy: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for sp in story_plans:
+        by_legacy.setdefault(sp.story.legacy_id, []).append(sp.story.id)
+    for i in range(0, n_legacies - 1, 2 if n_legacies > 2 else 1):
+        a, b = plans[i].legacy.id, plans[i + 1].legacy.id
+        roll = rng.random()
+        if roll < 0.45:
+            status, mode = LinkStatus.ACTIVE, ShareMode.ALL
+        elif roll < 0.7:
+            status, mode = LinkStatus.ACTIVE, ShareMode.SELECTIVE
+        elif roll < 0.85:
+            status, mode = LinkStatus.PENDING, ShareMode.ALL
+        else:
+            status, mode = LinkStatus.REVOKED, ShareMode.ALL
+        shared: tuple[uuid.UUID, ...] = ()
+        if mode is ShareMode.SELECTIVE:
+            pool = by_legacy.get(a, []) + by_legacy.get(b, [])
+            shared = tuple(rng.sample(pool, min(10, len(pool))))
+        links.append(
+            Link(
+                id=_uuid(rng),
+                legacy_a_id=a,
+                legacy_b_id=b,
+                status=status,
+                share_mode=mode,
+                shared_story_ids=shared,
+            )
+        )
+    return Corpus(plans, users, members, relationships, links, story_plans)
+
+
+# -- query samples ----------------------------------------------------------------------------
+@dataclass
+class Sample:
+    request: ContextRequest
+    plan: LegacyPlan
+    kind: str
+    legacy_ids: list[str]
+    person_id: str
+    place: tuple[str, str]
+    event: tuple[str, str, int]
+    obj: tuple[str, str]
+
+
+def _question(rng: random.Random, kind: str, plan: LegacyPlan, person: Person, sample: Sample) -> str:
+    first = plan.subject.name.split()[0]
+    place, event, obj = sample.place[1], sample.event[1], sample.obj[1]
+    decade = sample.event[2] // 10 * 10
+    options = {
+        "relational": [
+            f"How did {first} get along with {person.name}?",
+            f"Who were {first}'s closest friends?",
+        ],
+        "temporal": [
+            f"What happened in {sample.event[2]}?",
+            f"What was life like for {first} in the {decade}s?",
+        ],
+        "spatial": [f"What do you remember about {place}?", f"Where did {first} live after the war?"],
+        "entity_focused": [f"Tell me about {event}.", f"What happened to {obj}?"],
+        "general": [f"What was {first} like?", "Tell me about her life."],
+        "cross_legacy": [
+            f"What do the linked families remember about {first}?",
+            f"What do others remember about {place}?",
+        ],
+    }
+    return rng.choice(options[kind])
+
+
+def build_samples(corpus: Corpus, count: int, seed: int = SEED) -> list[Sample]:
+    rng = random.Random(seed + 1)  # noqa: S311
+    kinds = ["relational", "temporal", "spatial", "entity_focused", "general", "cross_legacy"]
+    samples: list[Sample] = []
+    for i in range(count):
+        plan = rng.choice(corpus.legacies)
+        user, _role = rng.choice(plan.members)
+        person = rng.choice(plan.persons[1:])
+        kind = kinds[i % len(kinds)]
+        sample = Sample(
+            request=ContextRequest(
+                legacy_id=plan.legacy.id, user_id=user, persona=rng.choice(list(Persona)), query="?"
+            ),
+            plan=plan,
+            kind=kind,
+            legacy_ids=[str(plan.legacy.id)] + [str(x) for x in corpus.active_links(plan.legacy.id)],
+            person_id=str(person.id),
+            place=rng.choice(plan.places),
+            event=rng.choice(plan.events),
+            obj=rng.choice(plan.objects),
+        )
+        sample.request = sample.request.model_copy(
+            update={"query": _question(rng, kind, plan, person, sample)}
+        )
+        samples.append(sample)
+    return samples
+
+
+def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
+    """Realistic parameters for every traversal template, from one sample."""
+    subject = str(sample.plan.subject.id)
+    base = {"legacy_ids": sample.legacy_ids, "limit": limit}
+    decade = sample.event[2] // 10 * 10
+    return {
+        "legacy_context": {"legacy_id": sample.legacy_ids[0]},
+        "relational": {**base, "person_id": subject, "target_ids": [sample.person_id]},
+        "relational_2hop": {**base, "person_id": subject, "target_ids": []},
+        "person_mentions": {**base, "ids": [sample.person_id]},
+        "entity_focused": {**base, "ids": [sample.event[0], sample.obj[0]]},
+        "spatial": {**base, "ids": [sample.place[0]], "names": [sample.place[1].lower()]},
+        "temporal": {**base, "start": decade, "end": decade + 9},
+        "cross_legacy": {
+            **base,
+            "legacy_id": sample.legacy_ids[0],
+            "ids": [sample.person_id, sample.place[0]],
+        },
+        "general": {**base, "person_id": subject},
+        "facts": {
+            "person_ids": sorted({subject, sample.person_id}),
+            "subject_id": subject,
+            "limit": 2 * limit,
+        },
+    }
+
+
+# -- statistics and environment ---------------------------------------------------------------
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100), linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        raise ValueError("no values")
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def _summary(values: Sequence[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(values, 50), 2), "p95_ms": round(percentile(values, 95), 2)}
+
+
+def stage_target(stage: str) -> float | None:
+    for prefix, target in STAGE_TARGETS_MS.items():
+        if stage == prefix or (prefix.endswith(".") and stage.startswith(prefix)):
+            return target
+    return None
+
+
+def verdict(value: float, target: float, *, higher_is_better: bool = False, unit: str = "ms") -> str:
+    missed = value < target if higher_is_better else value > target
+    if not missed:
+        return "ok"
+    gap = abs(value - target)
+    return f"missed by {gap:.1f} {unit} ({gap / target * 100:.0f}%)"
+
+
+def machine_info() -> dict[str, Any]:
+    model = platform.processor() or platform.machine()
+    mem_gb = 0.0
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_gb = int(line.split()[1]) / 1024 / 1024
+    return {
+        "cpus": os.cpu_count() or 0,
+        "cpu_model": model,
+        "memory_gb": round(mem_gb, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
+
+
+def _dir_mb(path: Path) -> float:
+    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+    return round(total / 1024 / 1024, 2)
+
+
+def layer_sizes(root: Path) -> tuple[dict[str, float], list[str]]:
+    """MB (2^20 bytes, as Lambda's 250 MB limit counts) of each layer folder, without caches;
+    and the built layers that are missing."""
+    sizes = {"shared": _dir_mb(root / "layers" / "shared" / "python")}
+    missing = []
+    for name in BUILT_LAYERS:
+        path = root / "build" / "layers" / name
+        if path.is_dir() and any(path.iterdir()):
+            sizes[name] = _dir_mb(path)
+        else:
+            missing.append(name)
+    return sizes, missing
+
+
+IMPORT_SNIPPET = """
+import importlib.util, sys, time
+t = time.perf_counter()
+spec = importlib.util.spec_from_file_location("bench_handler", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+print((time.perf_counter() - t) * 1000)
+"""
+
+
+def cold_imports(root: Path, runs: int, functions: Sequence[str] | None = None) -> dict[str, float]:
+    """Median over `runs` fresh interpreters of the time to import each handler module by path
+    (interpreter start-up excluded; bytecode caches and the OS page cache are warm)."""
+    env = {
+        **os.environ,
+        "POWERTOOLS_SERVICE_NAME": "heirloom",
+        "POWERTOOLS_METRICS_NAMESPACE": "Heirloom",
+        "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+    }
+    names = sorted(
+        functions
+        if functions is not None
+        else (p.name for p in (root / "functions").iterdir() if (p / "handler.py").is_file())
+    )
+    out: dict[str, float] = {}
+    for name in names:
+        times = []
+        for _ in range(max(1, runs)):
+            proc = subprocess.run(
+                [sys.executable, "-c", IMPORT_SNIPPET, str(root / "functions" / name / "handler.py")],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=root,
+                timeout=120,
+                check=True,
+            )
+            times.append(float(proc.stdout.strip().splitlines()[-1]))
+        out[name] = round(statistics.median(times), 1)
+    return out
+
+
+class _Sink:
+    """Swallows what handlers print (Powertools metrics and log lines) during the workflow stage."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+
+# -- the bench stack --------------------------------------------------------------------------
+@dataclass
+class BenchStack:
+    ports: IngestionPorts
+    db: PgDatabase
+    name: str
+    url: str
+    falkor_socket: str
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _open_stack(
+    name: str, embedder: Embedder, extractor: Any, postgres_uri: str | None, falkor_socket: str | None
+) -> BenchStack:
+    from heirloom.adapters.falkor import FalkorGraphStore
+    from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+    from heirloom.adapters.tokenizer import TiktokenTokenizer
+    from heirloom.domain.ingestion import IngestionPorts
+    from heirloom.local.runtime import project_root
+    from heirloom.local.stack import LocalStack, ensure_database
+    from heirloom.settings import Settings
+
+    if postgres_uri is None or falkor_socket is None:
+        status = LocalStack(project_root() / ".heirloom" / "bench").up()
+        postgres_uri, falkor_socket = status.postgres_uri, status.falkor_socket
+    if postgres_uri is None or falkor_socket is None:
+        raise RuntimeError("the bench stack did not come up")
+    url = ensure_database(postgres_uri, name)
+    settings = Settings()
+    db = PgDatabase(url, statement_timeout_ms=60_000, embedding_dim=embedder.dimension)
+    db.migrate()
+    db.connection().execute(
+        "CREATE TABLE IF NOT EXISTS bench_meta (key text PRIMARY KEY, value text NOT NULL)"
+    )
+    graph = FalkorGraphStore(falkor_socket, settings.graph.graph_name, name)
+    graph.ensure_indexes()
+    ports = IngestionPorts(
+        stories=PgStoryStore(db),
+        vectors=PgVectorIndex(db, model_id=embedder.model_id),
+        graph=graph,
+        embedder=embedder,
+        tokenizer=TiktokenTokenizer(),
+        chunk_max_tokens=settings.chunking.max_tokens,
+        extractor=extractor,
+        extractor_version=str(getattr(extractor, "version", "")) if extractor else "",
+    )
+    return BenchStack(ports=ports, db=db, name=name, url=url, falkor_socket=falkor_socket)
+
+
+def _marker(stories: int, seed: int, embedder: Embedder) -> str:
+    return f"{stories}|{seed}|{GENERATOR_VERSION}|{embedder.model_id}"
+
+
+def _read_marker(stack: BenchStack) -> str | None:
+    row = stack.db.connection().execute("SELECT value FROM bench_meta WHERE key = 'corpus'").fetchone()
+    return str(row["value"]) if row else None
+
+
+def _write_marker(stack: BenchStack, value: str) -> None:
+    stack.db.connection().execute(
+        "INSERT INTO bench_meta (key, value) VALUES ('corpus', %s)"
+        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        (value,),
+    )
+
+
+def _batches(items: Sequence[StoryPlan], size: int) -> Iterator[Sequence[StoryPlan]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def load_corpus(stack: BenchStack, corpus: Corpus, progress: ProgressFn | None = None) -> float:
+    """Write the corpus (resuming a partial load); returns the seconds the stories took."""
+    from heirloom.domain import ingestion
+    from heirloom.domain.chunking import chunk_story, content_hash
+    from heirloom.domain.entity_sync import sync_story_entities
+    from heirloom.ports import EmbeddedChunk
+
+    ports = stack.ports
+    for plan in corpus.legacies:
+        ingestion.apply_legacy(ports, plan.legacy)
+    for person in corpus.persons:
+        ingestion.apply_person(ports, person)
+    for user in corpus.users:
+        ingestion.apply_user(ports, user)
+    for member in corpus.members:
+        ingestion.apply_member(ports, member)
+    for rel in corpus.relationships:
+        ingestion.apply_relationship(ports, rel)
+    for link in corpus.links:
+        ingestion.apply_link(ports, link)
+    if progress:
+        progress(
+            f"bench: {len(corpus.legacies)} legacies, {len(corpus.persons)} persons written; loading stories"
+        )
+    started = time.perf_counter()
+    done = 0
+    for batch in _batches(corpus.stories, LOAD_BATCH):
+        todo = []
+        for sp in batch:
+            digest = content_hash(sp.story.content)
+            if ports.vectors.indexed_hash(sp.story.id) == ingestion.index_key(
+                digest
+            ) and ports.stories.graph_synced(sp.story.id) == (digest, SYNTHETIC_EXTRACTOR):
+                continue
+            ingestion.apply_story(ports, sp.story, process=False)
+            todo.append((sp, digest, chunk_story(sp.story.content, ports.tokenizer, ports.chunk_max_tokens)))
+        texts = [ingestion.embedding_text(sp.story.title, c.text) for sp, _, chunks in todo for c in chunks]
+        vectors = iter(ports.embedder.embed(texts) if texts else [])
+        for sp, digest, chunks in todo:
+            embedded = [
+                EmbeddedChunk(
+                    index=c.index, text=c.text, token_count=c.token_count, embedding=tuple(next(vectors))
+                )
+                for c in chunks
+            ]
+            ports.vectors.replace_chunks(sp.story.id, embedded, ingestion.index_key(digest))
+            sync_story_entities(ports.graph, sp.story, sp.entities, sp.resolved, [])
+            ports.stories.mark_graph_synced(sp.story.id, digest, SYNTHETIC_EXTRACTOR)
+        done += len(batch)
+        if progress and (done % (LOAD_BATCH * 16) < LOAD_BATCH or done == len(corpus.stories)):
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            progress(f"bench: {done}/{len(corpus.stories)} stories ({rate:.0f}/s)")
+    return time.perf_counter() - started
+
+
+def measure_ingestion(stack: BenchStack, corpus: Corpus, count: int) -> dict[str, Any]:
+    """Full `apply_story` (PostgreSQL, Story node, chunk + embed, extraction + graph sync) on probe
+    copies of `count` corpus stories spread over the legacies; the probes are deleted afterwards."""
+    from heirloom.domain import ingestion
+
+    ports = stack.ports
+    step = max(1, len(corpus.stories) // max(1, count))
+    picked = corpus.stories[::step][:count]
+    nonce = time.time_ns()
+    probes = [
+        sp.story.model_copy(update={"id": uuid.uuid5(uuid.NAMESPACE_OID, f"bench-probe|{nonce}|{i}")})
+        for i, sp in enumerate(picked)
+    ]
+    if ports.extractor is not None and hasattr(ports.extractor, "warm"):
+        ports.extractor.warm()
+    ports.embedder.embed(["warm up"])
+    started = time.perf_counter()
+    for story in probes:
+        ingestion.apply_story(ports, story)
+    seconds = time.perf_counter() - started
+    for story in probes:
+        ingestion.delete_story(ports, story.id)
+    return {
+        "stories": len(probes),
+        "seconds": round(seconds, 2),
+        "stories_per_s": round(len(probes) / seconds, 2) if seconds else 0.0,
+        "embedder": ports.embedder.model_id,
+        "extractor": ports.extractor_version or "none",
+    }
+
+
+# -- stage timings ----------------------------------------------------------------------------
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+def measure_stages(
+    stack: BenchStack, samples: Sequence[Sample], workflow_samples: int
+) -> tuple[dict[str, list[float]], Counter[str]]:
+    from heirloom.domain.access_filter import filter_context
+    from heirloom.domain.assembly import assemble
+    from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+    from heirloom.domain.graph_step import graph_traversal_step
+    from heirloom.domain.intent_step import GazetteerCache, build_gazetteer, intent_analysis_step
+    from heirloom.domain.personas import load_personas
+    from heirloom.domain.retrieval import vector_search
+    from heirloom.domain.traversal import TEMPLATES, NeighbourhoodCache
+    from heirloom.settings import Settings
+
+    ports = stack.ports
+    settings = Settings()
+    personas = load_personas()
+    # the bench measures the traversal, so the breaker never opens on a slow query
+    breaker = CircuitBreaker(InMemoryBreakerStore(), failure_threshold=10**9)
+    gazetteers = GazetteerCache(settings.resilience.gazetteer_ttl_s)
+    neighbourhoods = NeighbourhoodCache(settings.resilience.gazetteer_ttl_s)
+    times: dict[str, list[float]] = {}
+    statuses: Counter[str] = Counter()
+
+    def record(stage: str, value: float) -> None:
+        times.setdefault(stage, []).append(value)
+
+    # a warm container: each legacy's gazetteer built once (timed on its own), a few warm-up runs
+    for legacy_id in sorted({s.request.legacy_id for s in samples}, key=str):
+        t = time.perf_counter()
+        gazetteers.get(legacy_id, _gazetteer_builder(build_gazetteer, legacy_id, ports))
+        record("gazetteer_build", _ms(t))
+
+    def pipeline(sample: Sample, timed: bool) -> None:
+        request = sample.request
+        t0 = time.perf_counter()
+        intent = intent_analysis_step(request, ports.stories, ports.graph, breaker, gazetteers)
+        t1 = time.perf_counter()
+        vector = vector_search(
+            request, ports.stories, ports.vectors, ports.embedder, k=settings.resilience.vector_k
+        )
+        t2 = time.perf_counter()
+        graph = graph_traversal_step(
+            GraphTraversalInput(request=request, intent=intent),
+            ports.graph,
+            breaker,
+            budget_ms=settings.resilience.traversal_budget_ms,
+            cache=neighbourhoods,
+        )
+        t3 = time.perf_counter()
+        filtered = filter_context(
+            AccessFilterInput(request=request, branches=(graph, vector)), ports.stories, ports.vectors
+        )
+        t4 = time.perf_counter()
+        assemble(request, filtered, personas[request.persona], ports.tokenizer)
+        t5 = time.perf_counter()
+        if timed:
+            for stage, a, b in (
+                ("intent", t0, t1),
+                ("vector_search", t1, t2),
+                ("graph_traversal", t2, t3),
+                ("access_filter", t3, t4),
+                ("rank_budget_format", t4, t5),
+                ("domain_pipeline", t0, t5),
+            ):
+                record(stage, (b - a) * 1000.0)
+            statuses[f"graph {graph.graph.status}"] += 1
+            statuses[f"intent {intent.intent.value}"] += 1
+
+    for sample in samples[:3]:
+        pipeline(sample, timed=False)
+    for sample in samples:
+        pipeline(sample, timed=True)
+        limit = personas[sample.request.persona].traversal.max_graph_results
+        for name, params in template_params(sample, limit).items():
+            t = time.perf_counter()
+            ports.graph.run(TEMPLATES[name], params)
+            record(f"traversal.{name}", _ms(t))
+
+    if workflow_samples > 0:
+        times["workflow_local"] = _workflow_times(stack, samples[:workflow_samples], breaker)
+    return times, statuses
+
+
+def _gazetteer_builder(
+    build: Callable[..., Any], legacy_id: uuid.UUID, ports: IngestionPorts
+) -> Callable[[], Any]:
+    return lambda: build(legacy_id, ports.stories, ports.graph)
+
+
+def _workflow_times(stack: BenchStack, samples: Sequence[Sample], breaker: Any) -> list[float]:
+    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+    from heirloom.services import Services
+    from heirloom.settings import Settings
+
+    ports = stack.ports
+    for key, value in (
+        ("POWERTOOLS_SERVICE_NAME", "heirloom"),
+        ("POWERTOOLS_METRICS_NAMESPACE", "Heirloom"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ):
+        os.environ.setdefault(key, value)
+    services = Services(Settings())
+    injected: tuple[tuple[str, Any], ...] = (
+        ("db", stack.db),
+        ("stories", ports.stories),
+        ("vectors", ports.vectors),
+        ("graph", ports.graph),
+        ("embedder", ports.embedder),
+        ("tokenizer", ports.tokenizer),
+        ("breaker", breaker),
+    )
+    for name, value in injected:
+        services.__dict__[name] = value  # pre-fills the cached_property
+    out: list[float] = []
+    with contextlib.redirect_stdout(_Sink()), LocalWorkflows(services=services).start() as workflows:  # type: ignore[type-var]
+        runner = LocalContextWorkflow(workflows)
+        runner.run(samples[0].request)  # warm-up: handler modules, moto
+        for sample in samples:
+            t = time.perf_counter()
+            runner.run(sample.request)
+            out.append(_ms(t))
+    return out
+
+
+# -- the report -------------------------------------------------------------------------------
+#: why a target is missed, as observed on the reference machine (written into docs/benchmarks.md)
+WHY: dict[str, str] = {}
+
+
+def _stage_rows(result: dict[str, Any]) -> list[tuple[str, int, float, float, str, str]]:
+    rows = []
+    for stage, fig in result["stages"].items():
+        target = stage_target(stage)
+        rows.append(
+            (
+                stage,
+                int(result.get("samples", {}).get(stage, 0)),
+                float(fig["p50_ms"]),
+                float(fig["p95_ms"]),
+                f"<= {target:g}" if target is not None else "-",
+                verdict(float(fig["p95_ms"]), target) if target is not None else "-",
+            )
+        )
+    return rows
+
+
+def misses(result: dict[str, Any]) -> dict[str, str]:
+    """Every missed target: name -> verdict."""
+    out = {}
+    for stage, _n, _p50, _p95, _target, outcome in _stage_rows(result):
+        if outcome.startswith("missed"):
+            out[stage] = outcome
+    ingest = float(result["ingest_stories_per_s"])
+    if ingest < INGEST_TARGET_STORIES_PER_S:
+        out["ingestion"] = verdict(
+            ingest, INGEST_TARGET_STORIES_PER_S, higher_is_better=True, unit="stories/s"
+        )
+    for function, ms in result["cold_import_ms"].items():
+        if ms > COLD_IMPORT_TARGET_MS:
+            out[f"cold_import.{function}"] = verdict(ms, COLD_IMPORT_TARGET_MS)
+    return out
+
+
+def format_report(result: dict[str, Any]) -> str:
+    corpus = result.get("corpus", {})
+    lines = [
+        f"heirloom bench: {result['stories']} stories, {corpus.get('chunks', '?')} chunks, "
+        f"{corpus.get('graph_nodes_total', '?')} graph nodes, {result.get('queries', '?')} queries",
+        "",
+        f"{'stage':<28} {'n':>5} {'p50 ms':>8} {'p95 ms':>8}  {'target p95':<11} verdict",
+    ]
+    for stage, n, p50, p95, target, outcome in _stage_rows(result):
+        lines.append(f"{stage:<28} {n:>5} {p50:>8.2f} {p95:>8.2f}  {target:<11} {outcome}")
+    ingest = float(result["ingest_stories_per_s"])
+    detail = result.get("ingest", {})
+    lines += [
+        "",
+        f"ingestion: {ingest:.1f} stories/s over {detail.get('stories', '?')} stories "
+        f"(embedder {detail.get('embedder', '?')}, extractor {detail.get('extractor', '?')}); "
+        f"target >= {INGEST_TARGET_STORIES_PER_S:g}: "
+        + verdict(ingest, INGEST_TARGET_STORIES_PER_S, higher_is_better=True, unit="stories/s"),
+        f"peak memory (max RSS of this process): {result.get('peak_rss_mb', '?')} MB",
+        "",
+        f"cold import of each handler module (median, ms; target <= {COLD_IMPORT_TARGET_MS:g}):",
+    ]
+    for function, ms in result["cold_import_ms"].items():
+        lines.append(f"  {function:<20} {ms:>8.1f}  {verdict(ms, COLD_IMPORT_TARGET_MS)}")
+    lines.append("layer sizes (MB):")
+    for layer, mb in result["layer_mb"].items():
+        lines.append(f"  {layer:<20} {mb:>8.2f}")
+    for layer in result.get("layers_not_built", []):
+        lines.append(f"  {layer:<20} not built (make build)")
+    return "\n".join(lines)
+
+
+def _why(name: str) -> str:
+    if name in WHY:
+        return WHY[name]
+    for key, text in WHY.items():
+        if key.endswith(".") and name.startswith(key):
+            return text
+    return "not analysed yet: re-run with a profiler (python -m cProfile) and record the cause here."
+
+
+def render_docs(result: dict[str, Any]) -> str:
+    m = result["machine"]
+    corpus = result["corpus"]
+    nodes = ", ".join(f"{k} {v}" for k, v in corpus["graph_nodes"].items())
+    load = result["load"]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `heirloom bench --stories {result['stories']} --queries {result['queries']}` on "
+        f"{result['date']}; each run replaces this file. Targets are for 10k stories on a 2-core machine "
+        "(benchmarks, not timed tests).",
+        "",
+        "## Machine",
+        "",
+        f"{m['cpus']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB memory, Python {m['python']}, {m['platform']}.",
+        "",
+        "## Corpus",
+        "",
+        f"{result['stories']} synthetic stories (seed {result['seed']}) in {corpus['legacies']} legacies: "
+        f"{corpus['persons']} persons, {corpus['users']} users, {corpus['chunks']} chunks, "
+        f"{corpus['graph_nodes_total']} graph nodes ({nodes}), {corpus['graph_edges_total']} edges. "
+        + (
+            f"Loaded by this run in {load['seconds']:.0f} s ({load['stories_per_s']:.1f} stories/s, bulk path)."
+            if load["loaded_now"]
+            else "Reused from an earlier run (same size, seed and embedder)."
+        ),
+        "",
+        "## Latency per stage",
+        "",
+        "| stage | n | p50 ms | p95 ms | target p95 | verdict |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for stage, n, p50, p95, target, outcome in _stage_rows(result):
+        lines.append(f"| {stage} | {n} | {p50:.2f} | {p95:.2f} | {target.replace('<=', '≤')} | {outcome} |")
+    ingest = float(result["ingest_stories_per_s"])
+    detail = result["ingest"]
+    lines += [
+        "",
+        "## Ingestion, memory, cold starts, layers",
+        "",
+        f"- Ingestion: **{ingest:.1f} stories/s** over {detail['stories']} stories through `apply_story` "
+        f"(embedder `{detail['embedder']}`, extractor `{detail['extractor']}`); target ≥ "
+        f"{INGEST_TARGET_STORIES_PER_S:g}: "
+        + verdict(ingest, INGEST_TARGET_STORIES_PER_S, higher_is_better=True, unit="stories/s")
+        + ".",
+        f"- Peak memory (max RSS of the bench process, models loaded): {result['peak_rss_mb']} MB.",
+        "",
+        f"| function | cold import ms (median of {result['import_runs']}) | verdict (≤ {COLD_IMPORT_TARGET_MS:g}) |",
+        "| --- | ---: | --- |",
+    ]
+    for function, ms in result["cold_import_ms"].items():
+        lines.append(f"| {function} | {ms:.1f} | {verdict(ms, COLD_IMPORT_TARGET_MS)} |")
+    lines += ["", "| layer | MB |", "| --- | ---: |"]
+    for layer, mb in result["layer_mb"].items():
+        lines.append(f"| {layer} | {mb:.2f} |")
+    for layer in result["layers_not_built"]:
+        lines.append(f"| {layer} | not built (`make build`) |")
+    lines += [
+        "",
+        "## How it is measured",
+        "",
+        "- Corpus: `heirloom.local.bench.generate_corpus` (seeded; sentence templates over each legacy's "
+        "persons and a pool of places, events, objects and years; 60% public, 30% private, 10% personal; "
+        "links active (all and selective), pending and revoked). Its own stack: `.heirloom/bench`, database "
+        "and graph prefix `bench_<N>`; a second run with the same N skips loading.",
+        "- Loading (not the measured ingestion): records through `heirloom.domain.ingestion`; stories "
+        "chunked with `chunk_story` and embedded in batches across stories with the same embedder the "
+        "queries use (`replace_chunks`, the real index); entity graph written by `sync_story_entities` from "
+        "the generator's known entities instead of running the extractor.",
+        "- Ingestion throughput: probe copies of up to 200 corpus stories through the full `apply_story` "
+        "(PostgreSQL, Story node, chunk + embed, spaCy extraction + graph sync), one at a time, models "
+        "warmed first; the probes are deleted afterwards.",
+        "- Stages: `queries` requests over random (member user, legacy, persona, question) samples, "
+        "questions of all six intents. The domain pipeline runs in process, sequentially: "
+        "`intent_analysis_step` → `vector_search` → `graph_traversal_step` → `filter_context` → `assemble`; "
+        "each stage is timed inside that run. The gazetteer of every sampled legacy is built first "
+        "(`gazetteer_build`, a container's first request per legacy) and the neighbourhood cache is on, "
+        "as in a warm Lambda container; the breaker never opens. `traversal.<template>` runs each "
+        "template of `TEMPLATES` directly (no cache) with parameters from the same samples. "
+        f"`workflow_local` is the whole context-assembly ASL in moto's interpreter ({WORKFLOW_SAMPLES} "
+        "requests by default, handlers in process), polling included.",
+        "- p50/p95: linear interpolation between closest ranks. Cold import: a fresh `python -c` per "
+        "run importing `functions/<name>/handler.py` by path, interpreter start-up excluded, bytecode "
+        "cached. Layer sizes: files under `layers/shared/python` (without `__pycache__`) and `build/layers/*`.",
+        "",
+        "## Why targets are missed",
+        "",
+    ]
+    missed = misses(result)
+    if not missed:
+        lines.append("Every target is met.")
+    for name, outcome in missed.items():
+        lines.append(f"- **{name}** ({outcome}): {_why(name)}")
+    return "\n".join(lines) + "\n"
+
+
+# -- entry point ------------------------------------------------------------------------------
+def run_bench(
+    stories: int = 10_000,
+    queries: int = 200,
+    json_path: Path | None = None,
+    write_docs: bool = True,
+    *,
+    embedder: Embedder | None = None,
+    extract: bool = True,
+    postgres_uri: str | None = None,
+    falkor_socket: str | None = None,
+    workflow_samples: int = WORKFLOW_SAMPLES,
+    import_runs: int = IMPORT_RUNS,
+    import_functions: Sequence[str] | None = None,
+    docs_path: Path | None = None,
+    progress: ProgressFn | None = _stderr,
+    seed: int = SEED,
+) -> dict[str, Any]:
+    """Generate (or reuse) the corpus, measure, and return the figures (see module docstring).
+
+    `embedder` defaults to the local ONNX model and `extract` to the spaCy extractor; tests pass a
+    `HashingEmbedder` and `extract=False`. `postgres_uri` / `falkor_socket` default to the bench's
+    own stack under `.heirloom/bench`."""
+    from heirloom.local.runtime import project_root
+
+    if queries < 1:
+        raise ValueError("queries must be at least 1")
+    root = project_root()
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(root / ".heirloom" / "tiktoken"))
+    if embedder is None:
+        embedder = OnnxMiniLmEmbedder()
+    extractor = None
+    if extract:
+        from heirloom.adapters.spacy_extractor import SpacyEntityExtractor
+
+        extractor = SpacyEntityExtractor()
+    suffix = (
+        ""
+        if embedder.model_id == OnnxMiniLmEmbedder.model_id
+        else "_" + "".join(ch if ch.isalnum() else "_" for ch in embedder.model_id.lower())
+    )
+    name = f"bench_{stories}{suffix}"
+    corpus = generate_corpus(stories, seed)
+    stack = _open_stack(name, embedder, extractor, postgres_uri, falkor_socket)
+    marker = _marker(stories, seed, embedder)
+    loaded_now = _read_marker(stack) != marker
+    load_seconds = 0.0
+    if loaded_now:
+        if progress:
+            progress(f"bench: loading {stories} stories into database and graph {name}")
+        load_seconds = load_corpus(stack, corpus, progress)
+        _write_marker(stack, marker)
+    elif progress:
+        progress(f"bench: reusing the corpus already loaded in {name}")
+    if progress:
+        progress(f"bench: ingestion throughput on {min(stories, PROBE_STORIES)} probe stories")
+    ingest = measure_ingestion(stack, corpus, min(stories, PROBE_STORIES))
+    if progress:
+        progress(f"bench: {queries} query samples")
+    samples = build_samples(corpus, queries, seed)
+    times, statuses = measure_stages(stack, samples, min(workflow_samples, queries))
+    if progress:
+        progress("bench: cold imports and layer sizes")
+    imports = cold_imports(root, import_runs, import_functions)
+    layers, missing = layer_sizes(root)
+    counts = stack.ports.stories.counts()
+    nodes = dict(sorted(stack.ports.graph.count_nodes().items()))
+    edges = dict(sorted(stack.ports.graph.count_edges().items()))
+    order = ["gazetteer_build", "intent", "vector_search", "graph_traversal"]
+    order += sorted(k for k in times if k.startswith("traversal."))
+    order += ["access_filter", "rank_budget_format", "domain_pipeline", "workflow_local"]
+    result: dict[str, Any] = {
+        "stories": stories,
+        "queries": queries,
+        "seed": seed,
+        "stages": {k: _summary(times[k]) for k in order if times.get(k)},
+        "ingest_stories_per_s": ingest["stories_per_s"],
+        "cold_import_ms": imports,
+        "layer_mb": layers,
+        "layers_not_built": missing,
+        "samples": {k: len(times[k]) for k in order if times.get(k)},
+        "ingest": ingest,
+        "peak_rss_mb": peak_rss_mb(),
+        "import_runs": max(1, import_runs),
+        "outcomes": dict(sorted(statuses.items())),
+        "load": {
+            "loaded_now": loaded_now,
+            "seconds": round(load_seconds, 1),
+            "stories_per_s": round(stories / load_seconds, 1) if load_seconds else 0.0,
+        },
+        "corpus": {
+            "database": name,
+            "legacies": counts["legacies"],
+            "persons": counts["persons"],
+            "users": counts["users"],
+            "links": counts["legacy_links"],
+            "stories_stored": counts["stories"],
+            "chunks": counts["story_chunks"],
+            "graph_nodes": nodes,
+            "graph_nodes_total": sum(nodes.values()),
+            "graph_edges": edges,
+            "graph_edges_total": sum(edges.values()),
+        },
+        "machine": machine_info(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+    result["missed"] = misses(result)
+    if json_path is not None:
+        json_path.write_text(json.dumps(result, indent=2) + "\n")
+    if write_docs:
+        (docs_path or root / "docs" / "benchmarks.md").write_text(render_docs(result))
+    return result
