@@ -22,5 +22,7 @@ def handler(
     data = parse(IntentAnalysisInput, event)
     svc = services or default_services()
     graph = svc.graph if svc.settings.graph.augmentation_enabled else None
-    intent = intent_analysis_step(data.request, svc.stories, graph, svc.breaker, svc.gazetteers)
+    intent = intent_analysis_step(
+        data.request, svc.stories, graph, svc.breaker, svc.gazetteers, svc.intent_classifier
+    )
     return intent.model_dump(mode="json")

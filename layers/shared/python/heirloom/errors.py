@@ -30,3 +30,33 @@ class VectorUnavailable(HeirloomError):
 
 class StoreUnavailable(HeirloomError):
     """PostgreSQL is unreachable; requests that need access checks fail closed."""
+
+
+class ModelError(HeirloomError):
+    """A hosted model (Bedrock) call failed. Subclasses say whether a retry can help."""
+
+    def __init__(self, message: str, *, code: str = ""):
+        super().__init__(message)
+        #: the service's error code (ThrottlingException, ValidationException, ...) when there is one
+        self.code = code
+
+
+class Throttled(ModelError):
+    """Throttled, unavailable or too slow (ThrottlingException, ServiceUnavailableException,
+    ModelTimeoutException, read/connect timeouts): retryable. The ingestion workflow's Retry
+    blocks name this error; the context workflow falls back (rule-based intent, no chunks)."""
+
+
+class ModelRequestRejected(ModelError):
+    """The service refused the request itself (ValidationException, unknown model, model
+    error): not retryable."""
+
+
+class ModelAccessDenied(ModelError):
+    """The role may not invoke the model (AccessDeniedException) or the model is not enabled
+    for the account: not retryable."""
+
+
+class MalformedModelOutput(ModelError):
+    """The model answered, but not with what was asked: no tool call, another tool, a stop
+    reason other than tool_use, or input that fails the schema. Never trusted, not retried."""

@@ -14,7 +14,7 @@ from heirloom.domain.context_api import ContextWorkflow
 from heirloom.domain.extraction import EntityExtractor
 from heirloom.domain.imports import ObjectStore
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.domain.intent_step import GazetteerCache
+from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
 from heirloom.domain.traversal import NeighbourhoodCache
 from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 from heirloom.settings import Settings, get_settings
@@ -102,6 +102,10 @@ class Services:
     @cached_property
     def neighbourhoods(self) -> NeighbourhoodCache:
         return NeighbourhoodCache(self.settings.resilience.gazetteer_ttl_s)
+
+    @cached_property
+    def intent_classifier(self) -> IntentClassifier:
+        return factory.build_intent_classifier(self.settings)
 
     @cached_property
     def gazetteers(self) -> GazetteerCache:

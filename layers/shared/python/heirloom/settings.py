@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PREFIX_PATTERN = re.compile(r"[a-z0-9_]+")
 
@@ -27,9 +27,79 @@ class _Frozen(BaseModel):
 
 
 class DatabaseSettings(_Frozen):
-    #: libpq URI; empty means the embedded local PostgreSQL
+    """One way to connect: a libpq URI (local, tests), a Secrets Manager secret in RDS's shape,
+    or an IAM auth token. DB_HOST / DB_PORT / DB_NAME override the secret's host, port and
+    dbname (e.g. the RDS Proxy endpoint instead of the cluster's)."""
+
+    #: libpq URI; empty means the embedded local PostgreSQL (or a secret / IAM auth below)
     url: str = ""
     statement_timeout_ms: int = Field(default=5000, ge=10, le=600_000)
+    #: Secrets Manager secret {"host","port","username","password","dbname"} (RDS's JSON shape)
+    secret_arn: str = ""
+    #: connect with `rds.generate_db_auth_token` (rds-db:connect) instead of a password
+    iam_auth: bool = False
+    host: str = ""
+    port: int | None = Field(default=None, ge=1, le=65535)
+    name: str = ""
+    user: str = ""
+    #: TLS for secret / IAM connections (IAM auth and RDS Proxy with require_tls need it)
+    sslmode: Literal["require", "verify-ca", "verify-full"] = "require"
+    #: CA bundle for verify-ca / verify-full (e.g. the RDS global bundle shipped in a layer)
+    sslrootcert: str = ""
+    #: how long a fetched secret is reused before Secrets Manager is asked again
+    secret_max_age_s: int = Field(default=300, ge=0, le=86_400)
+    connect_timeout_s: int = Field(default=5, ge=1, le=60)
+
+    @property
+    def mode(self) -> Literal["url", "secret", "iam", "none"]:
+        if self.url:
+            return "url"
+        if self.secret_arn:
+            return "secret"
+        return "iam" if self.iam_auth else "none"
+
+    @model_validator(mode="after")
+    def _one_way_to_connect(self) -> DatabaseSettings:
+        chosen = [
+            name
+            for name, on in (
+                ("DATABASE_URL", bool(self.url)),
+                ("DB_SECRET_ARN", bool(self.secret_arn)),
+                ("DB_IAM_AUTH", self.iam_auth),
+            )
+            if on
+        ]
+        if len(chosen) > 1:
+            raise ValueError(f"{' and '.join(chosen)} are both set: choose one way to connect")
+        parts = [
+            name
+            for name, value in (
+                ("DB_HOST", self.host),
+                ("DB_PORT", self.port),
+                ("DB_NAME", self.name),
+                ("DB_USER", self.user),
+                ("DB_SSLROOTCERT", self.sslrootcert),
+            )
+            if value
+        ]
+        if self.url and parts:
+            raise ValueError(
+                f"{', '.join(parts)} apply only with DB_SECRET_ARN or DB_IAM_AUTH: "
+                "DATABASE_URL carries its own host, port, database and user"
+            )
+        if self.iam_auth:
+            missing = [
+                n
+                for n, v in (("DB_HOST", self.host), ("DB_NAME", self.name), ("DB_USER", self.user))
+                if not v
+            ]
+            if missing:
+                raise ValueError(f"DB_IAM_AUTH=true needs {', '.join(missing)}")
+        if self.secret_arn and self.user:
+            raise ValueError("DB_USER does not apply with DB_SECRET_ARN: the secret's username is used")
+        if self.sslmode in ("verify-ca", "verify-full") and not self.sslrootcert:
+            raise ValueError(f"DB_SSLMODE={self.sslmode} needs DB_SSLROOTCERT (the RDS CA bundle)")
+        return self
 
 
 class GraphSettings(_Frozen):
@@ -48,14 +118,68 @@ class GraphSettings(_Frozen):
         return value
 
 
+#: the output sizes Titan Text Embeddings v2 offers
+TITAN_DIMENSIONS: tuple[int, ...] = (256, 512, 1024)
+
+
 class EmbeddingSettings(_Frozen):
     provider: Literal["local", "fake", "bedrock"] = "local"
     dimension: int = Field(default=384, ge=8, le=4096)
+
+    @model_validator(mode="after")
+    def _dimension_fits_provider(self) -> EmbeddingSettings:
+        if self.provider == "bedrock" and self.dimension not in TITAN_DIMENSIONS:
+            raise ValueError(
+                f"EMBEDDING_PROVIDER=bedrock (Titan Text Embeddings v2) makes "
+                f"{', '.join(map(str, TITAN_DIMENSIONS))}-dimension vectors, not EMBEDDING_DIM={self.dimension}"
+            )
+        if self.provider == "local" and self.dimension != 384:
+            raise ValueError(
+                f"EMBEDDING_PROVIDER=local (all-MiniLM-L6-v2) makes 384-dimension vectors, "
+                f"not EMBEDDING_DIM={self.dimension}"
+            )
+        return self
 
 
 class ExtractionSettings(_Frozen):
     #: local: spaCy + rules; none: structural graph only; bedrock: Claude Haiku
     provider: Literal["local", "none", "bedrock"] = "local"
+
+
+class IntentSettings(_Frozen):
+    #: rules: gazetteer + rule-based classifier; bedrock: the same, then Claude Haiku with the
+    #: gazetteer's matches as hints (falls back to the rule-based result on any failure)
+    provider: Literal["rules", "bedrock"] = "rules"
+
+
+HAIKU_MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"
+TITAN_EMBED_MODEL_ID = "amazon.titan-embed-text-v2:0"
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
+
+
+class BedrockSettings(_Frozen):
+    """Bedrock models and the bedrock-runtime client (one per container)."""
+
+    #: empty: the Lambda's AWS_REGION
+    region: str = ""
+    embed_model_id: str = TITAN_EMBED_MODEL_ID
+    intent_model_id: str = HAIKU_MODEL_ID
+    extraction_model_id: str = HAIKU_MODEL_ID
+    connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
+    #: ingestion calls (embedding chunks, extraction); intent uses INTENT_BUDGET_MS instead
+    read_timeout_s: float = Field(default=30.0, gt=0, le=300)
+    #: attempts by botocore's own retry before a Throttled error reaches the workflow
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    retry_mode: Literal["standard", "adaptive", "legacy"] = "standard"
+    extraction_max_tokens: int = Field(default=4096, ge=256, le=8192)
+    intent_max_tokens: int = Field(default=512, ge=64, le=4096)
+
+    @field_validator("embed_model_id", "intent_model_id", "extraction_model_id")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        if not _MODEL_ID.fullmatch(value):
+            raise ValueError(f"{value!r} is not a Bedrock model id, inference profile id or ARN")
+        return value
 
 
 class ChunkingSettings(_Frozen):
@@ -97,6 +221,8 @@ class Settings(_Frozen):
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     extraction: ExtractionSettings = ExtractionSettings()
+    intent: IntentSettings = IntentSettings()
+    bedrock: BedrockSettings = BedrockSettings()
     resilience: ResilienceSettings = ResilienceSettings()
     workflow: WorkflowSettings = WorkflowSettings()
     local: LocalStackSettings = LocalStackSettings()
@@ -120,6 +246,16 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             database=DatabaseSettings(
                 url=env.get("DATABASE_URL", ""),
                 statement_timeout_ms=int(env.get("DB_STATEMENT_TIMEOUT_MS", "5000")),
+                secret_arn=env.get("DB_SECRET_ARN", ""),
+                iam_auth=_bool(env.get("DB_IAM_AUTH", "false")),
+                host=env.get("DB_HOST", ""),
+                port=int(env["DB_PORT"]) if env.get("DB_PORT") else None,
+                name=env.get("DB_NAME", ""),
+                user=env.get("DB_USER", ""),
+                sslmode=env.get("DB_SSLMODE", "require"),  # type: ignore[arg-type]
+                sslrootcert=env.get("DB_SSLROOTCERT", ""),
+                secret_max_age_s=int(env.get("DB_SECRET_MAX_AGE_S", "300")),
+                connect_timeout_s=int(env.get("DB_CONNECT_TIMEOUT_S", "5")),
             ),
             graph=GraphSettings(
                 env_prefix=env.get("GRAPH_ENV_PREFIX", "local"),
@@ -133,6 +269,17 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             ),
             chunking=ChunkingSettings(max_tokens=int(env.get("CHUNK_MAX_TOKENS", "500"))),
             extraction=ExtractionSettings(provider=env.get("EXTRACTOR_PROVIDER", "local")),  # type: ignore[arg-type]
+            intent=IntentSettings(provider=env.get("INTENT_PROVIDER", "rules")),  # type: ignore[arg-type]
+            bedrock=BedrockSettings(
+                region=env.get("BEDROCK_REGION", ""),
+                embed_model_id=env.get("BEDROCK_EMBED_MODEL_ID", TITAN_EMBED_MODEL_ID),
+                intent_model_id=env.get("BEDROCK_INTENT_MODEL_ID", HAIKU_MODEL_ID),
+                extraction_model_id=env.get("BEDROCK_EXTRACTION_MODEL_ID", HAIKU_MODEL_ID),
+                connect_timeout_s=float(env.get("BEDROCK_CONNECT_TIMEOUT_S", "2")),
+                read_timeout_s=float(env.get("BEDROCK_READ_TIMEOUT_S", "30")),
+                max_attempts=int(env.get("BEDROCK_MAX_ATTEMPTS", "3")),
+                retry_mode=env.get("BEDROCK_RETRY_MODE", "standard"),  # type: ignore[arg-type]
+            ),
             resilience=ResilienceSettings(
                 breaker_table=env.get("BREAKER_TABLE", ""),
                 breaker_failures=int(env.get("BREAKER_FAILURES", "3")),

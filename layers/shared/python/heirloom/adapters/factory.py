@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.domain.extraction import EntityExtractor
+from heirloom.domain.intent_step import RULES, IntentClassifier
 from heirloom.ports import Embedder, GraphStore
 from heirloom.settings import Settings, SettingsError
 
@@ -18,6 +20,23 @@ def build_embedder(settings: Settings) -> Embedder:
         from heirloom.adapters.embedders import HashingEmbedder
 
         embedder = HashingEmbedder(settings.embedding.dimension)
+    elif provider == "bedrock":
+        from heirloom.adapters.bedrock import TITAN_DIMENSIONS, TitanEmbedder
+
+        model_id = settings.bedrock.embed_model_id
+        if "titan-embed-text-v2" not in model_id:
+            raise SettingsError(
+                f"BEDROCK_EMBED_MODEL_ID={model_id!r}: the bedrock embedder speaks Titan Text "
+                "Embeddings v2's request body (amazon.titan-embed-text-v2:0)"
+            )
+        if settings.embedding.dimension not in TITAN_DIMENSIONS:
+            raise SettingsError(
+                f"EMBEDDING_DIM={settings.embedding.dimension}: Titan Text Embeddings v2 makes 256, 512 "
+                "or 1024 dimensions"
+            )
+        embedder = TitanEmbedder(
+            bedrock_runtime(settings), model_id=model_id, dimension=settings.embedding.dimension
+        )
     else:
         raise SettingsError(f"embedding provider {provider!r} is not available in this build")
     if embedder.dimension != settings.embedding.dimension:
@@ -35,12 +54,42 @@ def _onnx_embedder() -> Embedder:
     return OnnxMiniLmEmbedder()
 
 
-def build_database(settings: Settings) -> PgDatabase:
-    if not settings.database.url:
-        raise SettingsError("DATABASE_URL is not set")
+def bedrock_runtime(
+    settings: Settings, *, read_timeout_s: float | None = None, max_attempts: int | None = None
+) -> Any:
+    """The container's bedrock-runtime client for these timeouts (botocore config from settings)."""
+    from heirloom.adapters.bedrock import bedrock_client
+
+    b = settings.bedrock
+    return bedrock_client(
+        b.region,
+        connect_timeout_s=b.connect_timeout_s
+        if read_timeout_s is None
+        else min(b.connect_timeout_s, read_timeout_s),
+        read_timeout_s=b.read_timeout_s if read_timeout_s is None else read_timeout_s,
+        max_attempts=b.max_attempts if max_attempts is None else max_attempts,
+        retry_mode=b.retry_mode,
+    )
+
+
+def build_database(settings: Settings, **sources: Any) -> PgDatabase:
+    """A URL (local), the Aurora secret, or IAM auth: exactly one (re-checked here, since
+    local wiring fills the URL in with `model_copy`, which skips validation). `sources` passes
+    a secrets `provider` or an `rds_client` through, for tests."""
+    from pydantic import ValidationError
+
+    from heirloom.adapters.aurora import connection_source
+    from heirloom.settings import DatabaseSettings
+
+    try:
+        database = DatabaseSettings.model_validate(settings.database.model_dump())
+    except ValidationError as exc:
+        raise SettingsError(f"invalid database settings: {exc}") from exc
+    if database.mode == "none":
+        raise SettingsError("DATABASE_URL is not set (nor DB_SECRET_ARN or DB_IAM_AUTH)")
     return PgDatabase(
-        settings.database.url,
-        statement_timeout_ms=settings.database.statement_timeout_ms,
+        connection_source(database, **sources),
+        statement_timeout_ms=database.statement_timeout_ms,
         embedding_dim=settings.embedding.dimension,
     )
 
@@ -69,7 +118,33 @@ def build_extractor(settings: Settings) -> EntityExtractor | None:
         return None
     if provider == "local":
         return _spacy_extractor()
+    if provider == "bedrock":
+        from heirloom.adapters.bedrock import BedrockEntityExtractor
+
+        return BedrockEntityExtractor(
+            bedrock_runtime(settings),
+            model_id=settings.bedrock.extraction_model_id,
+            max_tokens=settings.bedrock.extraction_max_tokens,
+        )
     raise SettingsError(f"extractor provider {provider!r} is not available in this build")
+
+
+def build_intent_classifier(settings: Settings) -> IntentClassifier:
+    """The rule-based classifier, or Claude Haiku after it. The model call gets the intent
+    budget as its read timeout and no retries: the rule-based result is the fallback."""
+    provider = settings.intent.provider
+    if provider == "rules":
+        return RULES
+    if provider == "bedrock":
+        from heirloom.adapters.bedrock import BedrockIntentClassifier
+
+        budget_s = settings.resilience.intent_budget_ms / 1000
+        return BedrockIntentClassifier(
+            bedrock_runtime(settings, read_timeout_s=budget_s, max_attempts=1),
+            model_id=settings.bedrock.intent_model_id,
+            max_tokens=settings.bedrock.intent_max_tokens,
+        )
+    raise SettingsError(f"intent provider {provider!r} is not available in this build")
 
 
 @lru_cache(maxsize=1)

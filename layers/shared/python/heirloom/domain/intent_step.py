@@ -1,17 +1,31 @@
 """The IntentAnalysis step: known-entity matching against a per-legacy gazetteer cached in the
-container, the rule-based classifier, and the graph breaker's state for the Choice state."""
+container, the rule-based classifier, optionally an LLM classifier behind the `IntentClassifier`
+port (given the gazetteer's matches as hints; any failure keeps the rule-based result), and the
+graph breaker's state for the Choice state."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
 from uuid import UUID
 
-from heirloom.contracts.context import BreakerState, ContextRequest, QueryIntent
+from heirloom.contracts.context import (
+    BreakerState,
+    ContextRequest,
+    EntityMatch,
+    Message,
+    QueryEntities,
+    QueryIntent,
+)
 from heirloom.domain.breaker import CircuitBreaker
-from heirloom.domain.intent import Gazetteer, GazetteerEntry, classify
+from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, Gazetteer, GazetteerEntry, classify
 from heirloom.ports import GraphStore, StoryStore
+
+if TYPE_CHECKING:
+    from heirloom.contracts.intent import IntentClassification
 
 log = logging.getLogger(__name__)
 
@@ -65,18 +79,142 @@ def build_gazetteer(legacy_id: UUID, stories: StoryStore, graph: GraphStore | No
     return Gazetteer.build(entries), subject.name if subject else ""
 
 
+# -- the classifier port ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class IntentRequest:
+    """What a classifier is given for one message."""
+
+    query: str
+    history: tuple[Message, ...]
+    gazetteer: Gazetteer
+    subject_name: str = ""
+    legacy_id: str = ""
+    #: names of the legacy's graph the gazetteer found in the message (hints for an LLM)
+    matches: tuple[EntityMatch, ...] = ()
+
+
+class IntentClassifier(Protocol):
+    def classify(self, request: IntentRequest) -> QueryIntent: ...
+
+
+class RuleBasedIntentClassifier:
+    """The local default: gazetteer matches, cue words, time expressions, no model."""
+
+    version = "rules"
+
+    def classify(self, request: IntentRequest) -> QueryIntent:
+        return classify(
+            request.query, request.history, request.gazetteer, request.subject_name, request.legacy_id
+        )
+
+
+RULES = RuleBasedIntentClassifier()
+
+
+def _names(matches: tuple[EntityMatch, ...], *labels: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(m.name for m in matches if m.label in labels))
+
+
+def classification_intent(answer: IntentClassification, request: IntentRequest) -> QueryIntent:
+    """An LLM's answer as a `QueryIntent`: names it lists that the gazetteer knows become matches
+    (graph node ids) under their known spelling; the legacy's subject is never one."""
+    subject = request.subject_name.casefold()
+    matches: list[EntityMatch] = []
+
+    def resolve(names: tuple[str, ...], label: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for name in names:
+            hits = [m for m in request.gazetteer.match(name) if m.label == label]
+            if not hits and name.casefold() != subject:
+                out.append(name)
+            for hit in hits:
+                if hit.name.casefold() != subject:
+                    matches.append(hit)
+                    out.append(hit.name)
+        return tuple(dict.fromkeys(out))
+
+    e = answer.entities
+    entities = QueryEntities(
+        people=resolve(e.people, "Person"),
+        places=resolve(e.places, "Place"),
+        time_periods=e.time_periods,
+        events=resolve(e.events, "Event"),
+        objects=resolve(e.objects, "Object"),
+    )
+    return QueryIntent(
+        intent=answer.intent,
+        entities=entities,
+        matches=tuple(dict.fromkeys(matches))[:MAX_MATCHES],
+        confidence=round(answer.confidence, 3),
+        source="llm",
+    )
+
+
+def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
+    """The model's intent and confidence; the gazetteer's matches first, then the model's; the
+    entity names of both."""
+
+    def union(*parts: tuple[str, ...]) -> tuple[str, ...]:
+        seen: dict[str, str] = {}
+        for name in (n for part in parts for n in part):
+            seen.setdefault(name.casefold(), name)
+        return tuple(seen.values())
+
+    have = {m.node_id for m in rules.matches}
+    matches = (*rules.matches, *(m for m in model.matches if m.node_id not in have))[:MAX_MATCHES]
+    r, m = rules.entities, model.entities
+    return model.model_copy(
+        update={
+            "matches": matches,
+            "entities": QueryEntities(
+                people=union(_names(matches, "Person"), r.people, m.people),
+                places=union(_names(matches, "Place"), r.places, m.places),
+                time_periods=union(r.time_periods, m.time_periods),
+                events=union(_names(matches, "Event"), r.events, m.events),
+                objects=union(_names(matches, "Object"), r.objects, m.objects),
+            ),
+        }
+    )
+
+
+def analyse_intent(request: IntentRequest, classifier: IntentClassifier = RULES) -> QueryIntent:
+    """Known-entity matching and the rule-based classifier first (no model, milliseconds); then,
+    when `classifier` is another one, that classifier with the matches as hints. Its failure
+    (throttling, timeout, malformed output, anything) or a confidence below 0.5 keeps the
+    rule-based result."""
+    rules = RULES.classify(request)
+    if isinstance(classifier, RuleBasedIntentClassifier):
+        return rules
+    try:
+        model = classifier.classify(replace(request, matches=rules.matches))
+    except Exception as exc:  # the rule-based answer is always there to fall back on
+        log.warning(
+            "intent_model_fallback",
+            extra={"error": type(exc).__name__, "code": str(getattr(exc, "code", ""))},
+        )
+        return rules
+    if model.confidence < MIN_CONFIDENCE:
+        log.info("intent_model_unsure", extra={"confidence": model.confidence})
+        return rules
+    return _merge(rules, model)
+
+
 def intent_analysis_step(
     request: ContextRequest,
     stories: StoryStore,
     graph: GraphStore | None,
     breaker: CircuitBreaker,
     cache: GazetteerCache,
+    classifier: IntentClassifier = RULES,
 ) -> QueryIntent:
     started = time.monotonic()
     gazetteer, subject = cache.get(
         request.legacy_id, lambda: build_gazetteer(request.legacy_id, stories, graph)
     )
-    intent = classify(request.query, request.history, gazetteer, subject, str(request.legacy_id))
+    intent = analyse_intent(
+        IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
+        classifier,
+    )
     state: BreakerState
     try:
         state = breaker.state()

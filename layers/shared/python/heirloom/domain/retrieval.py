@@ -9,6 +9,7 @@ from uuid import UUID
 from heirloom.contracts.context import ChunkResult, ContextRequest, VectorBranch
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.relevance import retrieval_score
+from heirloom.errors import ModelError, VectorUnavailable
 from heirloom.ports import ChunkHit, Embedder, StoryStore, VectorIndex
 
 #: a query this short borrows the previous user message for context ("and her sister?")
@@ -42,7 +43,10 @@ def vector_search(
         return VectorBranch(status="skipped")
     scope = scope_for(store, request.user_id, request.legacy_id)
     text = query_text(request)
-    (embedding,) = embedder.embed([text])
+    try:
+        (embedding,) = embedder.embed([text])
+    except ModelError as exc:  # throttled or refused: the workflow's Catch gives no chunks
+        raise VectorUnavailable(f"query embedding failed: {type(exc).__name__} {exc.code}".strip()) from exc
     merged: dict[tuple[UUID, int], ChunkHit] = {
         (h.story_id, h.chunk_index): h for h in vectors.search(embedding, scope, k)
     }
