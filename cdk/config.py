@@ -36,6 +36,10 @@ IMPORT_PREFIX = "imports/"
 
 DATABASE_NAME = "heirloom"
 DATABASE_USER = "heirloom"
+DATABASE_PORT = 5432
+#: DB_STATEMENT_TIMEOUT_MS of the functions; RDS Proxy's init query sets the same for single
+#: statements (the functions set no session state, which would pin proxy connections)
+DB_STATEMENT_TIMEOUT_MS = 5000
 NEPTUNE_PORT = 8182
 
 #: the workflow the Api function runs synchronously

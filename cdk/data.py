@@ -13,7 +13,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from cdk.config import DATABASE_NAME, DATABASE_USER, NEPTUNE_PORT, HeirloomConfig
+from cdk.config import DATABASE_NAME, DATABASE_USER, DB_STATEMENT_TIMEOUT_MS, NEPTUNE_PORT, HeirloomConfig
 from cdk.network import Network
 
 AURORA_VERSION = rds.AuroraPostgresEngineVersion.VER_17_5
@@ -102,6 +102,9 @@ class Data(Construct):
             require_tls=True,
             borrow_timeout=Duration.seconds(5),
             idle_client_timeout=Duration.minutes(15),
+            # the functions keep no session state (a SET would pin their proxy connections): the
+            # proxy sets the statement timeout on each database connection it opens
+            init_query=f"SET statement_timeout = {DB_STATEMENT_TIMEOUT_MS}",
         )
         self.cluster.connections.allow_default_port_from(self.proxy_security_group, "RDS Proxy")
 

@@ -20,7 +20,8 @@ from constructs import Construct
 from cdk.access import Access, Graph, Model, access_for
 from cdk.config import (
     DATABASE_NAME,
-    DATABASE_USER,
+    DATABASE_PORT,
+    DB_STATEMENT_TIMEOUT_MS,
     EMBEDDING_DIM,
     HAIKU_MODEL_ID,
     IMPORT_PREFIX,
@@ -94,7 +95,9 @@ def model_environment(models: frozenset[Model], config: HeirloomConfig) -> dict[
     if Model.EMBED in models:
         env["BEDROCK_EMBED_MODEL_ID"] = TITAN_EMBED_MODEL_ID
     if Model.CLASSIFY in models:
-        env["BEDROCK_CLASSIFY_MODEL_ID"] = f"{config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
+        haiku = f"{config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
+        env["BEDROCK_EXTRACTION_MODEL_ID"] = haiku
+        env["BEDROCK_INTENT_MODEL_ID"] = haiku
     return env
 
 
@@ -219,10 +222,13 @@ class Functions:
     def _environment(self, access: Access) -> dict[str, str]:
         data, env = self.data, {}
         if access.database:
-            env["DATABASE_URL"] = (
-                f"postgresql://{DATABASE_USER}@{data.proxy.endpoint}:5432/{DATABASE_NAME}?sslmode=require"
-            )
-            env["DATABASE_SECRET_ARN"] = data.secret.secret_arn
+            # the cluster secret's username and password, through the proxy (TLS required)
+            env["DB_SECRET_ARN"] = data.secret.secret_arn
+            env["DB_HOST"] = data.proxy.endpoint
+            env["DB_PORT"] = str(DATABASE_PORT)
+            env["DB_NAME"] = DATABASE_NAME
+            env["DB_SSLMODE"] = "require"
+            env["DB_STATEMENT_TIMEOUT_MS"] = str(DB_STATEMENT_TIMEOUT_MS)
         if access.graph is not Graph.NONE:
             endpoint = (
                 data.graph.attr_endpoint if access.graph is Graph.WRITE else data.graph.attr_read_endpoint

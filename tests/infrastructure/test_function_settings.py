@@ -1,0 +1,79 @@
+"""The functions' environment, read by the runtime's own settings: every database, Bedrock and model
+variable the stack sets is one `heirloom.settings` reads, and together they are valid settings."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cdk.access import ACCESS, Model
+from cdk.config import DB_STATEMENT_TIMEOUT_MS, EMBEDDING_DIM, HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
+from cdk.naming import REPO_ROOT, function_folders, state_name
+from heirloom.settings import settings_from_env
+
+FUNCTIONS = [state_name(f) for f in function_folders()]
+#: the concerns of the production adapters (database, Bedrock, embedding, extraction, intent)
+OURS = re.compile(r"(DATABASE_|DB_|BEDROCK_|EMBEDDING_|EXTRACTOR_|INTENT_)")
+READ = set(
+    re.findall(
+        r"env(?:\.get\(|\[)\"([A-Z0-9_]+)\"",
+        (REPO_ROOT / "layers/shared/python/heirloom/settings.py").read_text(),
+    )
+)
+
+
+def environment(built, construct_id):
+    props = built.resources[built.logical_id(built.stack.node.find_child(construct_id))]["Properties"]
+    return props["Environment"]["Variables"]
+
+
+def as_strings(env):
+    """Deploy-time values (Ref, GetAtt) stand in as placeholder text."""
+    return {k: v if isinstance(v, str) else f"resolved-{k.lower()}" for k, v in env.items() if OURS.match(k)}
+
+
+@pytest.mark.parametrize("construct_id", FUNCTIONS)
+def test_every_adapter_variable_is_read_by_the_settings(built, construct_id):
+    unknown = {name for name in environment(built, construct_id) if OURS.match(name)} - READ
+    assert not unknown, f"{construct_id} sets {unknown}, which heirloom.settings never reads"
+
+
+@pytest.mark.parametrize("construct_id", FUNCTIONS)
+def test_each_function_environment_is_valid_settings(built, construct_id):
+    settings = settings_from_env(as_strings(environment(built, construct_id)))
+    access = ACCESS.get(construct_id)
+    assert settings.embedding.provider == "bedrock" and settings.embedding.dimension == EMBEDDING_DIM
+    assert settings.extraction.provider == "bedrock"
+    if access and access.database:
+        assert settings.database.mode == "secret"
+        assert settings.database.sslmode == "require"
+        assert settings.database.statement_timeout_ms == DB_STATEMENT_TIMEOUT_MS
+    else:
+        assert settings.database.mode == "none"
+    models = access.models if access else frozenset()
+    if Model.EMBED in models:
+        assert settings.bedrock.embed_model_id == TITAN_EMBED_MODEL_ID
+    if Model.CLASSIFY in models:
+        assert settings.bedrock.extraction_model_id.endswith(HAIKU_MODEL_ID)
+        assert settings.bedrock.intent_model_id.endswith(HAIKU_MODEL_ID)
+
+
+def test_database_functions_reach_the_proxy_with_the_cluster_secret(built):
+    data = built.stack.data
+    secret = {"Ref": built.logical_id(data.secret)}
+    proxy = {"Fn::GetAtt": [built.logical_id(data.proxy), "Endpoint"]}
+    for cid in FUNCTIONS:
+        env = environment(built, cid)
+        assert "DATABASE_URL" not in env and "DB_USER" not in env, cid
+        if ACCESS.get(cid) and ACCESS[cid].database:
+            assert env["DB_SECRET_ARN"] == secret, cid
+            assert env["DB_HOST"] == proxy, cid
+        else:
+            assert "DB_SECRET_ARN" not in env and "DB_HOST" not in env, cid
+
+
+def test_the_proxy_sets_the_statement_timeout_the_functions_do_not(built, resources):
+    (group,) = [r for r in resources.values() if r["Type"] == "AWS::RDS::DBProxyTargetGroup"]
+    pool = group["Properties"]["ConnectionPoolConfigurationInfo"]
+    assert pool["InitQuery"] == f"SET statement_timeout = {DB_STATEMENT_TIMEOUT_MS}"
