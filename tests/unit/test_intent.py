@@ -279,3 +279,49 @@ def test_a_name_only_a_linked_legacy_knows_points_across_the_link():
 )
 def test_the_opening_question_word_names_the_answer_wanted(query, intent):
     assert classify(query, (), Gazetteer.build([]), "Ada Marsh").intent is intent
+
+
+def test_a_kinship_word_used_as_a_name_is_not_a_relationship_question():
+    gaz = Gazetteer.build([("o1", "Object", "the brass compass", [])])
+    # "Grandma" names someone; "her brother" asks about a relation
+    assert classify("Who gave Grandma the brass compass?", (), gaz, "Ada Marsh").intent is (
+        Intent.ENTITY_FOCUSED
+    )
+    assert classify("Who was her brother?", (), gaz, "Ada Marsh").intent is Intent.RELATIONAL
+
+
+def test_a_named_thing_outweighs_the_place_it_sits_in():
+    gaz = Gazetteer.build([("pl1", "Place", "the boathouse", []), ("o1", "Object", "the brass compass", [])])
+    result = classify("What was the brass compass in the boathouse made of?", (), gaz, "Ada Marsh")
+    assert result.intent is Intent.ENTITY_FOCUSED
+    assert classify("What happened at the boathouse?", (), gaz, "Ada Marsh").intent is Intent.SPATIAL
+
+
+def test_what_a_linked_legacys_subject_remembered_is_asked_across_the_link():
+    gaz = Gazetteer.build(
+        [
+            ("p1", "Person", "Ada Marsh", (), "primary"),
+            ("p2", "Person", "Tom Marsh", ("Tom",), "primary"),  # Tom as entered in Ada's legacy: him too
+            ("p3", "Person", "Tom Marsh", ("Dad",), "linked", True),  # Tom, subject of his own legacy
+            ("p4", "Person", "Lena Holt", ("Lena",), "primary"),
+        ]
+    )
+    told = classify("What did Tom say about the winter of the big snow?", (), gaz, "Ada Marsh", "primary")
+    assert told.intent is Intent.CROSS_LEGACY
+    own = classify("What do Dad's own stories say about the farm?", (), gaz, "Ada Marsh", "primary")
+    assert own.intent is Intent.CROSS_LEGACY
+    # the same verb about someone without a legacy of their own stays at home
+    lena = classify("What did Lena say about her brother?", (), gaz, "Ada Marsh", "primary")
+    assert lena.intent is Intent.RELATIONAL
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many years did she work at the cannery?",
+        "Which came first, the move or the new job?",
+        "What happened to him in between?",
+    ],
+)
+def test_sequence_and_duration_questions_are_temporal(query):
+    assert classify(query, (), Gazetteer.build([]), "Ada Marsh").intent is Intent.TEMPORAL

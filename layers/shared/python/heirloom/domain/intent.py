@@ -37,6 +37,8 @@ class GazetteerEntry(NamedTuple):
     aliases: Sequence[str] = ()
     #: the legacy the node belongs to ("" when unknown)
     legacy_id: str = ""
+    #: the person is the subject of an actively linked legacy (whose stories are their own account)
+    linked_subject: bool = False
 
 
 # -- lexicons ---------------------------------------------------------------------------------
@@ -102,7 +104,7 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
         (0.6, r"\bwho (?:was|is|were|are) [\w'’ -]{1,40}? to\b"),
         (0.55, r"\b(?:get|gets|got|getting) along\b|\bknow each other\b|\bknew each other\b"),
         (0.5, r"\b(?:married|marry|marriage|husband|wife|spouse|engaged|divorced?|courted|dated)\b"),
-        (0.45, rf"\b(?:{_KIN})\b"),
+        (0.45, rf"(?:\b(?:her|his|my|their|your|our|whose|a|the|\w+['’]s?)\s+(?:\w+\s+)?)(?:{_KIN})\b"),
         (
             0.5,
             r"\b(?:friends?|friendship|best friend|pals?|buddies|colleagues?|co-?workers?|"
@@ -119,6 +121,11 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
         (0.35, r"\bwhen\b"),
         (0.5, r"\bwhat (?:year|decade|age|month|season|time of (?:year|life))\b|\bhow old\b|\bhow long\b"),
         (0.5, r"\bthat (?:summer|winter|spring|autumn|fall|year|decade|season|time|era)\b"),
+        (
+            0.5,
+            r"\bhow many (?:years|months|decades|weeks)\b|\b(?:in between|in the meantime|after that|"
+            r"before that|came first|in (?:what|which) order|in order|sequence)\b",
+        ),
         (0.45, r"\b(?:after|before|during|since|until|throughout) the (?:\w+ )?(?:war|depression)\b"),
         (
             0.5,
@@ -137,7 +144,8 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
         (
             0.35,
             r"\b(?:lived?|living|lives|grew up in|moved (?:to|from|into|away|back)|move to|settled|"
-            r"visited|visit|stayed at|born in|emigrated|immigrated)\b",
+            r"visited|visit|stayed at|born in|emigrated|immigrated|buried|(?:go|goes|went|gone|going|"
+            r"travel(?:l?ed)?|drove|drive|came|come|return(?:ed)?) (?:back )?(?:to|into)\b)",
         ),
         (
             0.35,
@@ -160,6 +168,11 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
             r"shares?|shared|knows?|knew)\b",
         ),
         (0.7, r"\bother (?:famil(?:y|ies)|legac(?:y|ies)|sides?|branch(?:es)?)\b"),
+        (
+            0.6,
+            r"\b(?:himself|herself|(?:his|her|their) own (?:stories|story|words|account|memories|telling|"
+            r"legacy|letters?))\b",
+        ),
         (0.6, r"\b(?:linked|connected) (?:legac(?:y|ies)|stor(?:y|ies)|famil(?:y|ies)|memorials?)\b"),
         (0.5, r"\blinked\b"),
         (0.6, r"['’]s? legac(?:y|ies)\b"),
@@ -194,7 +207,14 @@ QUESTION_HEADS: dict[Intent, Cue] = {
     ),
 }
 #: a named entity that only a linked legacy holds points the question across the link
-LINKED_MATCH_WEIGHT = 0.6
+LINKED_MATCH_WEIGHT = 0.7
+#: what a linked legacy's subject remembered, wrote or said is told in their own legacy
+LINKED_VOICE_WEIGHT = 0.75
+_VOICE = re.compile(
+    r"\b(?:remember\w*|recall\w*|say|says|said|write|writes|wrote|written|think|thinks|thought|"
+    r"feel|feels|felt|tell|tells|told|describe\w*|mention\w*|account|side|perspective|legacy|stories)\b",
+    re.IGNORECASE,
+)
 
 #: the order that settles a tie (more specific intents first)
 PRIORITY: tuple[Intent, ...] = (
@@ -207,7 +227,8 @@ PRIORITY: tuple[Intent, ...] = (
 #: evidence from matched entities and time expressions
 PERSON_MATCH_WEIGHT = 0.5  # relational: someone other than the subject is named
 PLACE_MATCH_WEIGHT = 0.55  # spatial: a known place is named
-THING_MATCH_WEIGHT = 0.55  # entity_focused: a known event or object is named
+THING_MATCH_WEIGHT = 0.65  # entity_focused: a known event or object is named (outweighs "who")
+SETTING_PLACE_WEIGHT = 0.3  # spatial: a place named only as the setting of a named thing
 TIME_WEIGHT = 0.6  # temporal: a year, a range or a decade
 RESOLVED_PLACE_WEIGHT = 0.35  # spatial: "there" resolved to a place of the conversation
 
@@ -381,7 +402,10 @@ class Gazetteer:
     def build(
         cls,
         entries: Iterable[
-            GazetteerEntry | tuple[str, str, str, Sequence[str]] | tuple[str, str, str, Sequence[str], str]
+            GazetteerEntry
+            | tuple[str, str, str, Sequence[str]]
+            | tuple[str, str, str, Sequence[str], str]
+            | tuple[str, str, str, Sequence[str], str, bool]
         ],
     ) -> Gazetteer:
         items: list[GazetteerEntry] = []
@@ -390,7 +414,16 @@ class Gazetteer:
             if label not in LABELS:
                 raise ValueError(f"gazetteer entry {node_id}: label {label!r} is not one of {sorted(LABELS)}")
             legacy = str(rest[0]) if rest else ""
-            items.append(GazetteerEntry(str(node_id), cast(Label, label), name, tuple(aliases), legacy))
+            subject = bool(rest[1]) if len(rest) > 1 else False
+            items.append(
+                GazetteerEntry(str(node_id), cast(Label, label), name, tuple(aliases), legacy, subject)
+            )
+        # a linked legacy's subject as entered in other legacies (same full name) is them too
+        voices = {_keys(e.name) for e in items if e.linked_subject}
+        items = [
+            e._replace(linked_subject=True) if e.label == "Person" and _keys(e.name) in voices else e
+            for e in items
+        ]
 
         explicit: dict[tuple[str, ...], list[int]] = {}
         derived: dict[tuple[str, ...], list[int]] = {}
@@ -571,12 +604,16 @@ def classify(
             if legacies and "" not in legacies and primary_legacy_id not in legacies:
                 evidence[Intent.CROSS_LEGACY].append(LINKED_MATCH_WEIGHT)
                 break
+        voices = [m for m in mentions if any(e.linked_subject for e in m.entries)]
+        if voices and _VOICE.search(text):
+            evidence[Intent.CROSS_LEGACY].append(LINKED_VOICE_WEIGHT)
     labels = {m.label for m in named}
     if "Person" in labels:
         evidence[Intent.RELATIONAL].append(PERSON_MATCH_WEIGHT)
+    things = labels & {"Event", "Object"}
     if "Place" in labels:
-        evidence[Intent.SPATIAL].append(PLACE_MATCH_WEIGHT)
-    if labels & {"Event", "Object"}:
+        evidence[Intent.SPATIAL].append(SETTING_PLACE_WEIGHT if things else PLACE_MATCH_WEIGHT)
+    if things:
         evidence[Intent.ENTITY_FOCUSED].append(THING_MATCH_WEIGHT)
     if any(p[0].isdigit() for p in time_periods(query)):
         evidence[Intent.TEMPORAL].append(TIME_WEIGHT)

@@ -63,15 +63,26 @@ def build_gazetteer(legacy_id: UUID, stories: StoryStore, graph: GraphStore | No
         for link in stories.links_of(legacy_id)
         if link.status == "active"
     ]
+    persons = stories.persons_of(ids)
+    linked_subjects = {lg.subject_person_id for lg in (stories.get_legacy(i) for i in ids[1:]) if lg}
     entries = [
-        GazetteerEntry(str(p.id), "Person", p.name, tuple(p.aliases), str(p.legacy_id))
-        for p in stories.persons_of(ids)
+        GazetteerEntry(
+            str(p.id),
+            "Person",
+            p.name,
+            tuple(p.aliases),
+            str(p.legacy_id),
+            linked_subject=p.id in linked_subjects,
+        )
+        for p in persons
     ]
     if graph is not None:
         try:
             rows = graph.run(ENTITY_NAMES, {"ids": [str(i) for i in ids]})
             entries += [
-                GazetteerEntry(str(r["id"]), r["label"], str(r["name"])) for r in rows if r.get("name")
+                GazetteerEntry(str(r["id"]), r["label"], str(r["name"]), (), str(r.get("legacy") or ""))
+                for r in rows
+                if r.get("name")
             ]
         except Exception as exc:  # the graph is optional here; persons still match
             log.warning("gazetteer_graph_unavailable: %s", type(exc).__name__)

@@ -1,8 +1,10 @@
 """VectorSearch: embed the query, search the chunks the user may read by embedding and by
-words (inverse-document-frequency weighted), and merge both lists."""
+words (inverse-document-frequency weighted), and merge both lists. The legacy subject's names
+are left out of both searches: every story is about the subject."""
 
 from __future__ import annotations
 
+import re
 import time
 from uuid import UUID
 
@@ -14,6 +16,27 @@ from heirloom.ports import ChunkHit, Embedder, StoryStore, VectorIndex
 
 #: a query this short borrows the previous user message for context ("and her sister?")
 SHORT_QUERY_WORDS = 6
+
+
+def subject_forms(store: StoryStore, legacy_id: UUID) -> tuple[str, ...]:
+    """The names the legacy's subject goes by (name, aliases, first name)."""
+    legacy = store.get_legacy(legacy_id)
+    person = store.get_person(legacy.subject_person_id) if legacy else None
+    if person is None:
+        return ()
+    forms = {person.name, *person.aliases}
+    parts = person.name.split()
+    if len(parts) > 1:
+        forms.add(parts[0])
+    return tuple(sorted((f for f in forms if f.strip()), key=len, reverse=True))
+
+
+def without_subject(text: str, forms: tuple[str, ...]) -> str:
+    """`text` with the subject's names removed: every story is about the subject, so naming
+    them says nothing about which story answers (possessives go with the name)."""
+    for form in forms:
+        text = re.sub(rf"\b{re.escape(form)}(?:['’]s?)?(?!\w)", " ", text, flags=re.IGNORECASE)
+    return " ".join(text.split())
 
 
 def query_text(request: ContextRequest) -> str:
@@ -43,14 +66,16 @@ def vector_search(
         return VectorBranch(status="skipped")
     scope = scope_for(store, request.user_id, request.legacy_id)
     text = query_text(request)
+    # the subject's names would pull every story titled with them ahead of the answer
+    focus = without_subject(text, subject_forms(store, request.legacy_id)) or text
     try:
-        (embedding,) = embedder.embed([text])
+        (embedding,) = embedder.embed([focus])
     except ModelError as exc:  # throttled or refused: the workflow's Catch gives no chunks
         raise VectorUnavailable(f"query embedding failed: {type(exc).__name__} {exc.code}".strip()) from exc
     merged: dict[tuple[UUID, int], ChunkHit] = {
         (h.story_id, h.chunk_index): h for h in vectors.search(embedding, scope, k)
     }
-    for hit in vectors.search_text(text, embedding, scope, k):
+    for hit in vectors.search_text(focus, embedding, scope, k):
         merged[(hit.story_id, hit.chunk_index)] = hit  # the same cosine, plus its lexical score
     results = sorted((_result(h) for h in merged.values()), key=lambda c: -retrieval_score(c))
     return VectorBranch(hits=tuple(results), latency_ms=round((time.monotonic() - started) * 1000, 2))
