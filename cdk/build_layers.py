@@ -2,6 +2,7 @@
 
     python -m cdk.build_layers requirements   # [project].dependencies of pyproject.toml, one a line
     python -m cdk.build_layers tiktoken DEST  # copy cl100k_base.tiktoken to DEST/tiktoken/<sha1 name>
+    python -m cdk.build_layers sizes DIR DIR  # unzipped size of each layer against Lambda's limit
 
 The deps layer itself is `pip install --platform manylinux2014_x86_64 --only-binary=:all:
 --python-version 3.12 --target build/layers/deps/python -r <requirements>` (no Docker).
@@ -48,6 +49,26 @@ def copy_tiktoken(dest: Path) -> Path:
     return target
 
 
+#: Lambda's limit on a function's unzipped code plus all its layers
+LAMBDA_UNZIPPED_LIMIT_MB = 250.0
+
+
+def tree_mb(root: Path) -> float:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1_000_000
+
+
+def size_report(layers: list[Path]) -> str:
+    """One line per layer and the total, as a share of the unzipped limit."""
+    sizes = {layer: tree_mb(layer) for layer in layers}
+    lines = [f"{layer}: {mb:.1f} MB" for layer, mb in sizes.items()]
+    total = sum(sizes.values())
+    lines.append(
+        f"layers together: {total:.1f} MB of Lambda's {LAMBDA_UNZIPPED_LIMIT_MB:.0f} MB unzipped limit "
+        f"({100 * total / LAMBDA_UNZIPPED_LIMIT_MB:.0f}%)"
+    )
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["requirements"]:
         print("\n".join(runtime_requirements()))
@@ -55,6 +76,10 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["tiktoken"] and len(argv) == 2:
         print(copy_tiktoken(Path(argv[1])))
         return 0
+    if argv[:1] == ["sizes"] and len(argv) > 1:
+        print(size_report([Path(a) for a in argv[1:]]))
+        total = sum(tree_mb(Path(a)) for a in argv[1:])
+        return 0 if total < LAMBDA_UNZIPPED_LIMIT_MB else 1
     print(__doc__, file=sys.stderr)
     return 2
 

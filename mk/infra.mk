@@ -40,6 +40,7 @@ sam-validate: synth $(SAM_STAMP)
 
 ## build: the Lambda layers that synth would otherwise replace with placeholders
 build: $(DEPS_STAMP) $(TIKTOKEN_LAYER_FILE)
+	$(PY) -m cdk.build_layers sizes $(LAYERS_DIR)/deps $(LAYERS_DIR)/tiktoken layers/shared
 
 # [project].dependencies of pyproject.toml as x86_64 wheels for CPython 3.12 (the Lambda runtime),
 # whatever Python builds it. manylinux_2_28 too: tiktoken 0.14 ships no manylinux2014 wheel, and
