@@ -21,7 +21,42 @@ class NotFound(HeirloomError):
 
 
 class GraphUnavailable(HeirloomError):
-    """The graph store failed or is behind an open breaker; callers fall back to no graph."""
+    """The graph store failed or is behind an open breaker; callers fall back to no graph.
+    Every graph adapter error is this class or one of the subclasses below."""
+
+
+class GraphTimeout(GraphUnavailable):
+    """The graph store did not answer within the read timeout."""
+
+
+class GraphProtocolError(GraphUnavailable):
+    """The graph store answered with something that is not a result (not JSON, no `results`)."""
+
+
+class GraphRequestError(GraphUnavailable):
+    """The graph store answered with an error body. `code` is the service's error code
+    (`ThrottlingException`, ...), `status` the HTTP status; `detail` (the service's message,
+    which may quote the query) is kept out of `str()` so it never reaches logs by accident."""
+
+    def __init__(self, message: str, *, code: str, status: int, request_id: str = "", detail: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.request_id = request_id
+        self.detail = detail
+
+
+class GraphThrottled(GraphRequestError):
+    """A retryable error (throttling, HTTP 429, concurrent modification, query or memory limit)
+    that was still there after every retry."""
+
+
+class GraphQueryRejected(GraphRequestError):
+    """The graph store refused the request (bad request, access denied, ...): retrying cannot help."""
+
+
+class MalformedGraphQuery(GraphQueryRejected):
+    """The query text does not parse or compile (`MalformedQueryException`): a bug in the query."""
 
 
 class VectorUnavailable(HeirloomError):

@@ -102,6 +102,11 @@ class DatabaseSettings(_Frozen):
         return self
 
 
+#: a Neptune endpoint: a bare host name (the cluster's `Endpoint` attribute, as CDK passes it),
+#: `host:port`, or a URL `https://host:port` (`http://127.0.0.1:port` for the local server)
+NEPTUNE_ENDPOINT_PATTERN = re.compile(r"(?:(https?)://)?([A-Za-z0-9.-]+)(?::(\d{1,5}))?/?")
+
+
 class GraphSettings(_Frozen):
     env_prefix: str = "local"
     #: FalkorDB graph name (local) / unused on Neptune
@@ -109,6 +114,18 @@ class GraphSettings(_Frozen):
     #: unix socket of the local FalkorDB; empty means the embedded local stack's
     falkor_socket: str = ""
     augmentation_enabled: bool = True
+    #: Neptune's openCypher endpoint; set, the graph is Neptune (and FALKOR_SOCKET must be empty)
+    neptune_endpoint: str = ""
+    #: used when the endpoint names no port
+    neptune_port: int = Field(default=8182, ge=1, le=65535)
+    #: SigV4 signing region (service `neptune-db`)
+    neptune_region: str = ""
+    #: sign requests with the container's IAM credentials (clusters with IAM auth enabled)
+    neptune_iam_auth: bool = True
+    neptune_connect_timeout_s: float = Field(default=1.0, gt=0, le=60)
+    neptune_read_timeout_s: float = Field(default=3.0, gt=0, le=300)
+    #: retries of throttling / concurrent-modification errors and refused connections
+    neptune_max_retries: int = Field(default=2, ge=0, le=10)
 
     @field_validator("env_prefix")
     @classmethod
@@ -116,6 +133,23 @@ class GraphSettings(_Frozen):
         if not PREFIX_PATTERN.fullmatch(value):
             raise ValueError(f"graph prefix {value!r} must match [a-z0-9_]+")
         return value
+
+    @field_validator("neptune_endpoint")
+    @classmethod
+    def _endpoint(cls, value: str) -> str:
+        value = value.strip()
+        if value and not NEPTUNE_ENDPOINT_PATTERN.fullmatch(value):
+            raise ValueError(f"NEPTUNE_ENDPOINT {value!r} must be a host, host:port or http(s)://host:port")
+        return value
+
+    @property
+    def neptune_url(self) -> str:
+        """The endpoint as `scheme://host:port` (https and `neptune_port` unless it says otherwise)."""
+        match = NEPTUNE_ENDPOINT_PATTERN.fullmatch(self.neptune_endpoint)
+        if not match:
+            return ""
+        scheme, host, port = match.groups()
+        return f"{scheme or 'https'}://{host}:{port or self.neptune_port}"
 
 
 #: the output sizes Titan Text Embeddings v2 offers
@@ -262,6 +296,15 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 graph_name=env.get("FALKOR_GRAPH", "heirloom"),
                 falkor_socket=env.get("FALKOR_SOCKET", ""),
                 augmentation_enabled=_bool(env.get("GRAPH_AUGMENTATION_ENABLED", "true")),
+                neptune_endpoint=env.get("NEPTUNE_ENDPOINT", ""),
+                neptune_port=int(env.get("NEPTUNE_PORT") or "8182"),
+                neptune_region=env.get("NEPTUNE_REGION")
+                or env.get("AWS_REGION")
+                or env.get("AWS_DEFAULT_REGION", ""),
+                neptune_iam_auth=_bool(env.get("NEPTUNE_IAM_AUTH", "true")),
+                neptune_connect_timeout_s=float(env.get("NEPTUNE_CONNECT_TIMEOUT_S", "1")),
+                neptune_read_timeout_s=float(env.get("NEPTUNE_READ_TIMEOUT_S", "3")),
+                neptune_max_retries=int(env.get("NEPTUNE_MAX_RETRIES", "2")),
             ),
             embedding=EmbeddingSettings(
                 provider=provider,  # type: ignore[arg-type]

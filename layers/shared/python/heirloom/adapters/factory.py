@@ -103,6 +103,26 @@ def build_vector_index(db: PgDatabase, embedder: Embedder) -> PgVectorIndex:
 
 
 def build_graph(settings: Settings) -> GraphStore:
+    """Neptune when NEPTUNE_ENDPOINT is set, the local FalkorDB otherwise; never both."""
+    graph = settings.graph
+    if graph.neptune_endpoint and graph.falkor_socket:
+        raise SettingsError(
+            "NEPTUNE_ENDPOINT and FALKOR_SOCKET are both set: the graph is either Neptune or FalkorDB"
+        )
+    if graph.neptune_endpoint:
+        if graph.neptune_iam_auth and not graph.neptune_region:
+            raise SettingsError("NEPTUNE_ENDPOINT is set but no region: set NEPTUNE_REGION or AWS_REGION")
+        from heirloom.adapters.neptune import NeptuneGraphStore
+
+        return NeptuneGraphStore(
+            graph.neptune_url,
+            graph.neptune_region,
+            graph.env_prefix,
+            connect_timeout_s=graph.neptune_connect_timeout_s,
+            read_timeout_s=graph.neptune_read_timeout_s,
+            max_retries=graph.neptune_max_retries,
+            iam_auth=graph.neptune_iam_auth,
+        )
     if not settings.graph.falkor_socket:
         raise SettingsError("FALKOR_SOCKET is not set (and no Neptune endpoint is configured)")
     from heirloom.adapters.falkor import FalkorGraphStore

@@ -12,7 +12,8 @@ from heirloom.errors import GraphUnavailable
 
 def normalise_value(value: Any, prefix: str) -> Any:
     """Nodes and relationships become plain dicts of their properties, with logical
-    `_labels` / `_type`; lists are normalised element-wise. Same shape as the Neptune adapter."""
+    `_labels` / `_type`; lists and maps are normalised element-wise. Same shape as the Neptune
+    adapter."""
     from falkordb.edge import Edge
     from falkordb.node import Node
 
@@ -23,6 +24,8 @@ def normalise_value(value: Any, prefix: str) -> Any:
         return {**value.properties, "_type": logical_name(prefix, value.relation) or value.relation}
     if isinstance(value, list):
         return [normalise_value(item, prefix) for item in value]
+    if isinstance(value, dict):  # map values (the client's OrderedDict) may hold nodes too
+        return {str(key): normalise_value(item, prefix) for key, item in value.items()}
     return value
 
 

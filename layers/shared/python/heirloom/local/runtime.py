@@ -34,7 +34,9 @@ def stack_home(settings: Settings) -> Path:
 
 def with_stack(settings: Settings, *, start: bool = True) -> Settings:
     """`settings` with the database URL and graph socket of the local stack filled in."""
-    if settings.database.url and settings.graph.falkor_socket:
+    # a Neptune endpoint (the local server, or a real cluster) replaces the FalkorDB socket
+    neptune = bool(settings.graph.neptune_endpoint)
+    if settings.database.url and (settings.graph.falkor_socket or neptune):
         return settings
     stack = LocalStack(stack_home(settings))
     status = stack.up() if start else stack.status()
@@ -46,7 +48,9 @@ def with_stack(settings: Settings, *, start: bool = True) -> Settings:
                 update={"url": settings.database.url or status.postgres_uri}
             ),
             "graph": settings.graph.model_copy(
-                update={"falkor_socket": settings.graph.falkor_socket or status.falkor_socket}
+                update={
+                    "falkor_socket": settings.graph.falkor_socket or ("" if neptune else status.falkor_socket)
+                }
             ),
         }
     )

@@ -1,0 +1,52 @@
+"""The Neptune adapter over the local openCypher server, on the session's FalkorDB.
+
+The server serves the graph `new_graph` writes to (`heirloom_test`), so a FalkorDB store and a
+Neptune store with the same prefix see the same data. It checks every request's SigV4 signature
+against the fake credentials the tests run with (`conftest.py`, and moto's inside workflows).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from heirloom.adapters.neptune import NeptuneGraphStore
+from heirloom.local.neptune_server import LocalNeptuneServer
+from heirloom.local.stack import StackStatus
+
+GRAPH_NAME = "heirloom_test"
+REGION = "us-east-1"
+#: access key -> secret key the server accepts: the suite's fake credentials and moto's
+CREDENTIALS = {"testing": "testing", "FOOBARKEY": "FOOBARSECRET"}
+
+
+@pytest.fixture(scope="session")
+def neptune_server(local_stack: StackStatus) -> Iterator[LocalNeptuneServer]:
+    assert local_stack.falkor_socket
+    with LocalNeptuneServer(
+        local_stack.falkor_socket, GRAPH_NAME, region=REGION, credentials=CREDENTIALS
+    ) as server:
+        yield server
+
+
+def new_neptune_graph(
+    server: LocalNeptuneServer, prefix: str | None = None, **kw: object
+) -> NeptuneGraphStore:
+    return NeptuneGraphStore(
+        server.endpoint,
+        REGION,
+        prefix or f"n{uuid.uuid4().hex[:10]}",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def neptune_graph(neptune_server: LocalNeptuneServer) -> Iterator[NeptuneGraphStore]:
+    server = neptune_server
+    server.clear_faults()
+    store = new_neptune_graph(server)
+    yield store
+    server.clear_faults()
+    store.delete_all()
