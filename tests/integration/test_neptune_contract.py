@@ -1,0 +1,339 @@
+"""Every graph query of the project through both adapters: FalkorDB directly, and the Neptune
+adapter over HTTP to the local openCypher server, each on its own fresh graph, fed the same
+writes. A twin store runs each query on both and the rows must be equal; at the end both graphs
+must hold the same nodes and edges.
+
+The workload is what production sends: the structural writes and entity sync of ingestion
+(load, edit, delete), every traversal template for every persona and intent, the intent
+gazetteer, `heirloom stats`' queries and the counts. Then two checks keep it complete: every
+call site of the package that sends a query to a graph (found by reading the source) must have
+been reached, and every Cypher constant (module-level strings and dicts of strings in
+`heirloom.domain` and the CLI) must have been sent -- a new template or call site fails here
+until the workload covers it.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import json
+import pkgutil
+import re
+import string
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+import heirloom
+import heirloom.domain
+from heirloom.adapters.embedders import HashingEmbedder
+from heirloom.adapters.falkor import FalkorGraphStore
+from heirloom.adapters.neptune import NeptuneGraphStore
+from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
+from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.domain import ingestion
+from heirloom.domain.intent_step import build_gazetteer
+from heirloom.domain.personas import load_personas
+from heirloom.domain.traversal import TEMPLATES, traverse
+from heirloom.local import cli
+from heirloom.local.loader import load_dataset, read_dataset
+from heirloom.local.neptune_server import LocalNeptuneServer
+from tests.integration.test_entity_sync import ILLNESS, ORCHARD, ScriptedExtractor
+from tests.support.dataset import MiniDataset
+from tests.support.graph_fixture import build_fixture_graph, fid
+from tests.support.neptune import CREDENTIALS, REGION
+from tests.support.stack import _with_database
+
+PACKAGE = Path(heirloom.__file__).parent
+#: call sites the workload reaches through the same query text, not the same line
+REACHED_ELSEWHERE = {
+    ("local/cli.py", "collect_stats"): "cli.EXAMPLE_QUERIES and the counts, run by the workload",
+    ("local/bench.py", "measure_stages"): "TEMPLATES, every one run by the workload",
+    ("local/bench.py", "run_bench"): "count_nodes / count_edges, run by the workload",
+}
+_CYPHER = re.compile(r"\s*(OPTIONAL\s+MATCH|MATCH|MERGE|UNWIND|CREATE)\b")
+_GRAPH_METHODS = {"run", "count_nodes", "count_edges"}
+
+
+@dataclass
+class Call:
+    query: str
+    file: str
+    line: int
+    rows: int
+
+
+@dataclass
+class TwinGraph:
+    """A GraphStore that runs every query on both adapters and insists on equal rows."""
+
+    direct: FalkorGraphStore
+    neptune: NeptuneGraphStore
+    calls: list[Call] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def prefix(self) -> str:
+        return self.direct.prefix
+
+    def _record(self, query: str, rows: int) -> None:
+        frame = sys._getframe(2)
+        self.calls.append(Call(query, frame.f_code.co_filename, frame.f_lineno, rows))
+
+    def _same(self, what: str, direct: Any, over_http: Any) -> None:
+        if direct != over_http:
+            # callers such as the gazetteer swallow exceptions: keep the evidence
+            self.mismatches.append(f"{what}\n  falkordb: {direct!r}\n  neptune:  {over_http!r}")
+            raise AssertionError(self.mismatches[-1])
+
+    def run(self, cypher: str, params: Any = None) -> list[dict[str, Any]]:
+        direct = self.direct.run(cypher, params)
+        self._same(cypher, direct, self.neptune.run(cypher, params))
+        self._record(cypher, len(direct))
+        return direct
+
+    def ensure_indexes(self) -> None:
+        self.direct.ensure_indexes()
+        self.neptune.ensure_indexes()
+
+    def count_nodes(self) -> dict[str, int]:
+        direct = self.direct.count_nodes()
+        self._same("count_nodes", direct, self.neptune.count_nodes())
+        self._record("count_nodes", len(direct))
+        return direct
+
+    def count_edges(self) -> dict[str, int]:
+        direct = self.direct.count_edges()
+        self._same("count_edges", direct, self.neptune.count_edges())
+        self._record("count_edges", len(direct))
+        return direct
+
+
+def _dump(store: FalkorGraphStore | NeptuneGraphStore) -> list[str]:
+    """Every node and edge of a graph, comparable across the two (engine ids left out)."""
+    nodes = store.run("MATCH (n) RETURN n")
+    edges = store.run("MATCH (a)-[r]->(b) RETURN a.id AS a, r, b.id AS b")
+    return sorted(json.dumps(row, sort_keys=True) for row in nodes + edges)
+
+
+@pytest.fixture(scope="module")
+def twin(local_stack):
+    from falkordb import FalkorDB
+
+    socket = local_stack.falkor_socket
+    name = uuid.uuid4().hex[:10]
+    direct = FalkorGraphStore(socket, f"twin_falkor_{name}", "prod")
+    with LocalNeptuneServer(socket, f"twin_neptune_{name}", region=REGION, credentials=CREDENTIALS) as server:
+        yield TwinGraph(direct, NeptuneGraphStore(server.endpoint, REGION, "prod"))
+    client = FalkorDB(unix_socket_path=socket)
+    for graph in (f"twin_falkor_{name}", f"twin_neptune_{name}"):
+        if graph in client.list_graphs():
+            client.select_graph(graph).delete()
+
+
+@pytest.fixture(scope="module")
+def module_db(local_stack):
+    name = f"twin_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(local_stack.postgres_uri, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    db = PgDatabase(_with_database(local_stack.postgres_uri, name), embedding_dim=64)
+    db.migrate()
+    yield db
+    db.close()
+    with psycopg.connect(local_stack.postgres_uri, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _traversals(twin: TwinGraph) -> None:
+    fx = build_fixture_graph(twin)
+    matches = (
+        EntityMatch(mention="Ben", node_id=fx.brother, label="Person", name="Ben Reed"),
+        EntityMatch(mention="Ada", node_id=fx.sister_in_law, label="Person", name="Ada Reed"),
+        EntityMatch(mention="the flood", node_id=fx.flood, label="Event", name="the flood"),
+        EntityMatch(mention="Heron Lake", node_id=fx.lake, label="Place", name="Heron Lake"),
+    )
+    entities = QueryEntities(
+        places=("Heron Lake",), time_periods=("the sixties", "1972"), events=("the flood",)
+    )
+    for persona, config in sorted(load_personas().items()):
+        request = ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona=persona, query="q")
+        for kind in Intent:
+            for found in ((), matches):
+                intent = QueryIntent(intent=kind, matches=found, entities=entities, confidence=0.9)
+                traverse(twin, request, intent, config.traversal, budget_ms=60_000)
+    # each template once more with the parameters its integration test uses
+    both = [fx.legacy, fx.linked]
+    for name, params in {
+        "legacy_context": {"legacy_id": fx.legacy},
+        "relational": {"person_id": fx.subject, "target_ids": [fx.friend], "legacy_ids": both, "limit": 10},
+        "relational_2hop": {"person_id": fx.subject, "target_ids": [], "legacy_ids": both, "limit": 10},
+        "person_mentions": {"ids": [fx.brother], "legacy_ids": both, "limit": 10},
+        "entity_focused": {"ids": [fx.flood, fx.watch], "legacy_ids": both, "limit": 10},
+        "spatial": {"ids": [], "names": ["heron"], "legacy_ids": both, "limit": 10},
+        "temporal": {"legacy_ids": both, "start": 1960, "end": 1979, "limit": 10},
+        "cross_legacy": {"legacy_id": fx.legacy, "ids": [fx.sister_in_law], "limit": 10},
+        "general": {"person_id": fx.subject, "limit": 20},
+        "facts": {"person_ids": [fx.subject], "subject_id": fx.subject, "limit": 20},
+    }.items():
+        twin.run(TEMPLATES[name], params)
+    assert fid("L") == fx.legacy
+
+
+@pytest.fixture(scope="module")
+def workload(twin, module_db, tokenizer, tmp_path_factory):
+    twin.ensure_indexes()
+    embedder = HashingEmbedder(64)
+    extractor = ScriptedExtractor({"orchard": ORCHARD, "cider": ORCHARD, "illness": ILLNESS, "sick": ILLNESS})
+    stories = PgStoryStore(module_db)
+    ports = ingestion.IngestionPorts(
+        stories=stories,
+        vectors=PgVectorIndex(module_db, model_id=embedder.model_id),
+        graph=twin,
+        embedder=embedder,
+        tokenizer=tokenizer,
+        extractor=extractor,
+        extractor_version="scripted-1",
+    )
+    mini = MiniDataset()
+    tmp = tmp_path_factory.mktemp("twin")
+    load_dataset(ports, mini.write(tmp / "ds"))  # structural writes + entity sync
+    build_gazetteer(uuid.UUID(mini.legacy), stories, twin)  # the intent step's graph query
+    story = next(s.record for s in read_dataset(tmp / "ds").stories if str(s.record.id) == mini.private_story)
+    extractor.table["sick"] = ExtractedEntities()  # the edit withdraws the hospital
+    ingestion.apply_story(ports, story.model_copy(update={"content": "Ada was sick, nothing more."}))
+    ingestion.delete_story(ports, uuid.UUID(mini.public_story))  # withdraw + delete the node
+    bumped = dataclasses.replace(ports, extractor_version="scripted-2")
+    load_dataset(bumped, mini.write(tmp / "again"))  # re-extraction over existing facts
+    _traversals(twin)
+    for query in cli.EXAMPLE_QUERIES.values():  # `heirloom stats`
+        twin.run(query)
+    twin.count_nodes()
+    twin.count_edges()
+    return twin
+
+
+def test_every_query_gives_the_same_rows_on_both_adapters(workload):
+    assert workload.mismatches == []
+    assert len(workload.calls) > 300
+    assert sum(call.rows for call in workload.calls) > 500  # most of them answered with rows
+
+
+def test_both_graphs_end_identical(workload):
+    direct, over_http = _dump(workload.direct), _dump(workload.neptune)
+    assert direct == over_http
+    assert len(direct) > 60
+
+
+# -- completeness -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CallSite:
+    file: str
+    function: str
+    first: int
+    last: int
+
+
+def _graph_receiver(node: ast.expr) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.endswith("graph")
+
+
+def graph_call_sites() -> list[CallSite]:
+    """Every `<...>graph.run / count_nodes / count_edges(...)` in the package outside the adapters."""
+    sites: list[CallSite] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith("adapters/") or rel == "local/neptune_server.py":
+            continue
+
+        class Visitor(ast.NodeVisitor):
+            def __init__(self) -> None:
+                self.stack: list[str] = []
+
+            def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+                self.stack.append(node.name)
+                self.generic_visit(node)
+                self.stack.pop()
+
+            visit_AsyncFunctionDef = visit_FunctionDef
+
+            def visit_Call(self, node: ast.Call) -> None:
+                func = node.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in _GRAPH_METHODS
+                    and _graph_receiver(func.value)
+                ):
+                    top = self.stack[0] if self.stack else "<module>"
+                    sites.append(CallSite(rel, top, node.lineno, node.end_lineno or node.lineno))
+                self.generic_visit(node)
+
+        Visitor().visit(ast.parse(path.read_text()))
+    return sites
+
+
+def test_every_graph_call_site_of_the_package_is_exercised(workload):
+    sites = graph_call_sites()
+    assert len(sites) >= 15
+    reached = {(Path(c.file).resolve(), c.line) for c in workload.calls}
+    missing = []
+    for site in sites:
+        if (site.file, site.function) in REACHED_ELSEWHERE:
+            continue
+        target = (PACKAGE / site.file).resolve()
+        if not any(f == target and site.first <= line <= site.last for f, line in reached):
+            missing.append(f"{site.file}:{site.first} in {site.function}()")
+    assert missing == [], "graph queries the contract workload never sent; add them to `workload`"
+    stale = set(REACHED_ELSEWHERE) - {(s.file, s.function) for s in sites}
+    assert stale == set(), "REACHED_ELSEWHERE names call sites that no longer exist"
+
+
+def cypher_constants() -> dict[str, str]:
+    """Module-level Cypher strings (and dicts of them) in heirloom.domain and the CLI."""
+    modules = [importlib.import_module(m.name) for m in pkgutil.iter_modules(heirloom.domain.__path__,
+                                                                               "heirloom.domain.")]  # fmt: skip
+    found: dict[str, str] = {}
+    for module in [*modules, cli]:
+        for name, value in vars(module).items():
+            values = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, text in values:
+                if isinstance(text, str) and _CYPHER.match(text):
+                    found.setdefault(text, f"{module.__name__}.{name}" + (f"[{key!r}]" if key else ""))
+    return found
+
+
+def _pattern(template: str) -> re.Pattern[str] | None:
+    """`template` with its str.format fields as wildcards, or None if it is not a format string."""
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    return re.compile("".join(re.escape(text) + (r"\w+" if name else "") for text, name, _, _ in parts))
+
+
+def test_every_cypher_constant_is_sent_and_answers(workload):
+    constants = cypher_constants()
+    assert {"heirloom.domain.traversal.RELATIONAL_1HOP", "heirloom.domain.intent_step.ENTITY_NAMES",
+            "heirloom.domain.entity_sync.UPSERT_ENTITIES"} <= set(constants.values())  # fmt: skip
+    sent: dict[str, int] = {}
+    for call in workload.calls:
+        sent[call.query] = max(sent.get(call.query, 0), call.rows)
+    missing, empty = [], []
+    for text, name in constants.items():
+        pattern = _pattern(text)
+        hits = [
+            rows for query, rows in sent.items() if query == text or (pattern and pattern.fullmatch(query))
+        ]
+        if not hits:
+            missing.append(name)
+        elif re.search(r"\bRETURN\b", text) and max(hits) == 0:
+            empty.append(name)
+    assert missing == [], "Cypher constants the contract workload never sent; add them to `workload`"
+    assert empty == [], "queries that never returned a row in the workload: the comparison proves little"
