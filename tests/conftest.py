@@ -1,1 +1,1 @@
-pytest_plugins = ["tests.support.stack"]
+pytest_plugins = ["tests.support.stack", "tests.support.sample"]

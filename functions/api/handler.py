@@ -9,13 +9,18 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from heirloom.domain.context_api import ContextBody, ContextResponse, ContextWorkflow, answer
-from heirloom.errors import AccessDenied, InvalidRequest, NotFound
+from heirloom.domain.context_api import ContextBody, ContextResponse, ContextWorkflow, WorkflowFailed, answer
+from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404}
+#: failures that are not the caller's: a fixed reason, never the internal message
+UNAVAILABLE = {
+    StoreUnavailable: (503, "the permission store is unavailable; nothing was returned, retry later"),
+    WorkflowFailed: (500, "context assembly failed"),
+}
 
 
 def _claims() -> dict[str, Any]:
@@ -69,6 +74,14 @@ def _invalid(exc: RequestValidationError) -> Response[dict[str, Any]]:
 def _typed(exc: Exception) -> Response[dict[str, Any]]:
     status = next(code for kind, code in STATUS.items() if isinstance(exc, kind))
     return Response(status, content_types.APPLICATION_JSON, {"error": type(exc).__name__, "reason": str(exc)})
+
+
+@app.exception_handler(StoreUnavailable)
+@app.exception_handler(WorkflowFailed)
+def _unavailable(exc: Exception) -> Response[dict[str, Any]]:
+    status, reason = next(out for kind, out in UNAVAILABLE.items() if isinstance(exc, kind))
+    logger.error("context_unavailable", error=type(exc).__name__, detail=str(exc)[:300])
+    return Response(status, content_types.APPLICATION_JSON, {"error": type(exc).__name__, "reason": reason})
 
 
 @logger.inject_lambda_context

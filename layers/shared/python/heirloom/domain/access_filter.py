@@ -8,6 +8,7 @@ request closed: nothing unfiltered is ever passed on.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -28,7 +29,9 @@ from heirloom.contracts.context import (
 from heirloom.domain.access import ReadScope, resolve_scope
 from heirloom.domain.relevance import retrieval_score
 from heirloom.errors import NotFound
-from heirloom.ports import StoryStore, VectorIndex
+from heirloom.ports import Chunk, StoryStore, VectorIndex
+
+log = logging.getLogger(__name__)
 
 #: opening chunks shown for a story that only the graph found
 GRAPH_ONLY_CHUNKS = 2
@@ -60,6 +63,25 @@ def _pick_chunks(chunks: list[ChunkResult], hints: Iterable[str]) -> list[ChunkR
     named = [c for c in chunks if any(w in c.text.lower() for w in words)]
     rest = [c for c in chunks if c not in named]
     return (named + rest)[:GRAPH_ONLY_CHUNKS]
+
+
+class _StoredChunks:
+    """Chunks for graph-only excerpts. When the chunk index is unavailable the story gets no
+    excerpt (its facts still count, its text cannot be shown) and the index is not asked again
+    in this request. Permissions never come from here."""
+
+    def __init__(self, vectors: VectorIndex):
+        self.vectors = vectors
+        self.available = True
+
+    def __call__(self, story_id: UUID) -> list[Chunk]:
+        if self.available:
+            try:
+                return self.vectors.chunks_of(story_id)
+            except Exception as exc:
+                log.warning("graph_only_excerpts_unavailable: %s", type(exc).__name__)
+                self.available = False
+        return []
 
 
 def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIndex) -> FilteredContext:
@@ -96,6 +118,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
             legacy_names[legacy_id] = legacy.name if legacy else ""
         return legacy_names[legacy_id]
 
+    stored_chunks = _StoredChunks(vectors)
     candidates = []
     for sid in sorted(readable, key=str):
         meta = metas[sid]
@@ -111,7 +134,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
                     token_count=c.token_count,
                     similarity=0.0,
                 )
-                for c in vectors.chunks_of(sid)
+                for c in stored_chunks(sid)
             ]
             chunks_out = _pick_chunks(stored, [h.entity or "" for h in ghits] + [h.via or "" for h in ghits])
         else:

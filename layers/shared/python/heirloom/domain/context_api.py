@@ -18,12 +18,12 @@ from heirloom.contracts.context import (
     Message,
     Persona,
 )
-from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound
+from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound, StoreUnavailable
 
 
 class ContextWorkflow(Protocol):
     """Runs the context-assembly workflow synchronously; raises the typed errors of
-    heirloom.errors (InvalidRequest, AccessDenied, NotFound) or WorkflowFailed."""
+    heirloom.errors (InvalidRequest, AccessDenied, NotFound, StoreUnavailable) or WorkflowFailed."""
 
     def run(self, request: ContextRequest) -> AssembledContext: ...
 
@@ -37,6 +37,8 @@ ERROR_TYPES: dict[str, type[HeirloomError]] = {
     "InvalidRequest": InvalidRequest,
     "AccessDenied": AccessDenied,
     "NotFound": NotFound,
+    # AccessFilter could not reach PostgreSQL: the request failed closed, the caller may retry
+    "StoreUnavailable": StoreUnavailable,
 }
 
 

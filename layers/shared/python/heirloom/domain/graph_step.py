@@ -1,4 +1,8 @@
-"""The GraphTraversal step: traversal behind the circuit breaker and the feature flag."""
+"""The GraphTraversal step: traversal behind the circuit breaker and the feature flag.
+
+The budget is enforced twice: `traverse` stops issuing queries once it is spent (partial
+results), and a traversal still running at the budget plus `GRACE` is abandoned (no results,
+status "timeout"), so one hanging query cannot hold the request past its budget."""
 
 from __future__ import annotations
 
@@ -6,10 +10,14 @@ import time
 
 from heirloom.contracts.context import GraphBranch, GraphResults, GraphTraversalInput
 from heirloom.domain.breaker import CircuitBreaker
+from heirloom.domain.deadline import DeadlineExceeded, call_within
 from heirloom.domain.personas import load_personas
 from heirloom.domain.traversal import NeighbourhoodCache, traverse
 from heirloom.errors import GraphUnavailable
 from heirloom.ports import GraphStore
+
+#: share of the budget a query in flight when the budget runs out may still take
+GRACE = 0.2
 
 
 def graph_traversal_step(
@@ -29,7 +37,13 @@ def graph_traversal_step(
     config = load_personas()[request.persona].traversal
     started = time.monotonic()
     try:
-        result = traverse(graph, request, intent, config, budget_ms=budget_ms, cache=cache)
+        result = call_within(
+            budget_ms * (1 + GRACE) / 1000,
+            lambda: traverse(graph, request, intent, config, budget_ms=budget_ms, cache=cache),
+            name="graph traversal",
+        )
+    except DeadlineExceeded:
+        result = GraphResults(status="timeout")
     except Exception as exc:  # any graph failure counts against the breaker
         breaker.record_failure()
         raise GraphUnavailable(f"graph traversal failed: {type(exc).__name__}") from exc

@@ -21,6 +21,7 @@ from heirloom.contracts.context import (
     QueryIntent,
 )
 from heirloom.domain.breaker import CircuitBreaker
+from heirloom.domain.deadline import call_within
 from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, Gazetteer, GazetteerEntry, classify
 from heirloom.ports import GraphStore, StoryStore
 
@@ -46,17 +47,37 @@ class GazetteerCache:
         self.clock = clock
         self._items: dict[UUID, tuple[float, Gazetteer, str]] = {}
 
-    def get(self, legacy_id: UUID, build: Callable[[], tuple[Gazetteer, str]]) -> tuple[Gazetteer, str]:
+    def get(
+        self,
+        legacy_id: UUID,
+        build: Callable[[], tuple[Gazetteer, str]],
+        keep: Callable[[], bool] = lambda: True,
+    ) -> tuple[Gazetteer, str]:
+        """The cached gazetteer, or `build()`'s, kept for `ttl_s` unless `keep()` says it is a
+        degraded one (built without the graph's names) to be rebuilt by the next request."""
         hit = self._items.get(legacy_id)
         if hit and self.clock() - hit[0] < self.ttl_s:
             return hit[1], hit[2]
         gazetteer, subject = build()
-        self._items[legacy_id] = (self.clock(), gazetteer, subject)
+        if keep():
+            self._items[legacy_id] = (self.clock(), gazetteer, subject)
         return gazetteer, subject
 
 
-def build_gazetteer(legacy_id: UUID, stories: StoryStore, graph: GraphStore | None) -> tuple[Gazetteer, str]:
-    """Names of the legacy's (and actively linked legacies') persons and graph entities."""
+#: how long the graph may take to list entity names before the gazetteer does without them
+GRAPH_NAMES_BUDGET_S = 0.3
+
+
+def build_gazetteer(
+    legacy_id: UUID,
+    stories: StoryStore,
+    graph: GraphStore | None,
+    *,
+    degraded: list[str] | None = None,
+) -> tuple[Gazetteer, str]:
+    """Names of the legacy's (and actively linked legacies') persons and graph entities. When
+    the graph fails or takes longer than `GRAPH_NAMES_BUDGET_S`, persons only (the reason is
+    appended to `degraded`)."""
     legacy = stories.get_legacy(legacy_id)
     ids = [legacy_id] + [
         link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
@@ -78,7 +99,10 @@ def build_gazetteer(legacy_id: UUID, stories: StoryStore, graph: GraphStore | No
     ]
     if graph is not None:
         try:
-            rows = graph.run(ENTITY_NAMES, {"ids": [str(i) for i in ids]})
+            names = {"ids": [str(i) for i in ids]}
+            rows = call_within(
+                GRAPH_NAMES_BUDGET_S, lambda: graph.run(ENTITY_NAMES, names), name="entity names"
+            )
             entries += [
                 GazetteerEntry(str(r["id"]), r["label"], str(r["name"]), (), str(r.get("legacy") or ""))
                 for r in rows
@@ -86,6 +110,8 @@ def build_gazetteer(legacy_id: UUID, stories: StoryStore, graph: GraphStore | No
             ]
         except Exception as exc:  # the graph is optional here; persons still match
             log.warning("gazetteer_graph_unavailable: %s", type(exc).__name__)
+            if degraded is not None:
+                degraded.append(type(exc).__name__)
     subject = stories.get_person(legacy.subject_person_id) if legacy else None
     return Gazetteer.build(entries), subject.name if subject else ""
 
@@ -188,16 +214,22 @@ def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
     )
 
 
+#: how long a model classifier may take (the intent budget of seed 000 section 10)
+MODEL_BUDGET_S = 0.5
+
+
 def analyse_intent(request: IntentRequest, classifier: IntentClassifier = RULES) -> QueryIntent:
     """Known-entity matching and the rule-based classifier first (no model, milliseconds); then,
     when `classifier` is another one, that classifier with the matches as hints. Its failure
-    (throttling, timeout, malformed output, anything) or a confidence below 0.5 keeps the
-    rule-based result."""
+    (throttling, timeout, malformed output, no answer within `MODEL_BUDGET_S`, anything) or a
+    confidence below 0.5 keeps the rule-based result."""
     rules = RULES.classify(request)
     if isinstance(classifier, RuleBasedIntentClassifier):
         return rules
     try:
-        model = classifier.classify(replace(request, matches=rules.matches))
+        hinted = replace(request, matches=rules.matches)
+        # a slow model must not hold the request past the intent budget (seed 000 section 10)
+        model = call_within(MODEL_BUDGET_S, lambda: classifier.classify(hinted), name="intent model")
     except Exception as exc:  # the rule-based answer is always there to fall back on
         log.warning(
             "intent_model_fallback",
@@ -219,19 +251,25 @@ def intent_analysis_step(
     classifier: IntentClassifier = RULES,
 ) -> QueryIntent:
     started = time.monotonic()
-    gazetteer, subject = cache.get(
-        request.legacy_id, lambda: build_gazetteer(request.legacy_id, stories, graph)
-    )
-    intent = analyse_intent(
-        IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
-        classifier,
-    )
     state: BreakerState
     try:
         state = breaker.state()
     except Exception as exc:  # an unreadable breaker must not fail the request
         log.warning("breaker_unreadable: %s", type(exc).__name__)
         state = "unknown"
+    # behind an open breaker the graph is not asked for names either; a gazetteer built
+    # without them is not cached, so the names are back as soon as the graph is
+    names_from = graph if state != "open" else None
+    degraded: list[str] = []
+    gazetteer, subject = cache.get(
+        request.legacy_id,
+        lambda: build_gazetteer(request.legacy_id, stories, names_from, degraded=degraded),
+        keep=lambda: not degraded and (names_from is not None or graph is None),
+    )
+    intent = analyse_intent(
+        IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
+        classifier,
+    )
     return intent.model_copy(
         update={"breaker_state": state, "latency_ms": round((time.monotonic() - started) * 1000, 2)}
     )

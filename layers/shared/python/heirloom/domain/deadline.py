@@ -1,0 +1,42 @@
+"""A hard wall-clock deadline around one blocking call (seed 000 section 10: "exceeded timeouts
+return partial/empty results", `asyncio.wait_for`).
+
+The call runs on a daemon thread; when it has not returned in time the caller gets
+`DeadlineExceeded` and moves on, and the call's eventual result is discarded. Budgets checked
+between queries cannot stop one query that hangs; this can.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class DeadlineExceeded(TimeoutError):
+    """The call did not return within its budget (it was abandoned, not cancelled)."""
+
+
+def call_within(seconds: float, fn: Callable[[], T], *, name: str = "call") -> T:
+    """`fn()`, or `DeadlineExceeded` if it has not returned after `seconds`. Exceptions of `fn`
+    propagate unchanged."""
+    done = threading.Event()
+    values: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            values.append(fn())
+        except BaseException as exc:  # handed to the caller below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"deadline-{name}", daemon=True).start()
+    if not done.wait(max(seconds, 0.0)):
+        raise DeadlineExceeded(f"{name} took longer than {seconds * 1000:.0f} ms")
+    if errors:
+        raise errors[0]
+    return values[0]

@@ -1,0 +1,368 @@
+"""Fault injection across the context workflow: the real ASL in moto's interpreter, the real
+handlers, the embedded PostgreSQL + pgvector and FalkorDB holding the sample legacy, and faults
+injected at the port level (`tests/support/faults.py`) through the handlers' `services=`.
+
+Each scenario ends in a context whose content is asserted (which sources, from which retrieval,
+nothing the FORMAT.md oracle forbids) or in a typed error, within the 2 s total budget.
+`test_context_assembly_routing.py` covers the same Catch/timeout paths with recording stand-ins.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+from heirloom.contracts.context import AssembledContext, ContextRequest
+from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+from heirloom.errors import GraphUnavailable
+from heirloom.local.functions import LambdaContext, load_handler
+from heirloom.local.workflow import Execution, LocalContextWorkflow, LocalWorkflows
+from tests.support import oracle
+from tests.support.checks import assert_no_story_text, assert_nothing_forbidden
+from tests.support.faults import Fault, connection_refused, faulty
+from tests.support.sample import SAMPLE
+from tests.support.services import services_with
+
+DATA = oracle.load(SAMPLE)
+DOM = "f8156de7-80fc-4f32-a0b0-5596b12c22c1"
+TONY = "f9f73f65-a2af-4fbd-ae39-c336dfc8126b"  # creator of Dom's legacy
+NICKI = "9db349f9-b9b6-4530-bcba-fc2f9e2c57d0"  # admirer: public stories only
+FLOOD = ("family", "What happened to the punch bowl when the river flooded?")
+MUSIC = ("friend", "Who played music with Dad, and where did they play?")
+VINE = ("family", "Why did the family argue about the Vine Street house?")
+
+#: seed 000 section 10: the whole pipeline's hard cap, and the traversal's budget
+TOTAL_BUDGET_S = 2.0
+TRAVERSAL_BUDGET_MS = 300.0
+#: slack for moto's polling and a shared 2-core machine: a behavioural bound, not a benchmark
+TOLERANCE_S = 0.5
+DEAD_PG = "postgresql://postgres:@/postgres?host=/nonexistent/heirloom-pg&connect_timeout=1"
+GRAPH_REFUSED = GraphUnavailable(
+    "graph store unavailable: Error 111 connecting to falkor.sock. Connection refused."
+)
+
+
+class Clock:
+    """The breaker's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Rig:
+    """One "container" of services over the sample legacy, each port behind its own Fault."""
+
+    workflows: LocalWorkflows
+    graph: Fault = field(default_factory=Fault)
+    vectors: Fault = field(default_factory=Fault)
+    stories: Fault = field(default_factory=Fault)
+    embedder: Fault = field(default_factory=Fault)
+    clock: Clock = field(default_factory=Clock)
+    breaker_store: InMemoryBreakerStore = field(default_factory=InMemoryBreakerStore)
+    last: Execution | None = None
+
+    def run(self, question: tuple[str, str] = FLOOD, user: str = TONY, legacy: str = DOM) -> Execution:
+        persona, query = question
+        request = ContextRequest(legacy_id=legacy, user_id=user, persona=persona, query=query)
+        self.last = self.workflows.run("context_assembly", {"request": request.model_dump(mode="json")})
+        return self.last
+
+    def context(self, question: tuple[str, str] = FLOOD, user: str = TONY) -> AssembledContext:
+        ex = self.run(question, user)
+        assert ex.status == "SUCCEEDED", (ex.error, ex.cause)
+        result = AssembledContext.model_validate(ex.output)
+        assert_nothing_forbidden(result, DATA, user, DOM)
+        assert ex.seconds < TOTAL_BUDGET_S + TOLERANCE_S, f"{ex.seconds:.2f} s"
+        return result
+
+    @property
+    def breaker_failures(self) -> int:
+        return self.breaker_store.load("graph").failures
+
+    @property
+    def breaker_state(self) -> str:
+        return self.breaker_store.load("graph").state
+
+
+@pytest.fixture(scope="module")
+def workflows() -> Iterator[LocalWorkflows]:
+    with LocalWorkflows().start() as wf:
+        yield wf
+
+
+def rig_services(ports: Any, rig: Rig, **overrides: Any) -> Any:
+    breaker = CircuitBreaker(rig.breaker_store, clock=rig.clock)
+    ports_ = {
+        "stories": faulty(ports.stories, rig.stories),
+        "vectors": faulty(ports.vectors, rig.vectors),
+        "graph": faulty(ports.graph, rig.graph),
+        "embedder": faulty(ports.embedder, rig.embedder),
+        "tokenizer": ports.tokenizer,
+        "breaker": breaker,
+    }
+    return services_with(**{**ports_, **overrides})
+
+
+@pytest.fixture
+def rig(sample_ports, workflows) -> Iterator[Rig]:
+    """Fresh services (fresh caches: a cold container) for every test."""
+    rig = Rig(workflows)
+    workflows.services = rig_services(sample_ports, rig)
+    workflows.overrides.clear()
+    yield rig
+    for fault in (rig.graph, rig.vectors, rig.stories, rig.embedder):
+        fault.release()
+    workflows.overrides.clear()
+
+
+def graph_sources(result: AssembledContext) -> list[str]:
+    return [s.source for s in result.metadata.sources if "graph" in s.source]
+
+
+def assert_embedding_only(result: AssembledContext) -> None:
+    assert result.metadata.sources, "the vector branch alone still answers"
+    assert {s.source for s in result.metadata.sources} == {"embedding"}
+    assert result.graph_results == () and result.metadata.traversals == ()
+    assert "## Known Connections" not in result.formatted_context
+    assert result.metadata.vector_status == "ok"
+
+
+def assert_graph_only(result: AssembledContext) -> None:
+    assert result.metadata.vector_status == "failed" and result.embedding_results == ()
+    assert result.metadata.sources, "the graph alone still answers"
+    assert all(s.source.startswith("graph:") for s in result.metadata.sources)
+
+
+# -- healthy baseline ---------------------------------------------------------------------------
+def test_healthy_both_retrievals_contribute(rig):
+    result = rig.context(FLOOD)
+    assert result.metadata.graph_status == "ok" and result.metadata.vector_status == "ok"
+    assert graph_sources(result) and any(s.source == "embedding" or "embedding" in s.source
+                                         for s in result.metadata.sources)  # fmt: skip
+    assert result.formatted_context.startswith("## Known Connections")
+    assert rig.breaker_state == "closed" and rig.breaker_failures == 0
+
+
+# -- graph store ----------------------------------------------------------------------------------
+def test_graph_refusing_connections_leaves_an_embedding_only_context(rig):
+    rig.graph.down(GRAPH_REFUSED)
+    result = rig.context(FLOOD)
+    assert "GraphFailed" in rig.last.states_entered()
+    assert result.metadata.graph_status == "failed"
+    assert_embedding_only(result)
+    # persons still match (from PostgreSQL); graph entities (places, events) cannot
+    assert {m.label for m in result.metadata.intent.matches} <= {"Person"}
+    assert rig.breaker_failures == 1 and rig.breaker_state == "closed"
+    rig.graph.off()  # back: the container did not keep the gazetteer built without the graph
+    result = rig.context(FLOOD)
+    assert "Place" in {m.label for m in result.metadata.intent.matches} and graph_sources(result)
+
+
+def test_graph_slower_than_its_budget_is_cut_off_at_the_budget(rig):
+    rig.graph.slow(0.9)  # every query: three times the traversal budget
+    result = rig.context(FLOOD)
+    assert result.metadata.graph_status == "timeout"
+    assert_embedding_only(result)
+    graph_ms = result.metadata.latency_ms["graph"]
+    assert graph_ms <= TRAVERSAL_BUDGET_MS * 1.2 + 150, graph_ms
+    assert rig.breaker_failures == 1  # a timeout counts against the breaker
+
+
+def test_graph_hanging_beyond_the_state_timeout_still_answers_within_the_total_budget(rig):
+    rig.graph.slow(3.0)  # longer than GraphTraversal's TimeoutSeconds (2) and IntentAnalysis's (3)
+    started = time.monotonic()
+    result = rig.context(MUSIC)
+    assert time.monotonic() - started < TOTAL_BUDGET_S + TOLERANCE_S
+    states = rig.last.states_entered()
+    # the handlers gave up on the graph themselves, before the workflow had to
+    assert "GraphTimedOut" not in states and "IntentFallback" not in states
+    assert result.metadata.graph_status == "timeout"
+    assert_embedding_only(result)
+
+
+# FLOOD runs templates outside the container's neighbourhood cache (entity_focused, spatial),
+# which would otherwise keep answering from cached rows while the graph is down
+def test_breaker_opens_after_three_failures_half_opens_and_recloses(rig):
+    rig.context(FLOOD)  # healthy: warms the container's gazetteer
+    rig.graph.down(GRAPH_REFUSED)
+    for expected in (1, 2, 3):
+        result = rig.context(FLOOD)
+        assert result.metadata.graph_status == "failed" and rig.breaker_failures == expected
+    assert rig.breaker_state == "open"
+
+    calls = len(rig.graph.calls)
+    result = rig.context(FLOOD)  # open: the Choice state skips the traversal
+    assert "GraphSkipped" in rig.last.states_entered() and "GraphTraversal" not in rig.last.states_entered()
+    assert len(rig.graph.calls) == calls and result.metadata.circuit_state == "open"
+    assert_embedding_only(result)
+
+    rig.clock.advance(30)  # cooldown over: half-open, one trial; the graph is still down
+    result = rig.context(FLOOD)
+    assert result.metadata.circuit_state == "half_open" and result.metadata.graph_status == "failed"
+    assert rig.breaker_state == "open"  # the failed trial re-opened it, for a new cooldown
+    rig.context(FLOOD)
+    assert "GraphSkipped" in rig.last.states_entered()
+
+    rig.graph.off()
+    rig.clock.advance(29)
+    rig.context(FLOOD)
+    assert "GraphSkipped" in rig.last.states_entered()  # still cooling down
+    rig.clock.advance(1)
+    result = rig.context(FLOOD)  # the trial succeeds: closed, graph sources are back
+    assert result.metadata.graph_status == "ok" and graph_sources(result)
+    assert rig.breaker_state == "closed" and rig.breaker_failures == 0
+
+
+def test_intermittent_graph_errors_never_open_the_breaker(rig):
+    outcomes = []
+    for i in range(6):
+        if i % 2:
+            rig.graph.down(GRAPH_REFUSED)
+        else:
+            rig.graph.off()
+        result = rig.context(FLOOD)
+        outcomes.append(result.metadata.graph_status)
+        if result.metadata.graph_status == "failed":
+            assert_embedding_only(result)
+        else:
+            assert graph_sources(result)
+    assert outcomes == ["ok", "failed"] * 3
+    assert rig.breaker_state == "closed"
+
+
+# -- the intent model (Bedrock Claude behind the IntentClassifier port) ----------------------------
+def bedrock_classifier():
+    """The real Bedrock classifier on a real bedrock-runtime client, answered by botocore's
+    Stubber (no network)."""
+    import boto3
+    from botocore.config import Config
+    from botocore.stub import Stubber
+
+    from heirloom.adapters.bedrock import BedrockIntentClassifier
+
+    client = boto3.client("bedrock-runtime", region_name="us-east-1",
+                          config=Config(retries={"mode": "standard", "total_max_attempts": 1}))  # fmt: skip
+    return BedrockIntentClassifier(client, model_id="anthropic.claude-3-haiku-20240307-v1:0"), Stubber(client)
+
+
+def rules_only_context(rig, sample_ports, question):
+    rig.workflows.services = rig_services(sample_ports, rig)
+    return rig.context(question)
+
+
+@pytest.mark.parametrize("answer", ["throttled", "junk", "slow"])
+def test_an_unusable_intent_model_keeps_the_rule_based_intent(rig, sample_ports, answer):
+    baseline = rules_only_context(rig, sample_ports, FLOOD)
+    classifier, stub = bedrock_classifier()
+    fault = Fault()
+    if answer == "throttled":
+        stub.add_client_error("converse", service_error_code="ThrottlingException", http_status_code=429,
+                              service_message="Too many requests, please wait before trying again.")  # fmt: skip
+    elif answer == "junk":  # prose instead of the forced tool call
+        stub.add_response("converse", {"output": {"message": {"role": "assistant", "content": [
+            {"text": "This question is mostly about family, I think!"}]}}, "stopReason": "end_turn",
+            "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 1}})  # fmt: skip
+    else:
+        fault.slow(3.0)  # beyond IntentAnalysis's state timeout
+    rig.workflows.services = rig_services(sample_ports, rig, intent_classifier=faulty(classifier, fault))
+    with stub:
+        result = rig.context(FLOOD)
+    fault.release()
+    assert "IntentFallback" not in rig.last.states_entered()
+    assert result.metadata.intent.source == "rules" and result.metadata.intent.matches
+    assert result.metadata.intent == baseline.metadata.intent.model_copy(
+        update={"latency_ms": result.metadata.intent.latency_ms}
+    )
+    assert result.ranked_story_ids == baseline.ranked_story_ids  # the same context as without a model
+    assert result.metadata.latency_ms["intent"] < 1000
+
+
+# -- vector store and embedder ---------------------------------------------------------------------
+def test_vector_store_down_leaves_graph_facts_and_titles_only(rig):
+    rig.vectors.down(connection_refused("pgvector"))
+    result = rig.context(FLOOD)
+    assert "VectorFailed" in rig.last.states_entered()
+    assert result.metadata.vector_status == "failed" and result.metadata.graph_status == "ok"
+    assert result.embedding_results == ()
+    assert result.formatted_context.startswith("## Known Connections")
+    # excerpts of graph-only stories come from the chunk store, which is down: no story text
+    assert all(s.source.startswith("graph:") for s in result.metadata.sources)
+
+
+def test_embedder_down_leaves_a_graph_only_context(rig):
+    rig.embedder.down(connection_refused("embedding endpoint"))
+    result = rig.context(FLOOD)
+    assert "VectorFailed" in rig.last.states_entered()
+    assert_graph_only(result)
+    assert result.metadata.graph_status == "ok"
+
+
+def test_graph_and_vectors_down_give_an_empty_context_not_an_error(rig):
+    rig.graph.down(GRAPH_REFUSED)
+    rig.embedder.down(connection_refused("embedding endpoint"))
+    result = rig.context(FLOOD)
+    assert result.metadata.sources == () and result.formatted_context == ""
+    assert result.metadata.graph_status == "failed" and result.metadata.vector_status == "failed"
+
+
+# -- PostgreSQL (the permission source of truth) ------------------------------------------------
+def dead_store() -> tuple[PgStoryStore, PgVectorIndex]:
+    db = PgDatabase(DEAD_PG, embedding_dim=64)
+    return PgStoryStore(db), PgVectorIndex(db, model_id="hashing-bow")
+
+
+def test_postgres_unreachable_fails_closed_with_a_typed_error(rig, sample_ports):
+    stories, vectors = dead_store()
+    rig.workflows.services = rig_services(sample_ports, rig, stories=stories, vectors=vectors)
+    ex = rig.run(FLOOD)
+    assert ex.status == "FAILED" and ex.error == "StoreUnavailable" and ex.output is None
+    assert ex.seconds < TOTAL_BUDGET_S + TOLERANCE_S
+
+
+def test_postgres_lost_before_the_access_filter_returns_nothing_unfiltered(rig, sample_ports):
+    stories, vectors = dead_store()
+    broken = rig_services(sample_ports, rig, stories=stories, vectors=vectors)
+    seen: list[dict[str, Any]] = []
+
+    def access_filter(event, context):  # the real handler; PostgreSQL is gone by now
+        seen.append(event)
+        return load_handler("access_filter")(event, context, services=broken)
+
+    rig.workflows.overrides["AccessFilter"] = access_filter
+    ex = rig.run(VINE, user=NICKI)
+    assert ex.status == "FAILED" and ex.error == "StoreUnavailable" and ex.output is None
+    # retrieval had found stories this admirer may not read; none of them came out
+    (event,) = seen
+    graph = next(b for b in event["branches"] if b["kind"] == "graph")["graph"]
+    found = {h["story_id"] for h in graph["hits"]} | {s for f in graph["facts"] for s in f["story_ids"]}
+    assert found - oracle.readable(DATA, NICKI, DOM), "the scenario needs unreadable stories in the branch"
+    assert_no_story_text(json.dumps([ex.error, ex.cause]), DATA)
+
+
+def test_the_api_turns_a_lost_permission_store_into_a_503_without_content(rig, sample_ports):
+    stories, vectors = dead_store()
+    rig.workflows.services = rig_services(sample_ports, rig, stories=stories, vectors=vectors)
+    event = json.loads((SAMPLE.parents[1] / "events" / "api.json").read_text())
+    response = load_handler("api")(
+        event,
+        LambdaContext("Api"),
+        services=rig.workflows.services,
+        workflow=LocalContextWorkflow(rig.workflows),
+    )
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 503 and body["error"] == "StoreUnavailable"
+    assert "PostgreSQL" not in body["reason"] and "nonexistent" not in body["reason"]  # no internals
+    assert_no_story_text(response["body"], DATA)

@@ -1,0 +1,77 @@
+"""Fresh stores on the embedded engines, optionally with the sample legacy loaded through the
+production ingestion path, with the real local models (ONNX MiniLM, spaCy) by default."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+from heirloom.adapters.tokenizer import TiktokenTokenizer
+from heirloom.domain.ingestion import IngestionPorts
+from heirloom.local.stack import StackStatus
+from heirloom.ports import Embedder
+from tests.support.stack import _with_database, new_graph
+
+SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
+
+
+def real_embedder() -> Embedder:
+    from heirloom.adapters.factory import _onnx_embedder
+
+    return _onnx_embedder()
+
+
+def real_extractor():  # -> EntityExtractor
+    from heirloom.adapters.factory import _spacy_extractor
+
+    return _spacy_extractor()
+
+
+@contextmanager
+def fresh_ports(
+    stack: StackStatus, *, embedder: Embedder | None = None, extract: bool = True, name: str = "f"
+) -> Iterator[IngestionPorts]:
+    """Ingestion ports over a new database and a private graph prefix, dropped afterwards."""
+    assert stack.postgres_uri
+    dbname = f"{name}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(stack.postgres_uri, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {dbname}")
+    embedder = embedder or real_embedder()
+    db = PgDatabase(_with_database(stack.postgres_uri, dbname), embedding_dim=embedder.dimension)
+    db.migrate()
+    graph = new_graph(stack)
+    extractor = real_extractor() if extract else None
+    try:
+        yield IngestionPorts(
+            stories=PgStoryStore(db),
+            vectors=PgVectorIndex(db, model_id=embedder.model_id),
+            graph=graph,
+            embedder=embedder,
+            tokenizer=TiktokenTokenizer(),
+            extractor=extractor,
+            extractor_version=str(getattr(extractor, "version", "")) if extractor else "",
+        )
+    finally:
+        graph.delete_all()
+        db.close()
+        with psycopg.connect(stack.postgres_uri, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def sample_ports(local_stack: StackStatus) -> Iterator[IngestionPorts]:
+    """The sample legacy, loaded once per session with spaCy extraction and the hashing embedder
+    (the embedding model is not what the suites using this exercise; it keeps the load fast).
+    Read-only for its users: tests that write build their own stores with `fresh_ports`."""
+    from heirloom.adapters.embedders import HashingEmbedder
+    from heirloom.local.loader import load_dataset
+
+    with fresh_ports(local_stack, embedder=HashingEmbedder(64), name="sample") as ports:
+        load_dataset(ports, SAMPLE)
+        yield ports
