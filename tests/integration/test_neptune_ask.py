@@ -46,9 +46,12 @@ def loaded(local_stack, neptune_server, tokenizer):
 
 
 def _ask(monkeypatch, capsys, env: dict[str, str]) -> tuple[str, dict]:
+    from heirloom.domain import intent_step
     from heirloom.settings import get_settings
 
     with monkeypatch.context() as m:
+        # budgets generous enough for a loaded machine: both runs must see the whole graph
+        m.setattr(intent_step, "GRAPH_NAMES_BUDGET_S", 30.0, raising=False)
         for key in ("FALKOR_SOCKET", "FALKOR_GRAPH", "NEPTUNE_ENDPOINT", "NEPTUNE_REGION"):
             m.delenv(key, raising=False)
         for key, value in env.items():
