@@ -3,9 +3,11 @@ deletes racing updates, and bad events that leave stored data unchanged."""
 
 import json
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 
+from heirloom.domain.processing import chunk_embed_step
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.local.functions import LambdaContext, load_handler
 from heirloom.local.loader import load_dataset
@@ -123,4 +125,15 @@ def test_with_an_ingestion_workflow_content_is_handed_over_not_processed_inline(
     assert out["change"] == "created" and [str(s) for s in started] == [story_id()]
     assert ports.stories.get_story(story_id()) is not None and ports.vectors.chunks_of(story_id()) == []
     handler(sample("story_created"), LambdaContext("StoryEvents"), services=services)
-    assert len(started) == 1  # a duplicate starts nothing
+    assert len(started) == 2  # the story is still behind: a redelivery hands it over again
+    chunk_embed_step(ports, UUID(story_id()))  # the workflow ran
+    handler(sample("story_created"), LambdaContext("StoryEvents"), services=services)
+    assert len(started) == 2  # a duplicate of a processed story starts nothing
+
+
+def test_a_delete_delivered_before_its_create_keeps_the_story_deleted(send, ports):
+    send(sample("story_deleted"))  # EventBridge delivered the delete first
+    assert send(sample("story_created")) == "unchanged"
+    assert send(sample("story_updated")) == "unchanged"
+    assert ports.stories.get_story(story_id()) is None and ports.vectors.chunks_of(story_id()) == []
+    assert ports.graph.run("MATCH (s:Story {id: $id}) RETURN s", {"id": story_id()}) == []

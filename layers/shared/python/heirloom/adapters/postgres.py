@@ -368,15 +368,26 @@ class PgStoryStore:
             ),
         )
 
-    def delete_story(self, story_id: UUID, deleted_at: datetime | None = None) -> Change:
-        """Delete and leave a tombstone; a deletion older than the stored story is a no-op."""
+    def delete_story(
+        self, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
+    ) -> Change:
+        """Delete and leave a tombstone; a deletion older than the stored story is a no-op. A
+        deletion of a story not stored (yet) leaves its tombstone when `legacy_id` is given, so
+        a create delivered after its delete never revives the story."""
         with self.db.transaction() as conn:
             row = conn.execute(
                 "SELECT legacy_id, updated_at FROM stories WHERE id = %s FOR UPDATE", (story_id,)
             ).fetchone()
-            if row is None:
-                return Change.UNCHANGED
             when = deleted_at or datetime.now(UTC)
+            if row is None:
+                if legacy_id is not None:
+                    conn.execute(
+                        "INSERT INTO story_tombstones (story_id, legacy_id, deleted_at) VALUES (%s, %s, %s)"
+                        " ON CONFLICT (story_id) DO UPDATE SET deleted_at = greatest(story_tombstones.deleted_at,"
+                        " EXCLUDED.deleted_at)",
+                        (story_id, legacy_id, when),
+                    )
+                return Change.UNCHANGED
             if row["updated_at"] > when:
                 return Change.UNCHANGED
             conn.execute(

@@ -45,11 +45,12 @@ WHERE size(coalesce(r.story_ids, ['unknown'])) = 0
 DELETE r
 """
 
+# The story's edges to its entities are deleted last: they are how a withdrawal finds what the
+# story contributed, so a withdrawal interrupted at any statement is completed by the next one.
 UNLINK_ENTITIES = """
 MATCH (s:Story {id: $sid})-[m]->(e)
 WHERE e:Place OR e:Event OR e:Object
 SET e.story_ids = [x IN coalesce(e.story_ids, []) WHERE x <> $sid]
-DELETE m
 RETURN DISTINCT e.id AS id, CASE WHEN e:Place THEN 'Place' WHEN e:Event THEN 'Event' ELSE 'Object' END AS label
 """
 
@@ -57,6 +58,12 @@ DELETE_UNSUPPORTED_ENTITIES = """
 MATCH (e:{label})
 WHERE e.id IN $ids AND size(coalesce(e.story_ids, [])) = 0
 DETACH DELETE e
+"""
+
+DELETE_ENTITY_EDGES = """
+MATCH (s:Story {id: $sid})-[m]->(e)
+WHERE e:Place OR e:Event OR e:Object
+DELETE m
 """
 
 WITHDRAW_MENTIONS = """
@@ -130,6 +137,7 @@ def withdraw_story(graph: GraphStore, story_id: str) -> None:
         touched.setdefault(str(row["label"]), []).append(str(row["id"]))
     for label, ids in sorted(touched.items()):
         graph.run(DELETE_UNSUPPORTED_ENTITIES.format(label=label), {"ids": ids})
+    graph.run(DELETE_ENTITY_EDGES, params)
     graph.run(WITHDRAW_MENTIONS, params)
 
 

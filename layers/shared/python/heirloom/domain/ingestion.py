@@ -182,18 +182,59 @@ def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) ->
     if current is None:  # deleted after this version was written: nothing to index
         return Change.UNCHANGED
     digest = content_hash(current.content)
-    graph_sync.sync_story(ports.graph, current)
-    if process:
-        index_story(ports, current, digest)
-        enrich_story(ports, current, digest)
+    try:
+        graph_sync.sync_story(ports.graph, current)
+        if process:
+            index_story(ports, current, digest)
+            enrich_story(ports, current, digest)
+    except Exception:
+        if not deleted_meanwhile(ports, story.id):
+            raise
+        return change  # the row vanished under these writes; they are undone
+    deleted_meanwhile(ports, story.id)
     return change
 
 
-def delete_story(ports: IngestionPorts, story_id: UUID, deleted_at: datetime | None = None) -> Change:
-    change = ports.stories.delete_story(story_id, deleted_at)  # chunks go with it (ON DELETE CASCADE)
-    if ports.stories.get_story(story_id) is not None:  # the stored story is newer than this delete
-        return change
+def story_behind(ports: IngestionPorts, story_id: UUID) -> bool:
+    """Is the stored story's chunk index or graph not built from its current content (a
+    hand-over to the ingestion workflow that never started, or an execution that failed)?"""
+    story = ports.stories.get_story(story_id)
+    if story is None:
+        return False
+    digest = content_hash(story.content)
+    if ports.vectors.indexed_hash(story_id) != index_key(digest):
+        return True
+    return ports.extractor is not None and ports.stories.graph_synced(story_id) != (
+        digest,
+        ports.extractor_version,
+    )
+
+
+def deleted_meanwhile(ports: IngestionPorts, story_id: UUID) -> bool:
+    """After writing a story's index or graph data: if a delete removed its row meanwhile, that
+    delete may have cleaned up before some of these writes landed, so clean up again (idempotent).
+    True if the story is gone."""
+    if ports.stories.get_story(story_id) is not None:
+        return False
+    remove_derived(ports, story_id)
+    return True
+
+
+def remove_derived(ports: IngestionPorts, story_id: UUID) -> None:
+    """Everything built from a story outside its row: chunks, graph contributions, its node."""
     ports.vectors.delete_chunks(story_id)
     withdraw_story(ports.graph, str(story_id))
     graph_sync.delete_story_node(ports.graph, str(story_id))
+
+
+def delete_story(
+    ports: IngestionPorts, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
+) -> Change:
+    """Delete the story everywhere. With `legacy_id` (story events carry it), a delete that
+    arrives before the story's create is remembered, so the late create is a no-op."""
+    # chunks go with the row (ON DELETE CASCADE)
+    change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
+    if ports.stories.get_story(story_id) is not None:  # the stored story is newer than this delete
+        return change
+    remove_derived(ports, story_id)
     return change

@@ -17,7 +17,14 @@ from heirloom.contracts.ingestion import (
     GraphSyncResult,
 )
 from heirloom.domain.chunking import content_hash
-from heirloom.domain.ingestion import CHUNK_FORMAT, IngestionPorts, extract_story, index_story, sync_entities
+from heirloom.domain.ingestion import (
+    CHUNK_FORMAT,
+    IngestionPorts,
+    deleted_meanwhile,
+    extract_story,
+    index_story,
+    sync_entities,
+)
 
 
 def chunk_embed_step(ports: IngestionPorts, story_id: UUID) -> ChunkEmbedResult:
@@ -25,7 +32,12 @@ def chunk_embed_step(ports: IngestionPorts, story_id: UUID) -> ChunkEmbedResult:
     if story is None:
         return ChunkEmbedResult(story_id=story_id, status="deleted")
     digest = content_hash(story.content)
-    indexed = index_story(ports, story, digest)
+    try:
+        indexed = index_story(ports, story, digest)
+    except Exception:
+        if deleted_meanwhile(ports, story_id):
+            return ChunkEmbedResult(story_id=story_id, status="deleted")
+        raise
     return ChunkEmbedResult(
         story_id=story_id,
         status="indexed" if indexed else "up_to_date",
@@ -61,7 +73,14 @@ def graph_sync_step(ports: IngestionPorts, data: GraphSyncInput) -> GraphSyncRes
     digest = content_hash(story.content)
     if extraction.content_hash != digest:  # the story changed since extraction: a newer run syncs it
         return GraphSyncResult(story_id=data.story_id, status="stale")
-    report = sync_entities(ports, story, extraction.entities, digest)
+    try:
+        report = sync_entities(ports, story, extraction.entities, digest)
+    except Exception:
+        if deleted_meanwhile(ports, data.story_id):
+            return GraphSyncResult(story_id=data.story_id, status="deleted")
+        raise
+    if deleted_meanwhile(ports, data.story_id):
+        return GraphSyncResult(story_id=data.story_id, status="deleted")
     return GraphSyncResult(
         story_id=data.story_id,
         status="synced",

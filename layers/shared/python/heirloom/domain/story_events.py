@@ -48,11 +48,15 @@ def handle_story_event(
         match detail:
             case StoryCreated() | StoryUpdated():
                 change = ingestion.apply_story(ports, detail.story, process=start_ingestion is None)
-                if start_ingestion is not None and change is not Change.UNCHANGED:
+                # a redelivered event restarts a hand-over that failed: the record is stored
+                # (UNCHANGED now) but its index or graph is still behind
+                if start_ingestion is not None and (
+                    change is not Change.UNCHANGED or ingestion.story_behind(ports, detail.story.id)
+                ):
                     start_ingestion(detail.story.id)
                 return change
             case StoryDeleted():
-                return ingestion.delete_story(ports, detail.story_id, detail.deleted_at)
+                return ingestion.delete_story(ports, detail.story_id, detail.deleted_at, detail.legacy_id)
             case LegacyCreated():
                 return ingestion.apply_legacy(ports, detail.legacy)
             case PersonCreated():
