@@ -16,6 +16,27 @@ from heirloom.services import Services, default_services
 logger, tracer, metrics = Logger(), Tracer(), Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404}
+#: the refusals, as the OpenAPI document describes them (validation errors are 400, not 422)
+ERROR_BODY = {
+    "type": "object",
+    "properties": {"error": {"type": "string"}, "reason": {"type": "string"}},
+    "required": ["error", "reason"],
+}
+RESPONSES: dict[int, Any] = {
+    200: {
+        "description": "The assembled context",
+        "content": {"application/json": {"model": ContextResponse}},
+    },
+    **{
+        code: {"description": text, "content": {"application/json": {"schema": ERROR_BODY}}}
+        for code, text in (
+            (400, "InvalidRequest: the path, query or body does not match the contract"),
+            (403, "AccessDenied: no verified identity, not a member of the legacy, or debug without admin"),
+            (404, "NotFound: the legacy does not exist"),
+            (503, "StoreUnavailable: the permission store is unreachable; nothing returned, retry later"),
+        )
+    },
+}
 #: failures that are not the caller's: a fixed reason, never the internal message
 UNAVAILABLE = {
     StoreUnavailable: (503, "the permission store is unavailable; nothing was returned, retry later"),
@@ -37,7 +58,7 @@ def _is_admin(claims: dict[str, Any]) -> bool:
     return "admin" in names
 
 
-@app.post("/legacies/<legacy_id>/context")
+@app.post("/legacies/<legacy_id>/context", responses=RESPONSES)
 @tracer.capture_method
 def post_context(
     legacy_id: UUID, body: Annotated[ContextBody, Body()], debug: Annotated[bool, Query()] = False
@@ -58,6 +79,12 @@ def post_context(
         graph_enabled=services.settings.graph.augmentation_enabled,
         workflow=workflow,
     )
+
+
+@app.not_found
+def _no_route(exc: Exception) -> Response[dict[str, Any]]:
+    """A path the route does not match (API Gateway passes any segment on) reads like any 404."""
+    return Response(404, content_types.APPLICATION_JSON, {"error": "NotFound", "reason": "no such resource"})
 
 
 @app.exception_handler(RequestValidationError)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.domain.imports import import_object
 from heirloom.edges import parse
-from heirloom.errors import InvalidRequest
+from heirloom.errors import InvalidRequest, NotFound
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(), Metrics()
@@ -32,4 +32,7 @@ def handler(
         except InvalidRequest as exc:
             logger.warning("import_rejected", key=key, reason=str(exc))
             results.append({"key": key, "status": "rejected", "reason": str(exc)})
+        except NotFound as exc:  # the object is gone: the other records still go in
+            logger.warning("import_missing", key=key, reason=str(exc))
+            results.append({"key": key, "status": "missing", "reason": str(exc)})
     return {"results": results}

@@ -25,3 +25,7 @@ def parse(model: type[M], event: Any) -> M:
         return model.model_validate(event)
     except ValidationError as exc:
         raise InvalidRequest(reason(exc)) from exc
+    except (AttributeError, TypeError, ValueError) as exc:
+        # a `mode="before"` validator (Powertools' S3 and EventBridge models have some) that
+        # assumed a shape the event does not have: the input is still what is wrong
+        raise InvalidRequest(f"input: not a {model.__name__} ({type(exc).__name__})") from exc

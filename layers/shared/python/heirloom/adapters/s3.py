@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from heirloom.errors import NotFound
+
 
 class S3ObjectStore:
     def __init__(self, client: Any | None = None):
@@ -12,7 +14,15 @@ class S3ObjectStore:
         self._client = client or boto3.client("s3")
 
     def size(self, bucket: str, key: str) -> int:
-        return int(self._client.head_object(Bucket=bucket, Key=key)["ContentLength"])
+        from botocore.exceptions import ClientError
+
+        try:
+            return int(self._client.head_object(Bucket=bucket, Key=key)["ContentLength"])
+        except ClientError as exc:
+            # deleted (or never written) before its notification was handled: nothing to import
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                raise NotFound(f"s3://{bucket}/{key} does not exist") from exc
+            raise
 
     def read(self, bucket: str, key: str) -> bytes:
         body: bytes = self._client.get_object(Bucket=bucket, Key=key)["Body"].read()

@@ -15,6 +15,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from heirloom.contracts.records import Text
+
 MAX_QUERY_CHARS = 2000
 MAX_HISTORY_MESSAGES = 20
 MAX_HISTORY_CHARS = 4000
@@ -44,7 +46,7 @@ class Edge(BaseModel):
 
 class Message(Edge):
     role: Literal["user", "assistant"]
-    content: str = Field(min_length=1, max_length=MAX_HISTORY_CHARS)
+    content: Text = Field(min_length=1, max_length=MAX_HISTORY_CHARS)
 
 
 class ContextRequest(Edge):
@@ -53,7 +55,7 @@ class ContextRequest(Edge):
     legacy_id: UUID
     user_id: UUID
     persona: Persona
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
     linked_story_id: UUID | None = None
     token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)

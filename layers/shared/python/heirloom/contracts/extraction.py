@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from heirloom.contracts.records import Text
+
 #: Bumped when the models or the prompt change in a way a consumer would notice.
 EXTRACTION_SCHEMA_VERSION = "1"
 #: The prompt that goes with this schema version (package resource under heirloom/config).
@@ -71,8 +73,8 @@ EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
 OBJECT_TYPES: frozenset[str] = frozenset(get_args(ObjectType))
 PREDICATES: frozenset[str] = frozenset(get_args(Predicate))
 
-EntityName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-ShortText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]
+EntityName = Annotated[Text, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ShortText = Annotated[Text, StringConstraints(strip_whitespace=True, max_length=300)]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, description="0..1; below 0.7 is discarded")]
 
 

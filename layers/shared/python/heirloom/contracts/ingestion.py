@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from heirloom.contracts.extraction import ExtractedEntities
 
@@ -53,12 +53,16 @@ class GraphSyncResult(_Edge):
     unresolved: int = 0
 
 
+#: an error name or cause as recorded: a NUL (which PostgreSQL cannot store) must not lose the record
+ErrorText = Annotated[str, AfterValidator(lambda text: text.replace("\x00", "\ufffd"))]
+
+
 class IngestFailure(_Edge):
     """What IngestFailed records for replay: the step's error, never story text."""
 
     story_id: UUID
-    error: str = Field(max_length=200)
-    cause: str = Field(default="", max_length=2000)
+    error: ErrorText = Field(max_length=200)
+    cause: ErrorText = Field(default="", max_length=2000)
 
 
 class BackfillRequest(_Edge):

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 
 class Role(StrEnum):
@@ -51,8 +51,17 @@ def _aware(value: datetime) -> datetime:
     return value
 
 
+def _no_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL and the graph's query protocol ends a string at one
+    if "\x00" in value:
+        raise ValueError("text must not contain NUL characters")
+    return value
+
+
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
-Name = Annotated[str, Field(min_length=1, max_length=300)]
+#: any text a record carries: stored in PostgreSQL and the graph as it is
+Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})]
+Name = Annotated[Text, Field(min_length=1, max_length=300)]
 
 
 class Record(BaseModel):
@@ -90,9 +99,9 @@ class Relationship(Record):
     from_person_id: UUID
     to_person_id: UUID
     type: RelationshipType
-    detail: str | None = Field(default=None, max_length=300)
-    since: str | None = Field(default=None, max_length=100)
-    until: str | None = Field(default=None, max_length=100)
+    detail: Text | None = Field(default=None, max_length=300)
+    since: Text | None = Field(default=None, max_length=100)
+    until: Text | None = Field(default=None, max_length=100)
 
 
 class Link(Record):
@@ -102,6 +111,12 @@ class Link(Record):
     status: LinkStatus
     share_mode: ShareMode
     shared_story_ids: tuple[UUID, ...] = ()
+
+    @model_validator(mode="after")
+    def _two_legacies(self) -> Link:
+        if self.legacy_a_id == self.legacy_b_id:
+            raise ValueError("a link joins two different legacies")
+        return self
 
 
 #: Largest story body accepted (characters); larger content is refused, never truncated.
@@ -113,7 +128,7 @@ class Story(Record):
     legacy_id: UUID
     author_user_id: UUID
     title: Name
-    content: str = Field(min_length=1, max_length=MAX_STORY_CHARS)
+    content: Text = Field(min_length=1, max_length=MAX_STORY_CHARS)
     visibility: Visibility
     created_at: AwareDatetime
     updated_at: AwareDatetime
