@@ -14,7 +14,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,8 +72,15 @@ def substitute(definition: str, values: Mapping[str, str]) -> str:
 class LocalWorkflows:
     """Inside `start()`: a moto account with one Lambda per function folder and the workflows."""
 
-    def __init__(self, overrides: Mapping[str, Dispatch] | None = None, services: Any = None):
+    def __init__(
+        self,
+        overrides: Mapping[str, Dispatch] | None = None,
+        services: Any = None,
+        machines: Iterable[str] | None = None,
+    ):
         self.overrides = dict(overrides or {})
+        #: the ASL files to create (names without .asl.json); None: all of them
+        self.wanted = set(machines) if machines is not None else None
         #: injected into every real handler (tests); None lets handlers build their own
         self.services = services
         self._client: Any = None
@@ -146,6 +153,8 @@ class LocalWorkflows:
             self._client = boto3.client("stepfunctions", region_name=REGION)
             for path in sorted((project_root() / "statemachines").glob("*.asl.json")):
                 name = path.name.removesuffix(".asl.json")
+                if self.wanted is not None and name not in self.wanted:
+                    continue
                 definition = substitute(path.read_text(), arns)
                 self._machines[name] = self._client.create_state_machine(
                     name=name, definition=definition, roleArn=role, type=WORKFLOW_TYPES.get(name, "EXPRESS")
@@ -153,21 +162,35 @@ class LocalWorkflows:
             yield self
 
     def run(
-        self, name: str, payload: Any, *, timeout_s: float = 30.0, raise_on_error: bool = False
+        self,
+        name: str,
+        payload: Any,
+        *,
+        timeout_s: float = 30.0,
+        raise_on_error: bool = False,
+        history: bool = True,
     ) -> Execution:
-        """Start an execution and poll it to the end (moto has no StartSyncExecution)."""
+        """Start an execution and poll it to the end (moto has no StartSyncExecution). With
+        `history=False` the event history is not fetched (StartSyncExecution returns none
+        either; moto takes ~0.1 s of CPU to serialise one)."""
         started = time.monotonic()
         arn = self._client.start_execution(
             stateMachineArn=self._machines[name], name=str(uuid.uuid4()), input=json.dumps(payload)
         )["executionArn"]
+        pause = 0.005
         while True:
             desc = self._client.describe_execution(executionArn=arn)
             if desc["status"] != "RUNNING":
                 break
             if time.monotonic() - started > timeout_s:
                 raise TimeoutError(f"execution of {name} still running after {timeout_s} s")
-            time.sleep(0.005)
-        history = self._client.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+            time.sleep(pause)
+            # back off: concurrent callers polling every 5 ms would keep the interpreter's
+            # threads from the CPU
+            pause = min(pause * 1.5, 0.025)
+        events = (
+            self._client.get_execution_history(executionArn=arn, maxResults=1000)["events"] if history else []
+        )
         output = json.loads(desc["output"]) if desc.get("output") else None
         execution = Execution(
             status=desc["status"],
@@ -175,25 +198,32 @@ class LocalWorkflows:
             error=desc.get("error"),
             cause=desc.get("cause"),
             seconds=time.monotonic() - started,
-            history=history,
+            history=events,
         )
         if raise_on_error and execution.status != "SUCCEEDED":
-            raise WorkflowError(execution.error or execution.status, execution.cause or "", history)
+            raise WorkflowError(execution.error or execution.status, execution.cause or "", events)
         return execution
 
 
 class LocalContextWorkflow:
     """The ContextWorkflow port over a started `LocalWorkflows`."""
 
-    def __init__(self, workflows: LocalWorkflows):
+    def __init__(self, workflows: LocalWorkflows, *, history: bool = True):
         self.workflows = workflows
+        #: keep each execution's event history on `last` (the CLI's --history, tests)
+        self.history = history
         self.last: Execution | None = None
 
     def run(self, request: Any) -> Any:
         from heirloom.contracts.context import AssembledContext
         from heirloom.domain.context_api import raise_for_workflow_error
 
-        self.last = self.workflows.run("context_assembly", {"request": request.model_dump(mode="json")})
-        if self.last.status != "SUCCEEDED":
-            raise_for_workflow_error(self.last.error, self.last.cause)
-        return AssembledContext.model_validate(self.last.output)
+        # a local variable, not `self.last`: concurrent callers (the local API server) share this
+        # object, and another request's execution must never answer this one
+        execution = self.workflows.run(
+            "context_assembly", {"request": request.model_dump(mode="json")}, history=self.history
+        )
+        self.last = execution
+        if execution.status != "SUCCEEDED":
+            raise_for_workflow_error(execution.error, execution.cause)
+        return AssembledContext.model_validate(execution.output)
