@@ -137,3 +137,48 @@ def test_a_delete_delivered_before_its_create_keeps_the_story_deleted(send, port
     assert send(sample("story_updated")) == "unchanged"
     assert ports.stories.get_story(story_id()) is None and ports.vectors.chunks_of(story_id()) == []
     assert ports.graph.run("MATCH (s:Story {id: $id}) RETURN s", {"id": story_id()}) == []
+
+
+def at(event, when):
+    """The event as emitted at `when` (the envelope's time)."""
+    event["time"] = when
+    return event
+
+
+MEMBER = sample("member_added")["detail"]["member"]
+
+
+def test_a_late_member_added_never_restores_a_removed_member(send, ports):
+    send(sample("legacy_created"))
+    send(sample("user_created"))
+    added = at(sample("member_added"), "2019-11-03T18:30:05Z")
+    removed = at(sample("member_removed"), "2019-11-04T09:00:00Z")
+    assert send(added) == "created" and send(removed) == "deleted"
+    assert send(added) == "unchanged"  # the older event, redelivered late
+    assert ports.stories.role_of(UUID(MEMBER["user_id"]), UUID(MEMBER["legacy_id"])) is None
+    later = at(sample("member_added"), "2019-11-05T09:00:00Z")  # a real re-invitation
+    assert send(later) == "created"
+    assert ports.stories.role_of(UUID(MEMBER["user_id"]), UUID(MEMBER["legacy_id"])) is not None
+
+
+def test_a_removal_delivered_before_its_add_keeps_the_member_out(send, ports):
+    send(sample("legacy_created"))
+    send(sample("user_created"))
+    send(at(sample("member_removed"), "2019-11-04T09:00:00Z"))
+    assert send(at(sample("member_added"), "2019-11-03T18:30:05Z")) == "unchanged"
+    assert ports.stories.role_of(UUID(MEMBER["user_id"]), UUID(MEMBER["legacy_id"])) is None
+
+
+def test_a_late_link_event_never_undoes_a_newer_status(send, ports):
+    send(sample("legacy_created"))
+    created = at(sample("link_created"), "2019-11-03T18:30:05Z")  # pending
+    active = at(sample("link_updated"), "2019-11-04T09:00:00Z")
+    revoked = at(sample("link_updated"), "2019-11-05T09:00:00Z")
+    revoked["detail"]["link"]["status"] = "revoked"
+    for event in (created, active, revoked, active, created):  # the last two: late duplicates
+        send(event)
+    (link,) = [x for x in ports.stories.links_of(UUID(MEMBER["legacy_id"]))]
+    assert link.status.value == "revoked"
+    edge = ports.graph.run("MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $id RETURN r.status AS s",
+                           {"id": str(link.id)})  # fmt: skip
+    assert edge == [{"s": "revoked"}]

@@ -55,13 +55,13 @@ GRAPH_DOWN = GraphUnavailable(
 
 
 # -- events -------------------------------------------------------------------------------------
-def envelope(detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
+def envelope(detail_type: str, detail: dict[str, Any], hours: float = 0) -> dict[str, Any]:
     return {
         "version": "0",
         "id": str(uuid.uuid4()),
         "source": "heirloom.stories",
         "account": "123456789012",
-        "time": "2024-05-01T10:00:00Z",
+        "time": (T0 + timedelta(hours=hours)).isoformat(),
         "region": "us-east-1",
         "resources": [],
         "detail-type": detail_type,
@@ -110,6 +110,14 @@ class World:
             + [envelope("Relationship Added", {"relationship": x}) for x in f["relationships"]]
             + [envelope("Link Created", {"link": x}) for x in f["links"]]
         )
+
+    def changes(self) -> list[dict[str, Any]]:
+        """Later changes of records: the link revoked, the admirer removed (in causal order)."""
+        link = {**self.files["links"][0], "status": "revoked"}
+        return [
+            envelope("Link Updated", {"link": link}, hours=1),
+            envelope("Member Removed", {"legacy_id": self.ds.legacy, "user_id": self.ds.admirer}, hours=2),
+        ]
 
     def created(self) -> list[dict[str, Any]]:
         return [envelope("Story Created", {"story": s}) for s in self.files["stories"]]
@@ -311,7 +319,7 @@ def test_a_failure_mid_batch_is_recorded_and_a_backfill_rerun_completes_it(pair,
 # -- duplicated and reordered events, redelivered until they apply -------------------------------------
 def history_events(world: World) -> list[dict[str, Any]]:
     """Creates, two more versions of one story, one of another, and a delete, in causal order.
-    (No Member Removed or Link Updated: those carry no version, see docs/reliability.md.)"""
+    (Membership and link changes are in `World.changes`.)"""
     ds = world.ds
     return [
         *world.created(),
@@ -347,17 +355,17 @@ def deliver_until_applied(send: Callable[[dict[str, Any]], str], queue: list[dic
 
 @pytest.mark.parametrize("seed", [7, 2024, 5, 11, 99] if LONG else [7])
 def test_duplicated_and_reordered_events_end_in_the_clean_state(pair, seed):
-    """Records (legacies, persons, users, members, links) and then story events, each group
-    shuffled with duplicates. (Persons arriving after the stories naming them are a known gap:
-    docs/reliability.md.)"""
+    """Records (legacies, persons, users, members, links, then a link revoked and a member
+    removed) and then story events, each group shuffled with duplicates. (Persons arriving after
+    the stories naming them are a known gap: docs/reliability.md.)"""
     clean, faulted = pair
     world = World()
     send_clean, send_fault = deliverer(clean), deliverer(faulted)
-    for event in world.records() + history_events(world):
+    for event in world.records() + world.changes() + history_events(world):
         send_clean(event)
 
     rng = random.Random(seed)
-    deliver_until_applied(send_fault, shuffled_with_duplicates(world.records(), rng))
+    deliver_until_applied(send_fault, shuffled_with_duplicates(world.records() + world.changes(), rng))
     stories = shuffled_with_duplicates(history_events(world), rng)
     deliver_until_applied(send_fault, stories)
     assert_same_state(state(faulted), state(clean))

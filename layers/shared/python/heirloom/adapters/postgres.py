@@ -270,19 +270,47 @@ class PgStoryStore:
             (user.id, user.name, user.person_id),
         )
 
-    def upsert_member(self, member: Member) -> Change:
-        return self._upsert(
-            "INSERT INTO legacy_members (legacy_id, user_id, role) VALUES (%s, %s, %s)"
-            " ON CONFLICT (legacy_id, user_id) DO UPDATE SET role = EXCLUDED.role"
-            " WHERE legacy_members.role IS DISTINCT FROM EXCLUDED.role"
-            " RETURNING (xmax = 0) AS inserted",
-            (member.legacy_id, member.user_id, member.role.value),
-        )
-
-    def remove_member(self, legacy_id: UUID, user_id: UUID) -> Change:
+    def upsert_member(self, member: Member, as_of: datetime | None = None) -> Change:
+        """With `as_of` (when the change happened), a change older than the membership's last
+        one, or than its removal, is a no-op."""
+        m = member
         with self.db.transaction() as conn:
+            before = conn.execute(
+                "SELECT role FROM legacy_members WHERE legacy_id = %s AND user_id = %s FOR UPDATE",
+                (m.legacy_id, m.user_id),
+            ).fetchone()
+            row = conn.execute(
+                "INSERT INTO legacy_members (legacy_id, user_id, role, changed_at) SELECT %s, %s, %s, %s"
+                " WHERE NOT EXISTS (SELECT 1 FROM member_removals r"
+                " WHERE r.legacy_id = %s AND r.user_id = %s AND r.removed_at > %s)"
+                " ON CONFLICT (legacy_id, user_id) DO UPDATE SET role = EXCLUDED.role,"
+                " changed_at = coalesce(EXCLUDED.changed_at, legacy_members.changed_at)"
+                " WHERE EXCLUDED.changed_at IS NULL OR legacy_members.changed_at IS NULL"
+                " OR legacy_members.changed_at <= EXCLUDED.changed_at"
+                " RETURNING (xmax = 0) AS inserted",
+                (m.legacy_id, m.user_id, m.role.value, as_of, m.legacy_id, m.user_id, as_of),
+            ).fetchone()
+        if row is None:  # older than the stored change or a removal
+            return Change.UNCHANGED
+        if row["inserted"]:
+            return Change.CREATED
+        return Change.UPDATED if before is None or before["role"] != m.role.value else Change.UNCHANGED
+
+    def remove_member(self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None) -> Change:
+        """With `as_of`, the removal is remembered (an older add delivered later is a no-op), and
+        a membership changed after it stays."""
+        with self.db.transaction() as conn:
+            if as_of is not None:
+                conn.execute(
+                    "INSERT INTO member_removals (legacy_id, user_id, removed_at) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (legacy_id, user_id) DO UPDATE"
+                    " SET removed_at = greatest(member_removals.removed_at, EXCLUDED.removed_at)",
+                    (legacy_id, user_id, as_of),
+                )
             cur = conn.execute(
-                "DELETE FROM legacy_members WHERE legacy_id = %s AND user_id = %s", (legacy_id, user_id)
+                "DELETE FROM legacy_members WHERE legacy_id = %s AND user_id = %s"
+                " AND (%s::timestamptz IS NULL OR changed_at IS NULL OR changed_at <= %s)",
+                (legacy_id, user_id, as_of, as_of),
             )
             return Change.DELETED if cur.rowcount else Change.UNCHANGED
 
@@ -299,8 +327,19 @@ class PgStoryStore:
             (r.from_person_id, r.to_person_id, r.type.value, r.detail, r.since, r.until),
         )
 
-    def upsert_link(self, link: Link) -> Change:
+    def upsert_link(self, link: Link, as_of: datetime | None = None) -> Change:
+        """With `as_of` (when the change happened), a change older than the link's last one is a
+        no-op."""
         with self.db.transaction() as conn:
+            stored = conn.execute(
+                "SELECT changed_at FROM legacy_links WHERE id = %s FOR UPDATE", (link.id,)
+            ).fetchone()
+            if as_of is not None and stored and stored["changed_at"] and stored["changed_at"] > as_of:
+                return Change.UNCHANGED
+            if as_of is not None:
+                conn.execute(
+                    "UPDATE legacy_links SET changed_at = %s WHERE id = %s", (as_of, link.id)
+                )  # also when nothing else changes: an older event must not slip in after it
             change = _change(
                 conn.execute(
                     "INSERT INTO legacy_links (id, legacy_a_id, legacy_b_id, status, share_mode)"
@@ -315,6 +354,8 @@ class PgStoryStore:
                     (link.id, link.legacy_a_id, link.legacy_b_id, link.status.value, link.share_mode.value),
                 ).fetchone()
             )
+            if as_of is not None and stored is None:
+                conn.execute("UPDATE legacy_links SET changed_at = %s WHERE id = %s", (as_of, link.id))
             wanted = set(link.shared_story_ids)
             have = {
                 r["story_id"]

@@ -1,7 +1,9 @@
 """Story events on EventBridge: a versioned detail per detail-type, from a configurable source.
 
-Every detail carries `schema_version` ("1"); records carry their own `updated_at` (stories) or
-are idempotent upserts, so duplicates and reordering are safe.
+Every detail carries `schema_version` ("1"); stories carry their own `updated_at` (and deletes
+their `deleted_at`, kept as a tombstone even when the delete arrives first), membership and link
+changes are ordered by the envelope's `time` (a removal is remembered), the other records are
+idempotent upserts: duplicates and reordering are safe.
 """
 
 from __future__ import annotations

@@ -79,14 +79,18 @@ def apply_user(ports: IngestionPorts, user: User) -> Change:
     return ports.stories.upsert_user(user)
 
 
-def apply_member(ports: IngestionPorts, member: Member) -> Change:
+def apply_member(ports: IngestionPorts, member: Member, as_of: datetime | None = None) -> Change:
+    """`as_of`: when the change happened (story events); an older change than the stored one is
+    a no-op, so a late or redelivered event never re-admits a removed member."""
     _require_legacy(ports, "legacy_id", member.legacy_id)
     _require_user(ports, "user_id", member.user_id)
-    return ports.stories.upsert_member(member)
+    return ports.stories.upsert_member(member, as_of)
 
 
-def remove_member(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> Change:
-    return ports.stories.remove_member(legacy_id, user_id)
+def remove_member(
+    ports: IngestionPorts, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None
+) -> Change:
+    return ports.stories.remove_member(legacy_id, user_id, as_of)
 
 
 def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
@@ -97,11 +101,14 @@ def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
     return change
 
 
-def apply_link(ports: IngestionPorts, link: Link) -> Change:
+def apply_link(ports: IngestionPorts, link: Link, as_of: datetime | None = None) -> Change:
+    """`as_of`: when the change happened (story events); an older change than the stored one is
+    a no-op. The graph gets the link as stored, never a stale event's."""
     _require_legacy(ports, "legacy_a_id", link.legacy_a_id)
     _require_legacy(ports, "legacy_b_id", link.legacy_b_id)
-    change = ports.stories.upsert_link(link)
-    graph_sync.sync_link(ports.graph, link)
+    change = ports.stories.upsert_link(link, as_of)
+    stored = next((x for x in ports.stories.links_of(link.legacy_a_id) if x.id == link.id), link)
+    graph_sync.sync_link(ports.graph, stored)
     return change
 
 

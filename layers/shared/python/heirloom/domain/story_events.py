@@ -66,11 +66,11 @@ def handle_story_event(
             case RelationshipAdded():
                 return ingestion.apply_relationship(ports, detail.relationship)
             case MemberAdded():
-                return ingestion.apply_member(ports, detail.member)
+                return ingestion.apply_member(ports, detail.member, event.time)
             case MemberRemoved():
-                return ingestion.remove_member(ports, detail.legacy_id, detail.user_id)
+                return ingestion.remove_member(ports, detail.legacy_id, detail.user_id, event.time)
             case LinkCreated() | LinkUpdated():
-                return ingestion.apply_link(ports, detail.link)
+                return ingestion.apply_link(ports, detail.link, event.time)
     except UnknownReference as exc:
         raise NotFound(str(exc)) from exc
     raise InvalidRequest(f"unhandled detail-type {event.detail_type!r}")  # pragma: no cover
