@@ -351,3 +351,15 @@ def test_a_failure_record_with_a_nul_in_its_cause_is_kept(stack):
     event = {"story_id": stack.mini.public_story, "error": "Step\x00Failed", "cause": "bad \x00 bytes"}
     outcome, value = invoke(stack, "ingest_failed", event)
     assert outcome == "ok", value
+
+
+def test_a_nul_in_an_extracted_name_no_longer_withdraws_the_storys_facts_first(stack):
+    # before: GraphSync withdrew the story's facts, then FalkorDB refused the name: facts lost
+    good = stack.seeds()["graph_sync"]
+    assert invoke(stack, "graph_sync", good)[0] == "ok"
+    bad = copy.deepcopy(good)
+    bad["results"][0]["entities"]["places"][0]["name"] = "Cider\x00barn"
+    before = snapshot(stack.db, stack.graph)
+    outcome, value = invoke(stack, "graph_sync", bad)
+    assert outcome == "typed", f"{type(value).__name__}: {value}"
+    assert not differences(before, snapshot(stack.db, stack.graph))
