@@ -3,7 +3,7 @@ HTTP server, in Lambda-like container processes, each with the real context work
 moto's interpreter, real handlers) over the embedded engines holding the sample legacy;
 concurrent users across the three legacies.
 
-Small by default (60 requests, 4 users, 2 containers); `HEIRLOOM_LONG=1` runs the long mode
+Small by default (40 requests, 4 users, 2 containers); `HEIRLOOM_LONG=1` runs the long mode
 (1000 requests, 8 users, 4 containers), also available as `python -m tests.support.loadtest`
 (see docs/reliability.md). HEIRLOOM_LOAD_REQUESTS / _USERS / _CONTAINERS override each figure.
 """
@@ -18,7 +18,7 @@ from tests.support.sample import SAMPLE
 
 DATA = oracle.load(SAMPLE)
 LONG = os.environ.get("HEIRLOOM_LONG") == "1"
-REQUESTS = int(os.environ.get("HEIRLOOM_LOAD_REQUESTS", "1000" if LONG else "60"))
+REQUESTS = int(os.environ.get("HEIRLOOM_LOAD_REQUESTS", "1000" if LONG else "40"))
 CONCURRENCY = int(os.environ.get("HEIRLOOM_LOAD_USERS", "8" if LONG else "4"))
 #: Lambda-like container processes serving them (the machine has 2 cores)
 CONTAINERS = int(os.environ.get("HEIRLOOM_LOAD_CONTAINERS", "4" if LONG else "2"))

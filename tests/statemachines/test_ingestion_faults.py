@@ -137,15 +137,36 @@ def state(ports: IngestionPorts) -> Snapshot:
     return snapshot(ports.stories.db, ports.graph)  # type: ignore[attr-defined]
 
 
-@pytest.fixture
-def pair(local_stack) -> Iterator[tuple[IngestionPorts, IngestionPorts]]:
-    """Two deployments with the same models: one runs clean, the other with faults."""
+@pytest.fixture(scope="module")
+def deployments(local_stack) -> Iterator[tuple[IngestionPorts, IngestionPorts]]:
     embedder = HashingEmbedder(64)
     with (
         fresh_ports(local_stack, embedder=embedder, name="clean") as clean,
         fresh_ports(local_stack, embedder=embedder, name="fault") as fault,
     ):
         yield clean, fault
+
+
+def emptied(ports: IngestionPorts) -> IngestionPorts:
+    """`ports` with every table but the migration record emptied and its graph prefix cleared."""
+    conn = ports.stories.db.connection()  # type: ignore[attr-defined]
+    tables = [
+        r["table_name"]
+        for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            " AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'"
+        ).fetchall()
+    ]
+    conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+    ports.graph.delete_all()  # type: ignore[attr-defined]
+    return ports
+
+
+@pytest.fixture
+def pair(deployments) -> tuple[IngestionPorts, IngestionPorts]:
+    """Two empty deployments with the same models: one runs clean, the other with faults."""
+    clean, fault = deployments
+    return emptied(clean), emptied(fault)
 
 
 def with_faulty_graph(ports: IngestionPorts, fault: Fault) -> IngestionPorts:

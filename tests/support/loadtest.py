@@ -463,6 +463,7 @@ def run_load(
 def main(argv: list[str] | None = None) -> int:
     import shutil
 
+    import conftest  # noqa: F401 - the tests' environment: region, fake credentials, Powertools
     from heirloom.adapters.embedders import HashingEmbedder
     from heirloom.local.loader import load_dataset
     from heirloom.local.stack import LocalStack
