@@ -642,50 +642,73 @@ def scope_sql(scope: ReadScope) -> tuple[str, list[Any]]:
     return ("(" + " OR ".join(clauses) + ")" if clauses else "FALSE"), params
 
 
+#: a read scope with at most this many chunks is searched exactly rather than through HNSW
+#: (measured at 10k stories: exact wins up to ~4-5k chunks, a few families' worth)
+EXACT_MAX_CHUNKS = 4000
+
+
 class PgVectorIndex:
-    def __init__(self, db: PgDatabase, *, model_id: str, ef_search: int = 100):
+    def __init__(
+        self,
+        db: PgDatabase,
+        *,
+        model_id: str,
+        ef_search: int = 100,
+        exact_max_chunks: int = EXACT_MAX_CHUNKS,
+    ):
         self.db = db
         self.model_id = model_id
         self._ef_search = ef_search
+        self._exact_max_chunks = exact_max_chunks
 
     def replace_chunks(self, story_id: UUID, chunks: Sequence[EmbeddedChunk], content_hash: str) -> None:
+        self.replace_many([(story_id, chunks, content_hash)])
+
+    def replace_many(self, items: Sequence[tuple[UUID, Sequence[EmbeddedChunk], str]]) -> None:
+        """`replace_chunks` for several stories (distinct ids) in one transaction and one round
+        trip: the chunks inserted with their text-search vector (title + paragraph) in one
+        statement, so each row and its index entries are written once."""
         import numpy as np
         from pgvector import Vector
 
-        with self.db.transaction() as conn:
-            self._claim_model(conn)
-            conn.execute("DELETE FROM story_chunks WHERE story_id = %s", (story_id,))
-            with conn.cursor().copy(
-                "COPY story_chunks (story_id, chunk_index, content, token_count, embedding) FROM STDIN"
-            ) as copy:
-                for c in chunks:
-                    copy.write_row(
-                        (
-                            story_id,
-                            c.index,
-                            c.text,
-                            c.token_count,
-                            Vector(np.asarray(c.embedding, dtype=np.float32)),
-                        )
-                    )
+        if not items:
+            return
+        ids = [story_id for story_id, _, _ in items]
+        rows = [(story_id, c) for story_id, chunks, _ in items for c in chunks]
+        with self.db.transaction() as conn, conn.pipeline():
             conn.execute(
-                "UPDATE story_chunks c SET tsv = to_tsvector('english', s.title || ' ' || c.content)"
-                " FROM stories s WHERE s.id = c.story_id AND c.story_id = %s",
-                (story_id,),
+                "INSERT INTO index_meta (key, value) VALUES ('embedding_model', %s) ON CONFLICT (key) DO NOTHING",
+                (self.model_id,),
             )
+            conn.execute("DELETE FROM story_chunks WHERE story_id = ANY(%s)", (ids,))
+            if rows:
+                conn.execute(
+                    "INSERT INTO story_chunks (story_id, chunk_index, content, token_count, embedding, tsv)"
+                    " SELECT c.story_id, c.chunk_index, c.content, c.token_count, c.embedding,"
+                    " to_tsvector('english', (SELECT s.title FROM stories s WHERE s.id = c.story_id) || ' ' || c.content)"
+                    " FROM unnest(%s::uuid[], %s::int[], %s::text[], %s::int[], %s::vector[])"
+                    " AS c (story_id, chunk_index, content, token_count, embedding)",
+                    (
+                        [story_id for story_id, _ in rows],
+                        [c.index for _, c in rows],
+                        [c.text for _, c in rows],
+                        [c.token_count for _, c in rows],
+                        [Vector(np.asarray(c.embedding, dtype=np.float32)) for _, c in rows],
+                    ),
+                )
             conn.execute(
-                "INSERT INTO story_processing (story_id, chunks_hash, embedder) VALUES (%s, %s, %s)"
+                "INSERT INTO story_processing (story_id, chunks_hash, embedder)"
+                " SELECT p.story_id, p.chunks_hash, %s FROM unnest(%s::uuid[], %s::text[]) AS p (story_id, chunks_hash)"
                 " ON CONFLICT (story_id) DO UPDATE SET chunks_hash = EXCLUDED.chunks_hash,"
                 " embedder = EXCLUDED.embedder, processed_at = now()",
-                (story_id, content_hash, self.model_id),
+                (self.model_id, ids, [content_hash for _, _, content_hash in items]),
             )
+            claimed = conn.execute("SELECT value FROM index_meta WHERE key = 'embedding_model'")
+            self._check_model(claimed.fetchone())
 
-    def _claim_model(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
-        row = conn.execute(
-            "INSERT INTO index_meta (key, value) VALUES ('embedding_model', %s)"
-            " ON CONFLICT (key) DO UPDATE SET value = index_meta.value RETURNING value",
-            (self.model_id,),
-        ).fetchone()
+    def _check_model(self, row: dict[str, Any] | None) -> None:
+        """The index belongs to the first model that wrote to it (claimed without locking the row,
+        so concurrent writers do not queue on it); a mismatch rolls the transaction back."""
         if row is not None and row["value"] != self.model_id:
             raise SchemaMismatch(
                 f"the chunk index holds vectors of {row['value']!r}, not {self.model_id!r}: "
@@ -709,20 +732,44 @@ class PgVectorIndex:
             conn.execute("UPDATE story_processing SET chunks_hash = NULL WHERE story_id = %s", (story_id,))
 
     def search(self, embedding: Sequence[float], scope: ReadScope, k: int) -> list[ChunkHit]:
+        """The `k` chunks nearest to `embedding` among those `scope` may read, in one statement.
+
+        A scope of at most `exact_max_chunks` chunks (a family and its linked legacies) is
+        searched exactly: its chunks are found through the stories index and compared one by
+        one, which at that size is faster than the HNSW index and misses nothing. A larger scope
+        goes through the HNSW index with pgvector's iterative scan, which keeps scanning until
+        `k` rows pass the scope filter (a plain HNSW scan stops after `ef_search` candidates,
+        most of them other families' chunks, and returns fewer than `k`)."""
         import numpy as np
         from pgvector import Vector
 
         where, params = scope_sql(scope)
         query_vec = Vector(np.asarray(embedding, dtype=np.float32))
+        cap = int(self._exact_max_chunks)
         with self.db.transaction() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {int(self._ef_search)}")
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                (str(int(self._ef_search)),),
+            )
             rows = conn.execute(
-                "SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
-                " 1 - (c.embedding <=> %s) AS similarity"
-                " FROM story_chunks c JOIN stories s ON s.id = c.story_id"
-                f" WHERE {where} ORDER BY c.embedding <=> %s LIMIT %s",
-                [query_vec, *params, query_vec, int(k)],
+                "WITH ids AS MATERIALIZED ("
+                " SELECT c.story_id, s.legacy_id, c.chunk_index"
+                f" FROM stories s JOIN story_chunks c ON c.story_id = s.id WHERE {where} LIMIT %s),"
+                " small AS MATERIALIZED (SELECT count(*) <= %s AS yes FROM ids),"
+                " hits AS ("
+                # exact: OFFSET 0 keeps the ORDER BY from being answered by the HNSW index
+                " (SELECT * FROM ("
+                " SELECT ids.story_id, ids.legacy_id, ids.chunk_index, c.content, c.token_count,"
+                " c.embedding <=> %s AS distance"
+                " FROM ids JOIN story_chunks c ON c.story_id = ids.story_id AND c.chunk_index = ids.chunk_index"
+                " WHERE (SELECT yes FROM small) OFFSET 0) exact ORDER BY distance LIMIT %s)"
+                " UNION ALL"
+                " (SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
+                " c.embedding <=> %s AS distance FROM story_chunks c JOIN stories s ON s.id = c.story_id"
+                f" WHERE NOT (SELECT yes FROM small) AND {where} ORDER BY c.embedding <=> %s LIMIT %s))"
+                " SELECT story_id, legacy_id, chunk_index, content, token_count, 1 - distance AS similarity"
+                " FROM hits ORDER BY distance",
+                [*params, cap + 1, cap, query_vec, int(k), query_vec, *params, query_vec, int(k)],
             ).fetchall()
         return [
             ChunkHit(
@@ -738,57 +785,55 @@ class PgVectorIndex:
 
     def search_text(self, text: str, embedding: Sequence[float], scope: ReadScope, k: int) -> list[ChunkHit]:
         """Chunks sharing words with `text`, scored by the summed inverse document frequency of
-        the shared words over that of all query words (0..1); cosine computed alongside."""
-        import math
+        the shared words over that of all query words (0..1); cosine computed alongside.
 
+        One statement: the query's lexemes, their document frequencies among the chunks `scope`
+        may read (so the weights never depend on stories the reader cannot see, and rare words
+        of this family weigh more than words rare elsewhere), the best `4k` candidates by
+        `ts_rank`, and each candidate's share of the IDF weight."""
         import numpy as np
         from pgvector import Vector
 
-        conn = self.db.connection()
-        terms = [
-            r["lexeme"]
-            for r in conn.execute(
-                "SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s))) AS lexeme", (text,)
-            ).fetchall()
-        ]
-        if not terms:
-            return []
-        total = int(conn.execute("SELECT count(*) AS n FROM story_chunks").fetchone()["n"])  # type: ignore[index]
-        idf = {}
-        for term in terms:
-            df = int(
-                conn.execute(
-                    "SELECT count(*) AS n FROM story_chunks WHERE tsv @@ to_tsquery('english', quote_literal(%s))",
-                    (term,),
-                ).fetchone()["n"]  # type: ignore[index]
-            )
-            idf[term] = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
-        norm = sum(idf.values()) or 1.0
         where, params = scope_sql(scope)
-        query = " | ".join(f"'{t}'" for t in terms if "'" not in t)
-        rows = conn.execute(
-            "SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
-            " 1 - (c.embedding <=> %s) AS similarity, tsvector_to_array(c.tsv) AS lexemes"
-            " FROM story_chunks c JOIN stories s ON s.id = c.story_id"
-            f" WHERE c.tsv @@ to_tsquery('english', %s) AND {where}"
-            " ORDER BY ts_rank(c.tsv, to_tsquery('english', %s)) DESC LIMIT %s",
-            [Vector(np.asarray(embedding, dtype=np.float32)), query, *params, query, int(k) * 4],
-        ).fetchall()
-        hits = []
-        for r in rows:
-            present = set(r["lexemes"] or ())
-            lexical = sum(w for t, w in idf.items() if t in present) / norm
-            hits.append(
-                ChunkHit(
-                    story_id=r["story_id"],
-                    legacy_id=r["legacy_id"],
-                    chunk_index=r["chunk_index"],
-                    text=r["content"],
-                    token_count=r["token_count"],
-                    similarity=float(r["similarity"]),
-                    lexical=round(lexical, 6),
-                )
+        rows = (
+            self.db.connection()
+            .execute(
+                "WITH terms AS MATERIALIZED ("
+                " SELECT lexeme, quote_literal(lexeme)::tsquery AS tq"
+                " FROM unnest(tsvector_to_array(to_tsvector('english', %s))) AS lexeme),"
+                " scoped AS MATERIALIZED ("
+                " SELECT c.story_id, s.legacy_id, c.chunk_index, c.tsv"
+                f" FROM stories s JOIN story_chunks c ON c.story_id = s.id WHERE {where}),"
+                " idf AS MATERIALIZED ("
+                " SELECT t.tq, ln((n.total - d.df + 0.5)::float8 / (d.df + 0.5) + 1.0) AS w"
+                " FROM terms t CROSS JOIN (SELECT count(*) AS total FROM scoped) n"
+                " CROSS JOIN LATERAL (SELECT count(*) AS df FROM scoped sc WHERE sc.tsv @@ t.tq) d),"
+                " q AS (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM terms),"
+                " hits AS ("
+                " SELECT sc.story_id, sc.legacy_id, sc.chunk_index, sc.tsv, ts_rank(sc.tsv, q.query) AS rank"
+                " FROM scoped sc CROSS JOIN q WHERE sc.tsv @@ q.query ORDER BY rank DESC LIMIT %s)"
+                " SELECT h.story_id, h.legacy_id, h.chunk_index, c.content, c.token_count,"
+                " 1 - (c.embedding <=> %s) AS similarity,"
+                " (SELECT coalesce(sum(i.w) FILTER (WHERE h.tsv @@ i.tq), 0) / nullif(sum(i.w), 0) FROM idf i)"
+                " AS lexical"
+                " FROM hits h JOIN story_chunks c ON c.story_id = h.story_id AND c.chunk_index = h.chunk_index"
+                " ORDER BY h.rank DESC",
+                [text, *params, int(k) * 4, Vector(np.asarray(embedding, dtype=np.float32))],
             )
+            .fetchall()
+        )
+        hits = [
+            ChunkHit(
+                story_id=r["story_id"],
+                legacy_id=r["legacy_id"],
+                chunk_index=r["chunk_index"],
+                text=r["content"],
+                token_count=r["token_count"],
+                similarity=float(r["similarity"]),
+                lexical=round(float(r["lexical"] or 0.0), 6),
+            )
+            for r in rows
+        ]
         hits.sort(key=lambda h: -h.lexical)
         return hits[:k]
 
