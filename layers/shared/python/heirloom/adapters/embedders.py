@@ -53,6 +53,9 @@ class OnnxMiniLmEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # idle pool threads sleep instead of spinning: on two cores the spin steals the CPU the
+        # extractor needs while a story's chunks are embedded alongside its extraction
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(_tokenizer_json()))
         self._tokenizer.enable_truncation(max_length=max_length)

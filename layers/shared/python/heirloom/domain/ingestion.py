@@ -7,8 +7,12 @@ re-chunks and re-embeds only when the indexed content hash is behind.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from heirloom.contracts.extraction import ExtractedEntities
@@ -16,8 +20,19 @@ from heirloom.contracts.records import Legacy, Link, Member, Person, Relationshi
 from heirloom.domain import graph_sync
 from heirloom.domain.chunking import chunk_story, content_hash
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
-from heirloom.domain.extraction import EntityExtractor, extract_entities, resolve_people
-from heirloom.ports import Change, EmbeddedChunk, Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
+from heirloom.ports import (
+    Change,
+    Chunk,
+    EmbeddedChunk,
+    Embedder,
+    GraphStore,
+    StoryStore,
+    Tokenizer,
+    VectorIndex,
+)
+
+if TYPE_CHECKING:
+    from heirloom.domain.extraction import EntityExtractor
 
 
 class UnknownReference(LookupError):
@@ -132,29 +147,53 @@ def index_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
     if ports.vectors.indexed_hash(story.id) == key:
         return False
     chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
-    vectors = ports.embedder.embed([embedding_text(story.title, c.text) for c in chunks]) if chunks else []
+    _store_index(ports, story, chunks, _embed(ports, story, chunks), key)
+    return True
+
+
+def _embed(ports: IngestionPorts, story: Story, chunks: Sequence[Chunk]) -> list[list[float]]:
+    """One embedding call for all of a story's chunks."""
+    return ports.embedder.embed([embedding_text(story.title, c.text) for c in chunks]) if chunks else []
+
+
+def _store_index(
+    ports: IngestionPorts, story: Story, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]], key: str
+) -> None:
     embedded = [
         EmbeddedChunk(index=c.index, text=c.text, token_count=c.token_count, embedding=tuple(v))
         for c, v in zip(chunks, vectors, strict=True)
     ]
     ports.vectors.replace_chunks(story.id, embedded, key)
-    return True
 
 
-def extract_story(ports: IngestionPorts, story: Story) -> ExtractedEntities:
-    """Entities of `story` after the shared rules (threshold, limits, names, no PII)."""
+def extract_story(
+    ports: IngestionPorts, story: Story, known: Sequence[Person] | None = None
+) -> ExtractedEntities:
+    """Entities of `story` after the shared rules (threshold, limits, names, no PII). `known`:
+    the legacy's persons, when the caller has already read them."""
     if ports.extractor is None:
         return ExtractedEntities()
-    known = ports.stories.persons_of([story.legacy_id])
+    if known is None:
+        known = ports.stories.persons_of([story.legacy_id])
+    from heirloom.domain.extraction import extract_entities  # the rules: only where extraction runs
+
     names = [n for p in known for n in (p.name, *p.aliases)]
     return extract_entities(ports.extractor, story.content, known_names=names)
 
 
 def sync_entities(
-    ports: IngestionPorts, story: Story, entities: ExtractedEntities, digest: str
+    ports: IngestionPorts,
+    story: Story,
+    entities: ExtractedEntities,
+    digest: str,
+    known: Sequence[Person] | None = None,
 ) -> SyncReport:
-    """Resolve people against the legacy's known persons and replace the story's graph facts."""
-    known = ports.stories.persons_of([story.legacy_id])
+    """Resolve people against the legacy's known persons (`known`, or read now) and replace the
+    story's graph facts."""
+    if known is None:
+        known = ports.stories.persons_of([story.legacy_id])
+    from heirloom.domain.extraction import resolve_people
+
     relationships = ports.stories.relationships_of([p.id for p in known])
     author = ports.stories.get_user(story.author_user_id)
     resolved, unresolved = resolve_people(
@@ -177,6 +216,37 @@ def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=1)
+def _model_calls() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="heirloom-embed")
+
+
+def process_story(ports: IngestionPorts, story: Story, digest: str) -> None:
+    """`index_story` then `enrich_story`, with their two model calls (embedding the chunks,
+    extracting the entities) running side by side, as the ingestion workflow's Parallel state
+    runs them. The writes keep their order: the chunk index first (also when the extraction
+    fails, as before), then the graph; an embedding error is raised before any of them."""
+    key = index_key(digest)
+    chunks = None
+    if ports.vectors.indexed_hash(story.id) != key:
+        chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
+    if ports.extractor is None or ports.stories.graph_synced(story.id) == (digest, ports.extractor_version):
+        if chunks is not None:
+            _store_index(ports, story, chunks, _embed(ports, story, chunks), key)
+        return
+    embedding = _model_calls().submit(_embed, ports, story, chunks) if chunks else None
+    try:
+        known = ports.stories.persons_of([story.legacy_id])
+        entities = extract_story(ports, story, known)
+    except Exception:
+        if chunks is not None:
+            _store_index(ports, story, chunks, embedding.result() if embedding else [], key)
+        raise
+    if chunks is not None:
+        _store_index(ports, story, chunks, embedding.result() if embedding else [], key)
+    sync_entities(ports, story, entities, digest, known)
+
+
 def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) -> Change:
     """Store `story` (stale versions are no-ops) and bring the index and graph in step with what
     PostgreSQL now holds, which may be a newer version than the one delivered. With
@@ -192,8 +262,7 @@ def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) ->
     try:
         graph_sync.sync_story(ports.graph, current)
         if process:
-            index_story(ports, current, digest)
-            enrich_story(ports, current, digest)
+            process_story(ports, current, digest)
     except Exception:
         if not deleted_meanwhile(ports, story.id):
             raise
