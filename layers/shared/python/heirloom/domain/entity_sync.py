@@ -16,7 +16,6 @@ from typing import Any
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Story
 from heirloom.domain.extraction import name_key
-from heirloom.domain.traversal import year_range
 from heirloom.ports import GraphStore
 
 ENTITY_NAMESPACE = uuid.UUID("6f1c7a52-3a4e-4c0e-9d7e-2a9f3f4b8c11")
@@ -111,6 +110,10 @@ def entity_id(legacy_id: str, label: str, name: str) -> str:
 
 
 def years_of(periods: Sequence[str], cap: int = 20) -> list[int]:
+    # imported here: the traversal module (templates, personas, context contracts) is not
+    # otherwise needed by the ingestion functions
+    from heirloom.domain.traversal import year_range
+
     years: set[int] = set()
     for period in periods:
         span = year_range(period)
@@ -149,9 +152,42 @@ def sync_story_entities(
     unresolved: Sequence[str],
 ) -> SyncReport:
     """Replace `story`'s contributions with `entities`; `resolved` maps person mentions to ids."""
-    sid, legacy = str(story.id), str(story.legacy_id)
+    plan = plan_story_entities(story, entities, resolved, unresolved)
+    sid = plan.sid
     withdraw_story(graph, sid)
     report = SyncReport(unresolved=list(unresolved))
+    for label, rows in plan.by_label.items():
+        if rows:
+            edge = STORY_EDGE[label]
+            graph.run(UPSERT_ENTITIES.format(label=label, edge=edge), {"sid": sid, "entities": rows})
+            report.entities[label] = len(rows)
+    if plan.person_ids:
+        graph.run(UPSERT_MENTIONS, {"sid": sid, "person_ids": plan.person_ids})
+        report.mentions = len(plan.person_ids)
+    for (predicate, label), edges in plan.person_edges.items():
+        graph.run(UPSERT_PERSON_EDGES.format(predicate=predicate, label=label), {"sid": sid, "edges": edges})
+        report.person_edges += len(edges)
+    graph.run(SET_STORY_FACTS, {"sid": sid, **plan.facts})
+    return report
+
+
+@dataclass
+class EntityPlan:
+    """What one story contributes to the graph: entity rows by label, the persons it mentions,
+    person -> entity edges by (predicate, label), and the facts set on its Story node."""
+
+    sid: str
+    by_label: dict[str, list[dict[str, Any]]]
+    person_ids: list[str]
+    person_edges: dict[tuple[str, str], list[dict[str, str]]]
+    facts: dict[str, Any]
+
+
+def plan_story_entities(
+    story: Story, entities: ExtractedEntities, resolved: dict[str, str], unresolved: Sequence[str]
+) -> EntityPlan:
+    """The graph writes of `sync_story_entities` for `story`, as data (no I/O)."""
+    legacy = str(story.legacy_id)
     by_label: dict[str, list[dict[str, Any]]] = {"Place": [], "Event": [], "Object": []}
     ids_by_name: dict[tuple[str, str], str] = {}
     for label, items in (
@@ -173,15 +209,6 @@ def sync_story_entities(
                     "years": years_of([date]) if date else [],
                 }
             )
-    for label, rows in by_label.items():
-        if rows:
-            edge = STORY_EDGE[label]
-            graph.run(UPSERT_ENTITIES.format(label=label, edge=edge), {"sid": sid, "entities": rows})
-            report.entities[label] = len(rows)
-    person_ids = sorted(set(resolved.values()))
-    if person_ids:
-        graph.run(UPSERT_MENTIONS, {"sid": sid, "person_ids": person_ids})
-        report.mentions = len(person_ids)
     grouped: dict[tuple[str, str], list[dict[str, str]]] = {}
     for rel in entities.relationships:
         target_label = PREDICATE_TARGET.get(rel.predicate)
@@ -191,18 +218,16 @@ def sync_story_entities(
             grouped.setdefault((rel.predicate, target_label), []).append(
                 {"person_id": person, "entity_id": target}
             )
-    for (predicate, label), edges in grouped.items():
-        graph.run(UPSERT_PERSON_EDGES.format(predicate=predicate, label=label), {"sid": sid, "edges": edges})
-        report.person_edges += len(edges)
     periods = [t.period for t in entities.time_references]
-    graph.run(
-        SET_STORY_FACTS,
-        {
-            "sid": sid,
+    return EntityPlan(
+        sid=str(story.id),
+        by_label=by_label,
+        person_ids=sorted(set(resolved.values())),
+        person_edges=grouped,
+        facts={
             "years": years_of(periods + [e.date or "" for e in entities.events]),
             "periods": periods,
             "unresolved": list(unresolved),
             "version": entities.extractor_version,
         },
     )
-    return report
