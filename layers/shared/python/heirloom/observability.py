@@ -3,12 +3,16 @@ latencies only: never story text, names or queries."""
 
 from __future__ import annotations
 
-from aws_lambda_powertools import Logger, Metrics
+from typing import TYPE_CHECKING
+
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from heirloom.contracts.context import AssembledContext, GraphBranch
-from heirloom.contracts.ingestion import ExtractionResult
+if TYPE_CHECKING:  # each handler imports the contracts it records, not the others'
+    from aws_lambda_powertools import Logger, Metrics
+
+    from heirloom.contracts.context import AssembledContext, GraphBranch
+    from heirloom.contracts.ingestion import ExtractionResult
 
 #: graph_context_circuit_state as a number: closed 0, half_open 1, open 2
 CIRCUIT_VALUES = {"closed": 0.0, "half_open": 1.0, "open": 2.0}

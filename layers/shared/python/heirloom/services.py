@@ -1,23 +1,30 @@
 """Ports built once per Lambda container, lazily, from settings. Handlers take an optional
-`services=` argument so tests inject local engines or fakes instead."""
+`services=` argument so tests inject local engines or fakes instead.
+
+Each port's modules (adapters, their drivers, the domain types they need) are imported when the
+port is first built, so a function imports only what it uses: the graph traversal never loads
+psycopg, the rank/assemble step neither psycopg nor a graph client."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cached_property, lru_cache
-from uuid import UUID
+from typing import TYPE_CHECKING
 
-from heirloom.adapters import factory
-from heirloom.adapters.postgres import PgDatabase
-from heirloom.domain.breaker import BreakerStore, CircuitBreaker, InMemoryBreakerStore
-from heirloom.domain.context_api import ContextWorkflow
-from heirloom.domain.extraction import EntityExtractor
-from heirloom.domain.imports import ObjectStore
-from heirloom.domain.ingestion import IngestionPorts
-from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
-from heirloom.domain.traversal import NeighbourhoodCache
-from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 from heirloom.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from uuid import UUID
+
+    from heirloom.adapters.postgres import PgDatabase
+    from heirloom.domain.breaker import BreakerStore, CircuitBreaker
+    from heirloom.domain.context_api import ContextWorkflow
+    from heirloom.domain.extraction import EntityExtractor
+    from heirloom.domain.imports import ObjectStore
+    from heirloom.domain.ingestion import IngestionPorts
+    from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
+    from heirloom.domain.traversal import NeighbourhoodCache
+    from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 
 
 class Services:
@@ -26,22 +33,32 @@ class Services:
 
     @cached_property
     def db(self) -> PgDatabase:
+        from heirloom.adapters import factory
+
         return factory.build_database(self.settings)
 
     @cached_property
     def stories(self) -> StoryStore:
+        from heirloom.adapters import factory
+
         return factory.build_story_store(self.db)
 
     @cached_property
     def embedder(self) -> Embedder:
+        from heirloom.adapters import factory
+
         return factory.build_embedder(self.settings)
 
     @cached_property
     def vectors(self) -> VectorIndex:
+        from heirloom.adapters import factory
+
         return factory.build_vector_index(self.db, self.embedder)
 
     @cached_property
     def graph(self) -> GraphStore:
+        from heirloom.adapters import factory
+
         return factory.build_graph(self.settings)
 
     @cached_property
@@ -54,6 +71,8 @@ class Services:
     def breaker_store(self) -> BreakerStore:
         table = self.settings.resilience.breaker_table
         if not table:
+            from heirloom.domain.breaker import InMemoryBreakerStore
+
             return InMemoryBreakerStore()
         from heirloom.adapters.dynamodb import DynamoBreakerStore
 
@@ -61,6 +80,8 @@ class Services:
 
     @cached_property
     def breaker(self) -> CircuitBreaker:
+        from heirloom.domain.breaker import CircuitBreaker
+
         r = self.settings.resilience
         return CircuitBreaker(
             self.breaker_store, failure_threshold=r.breaker_failures, cooldown_s=r.breaker_cooldown_s
@@ -68,10 +89,14 @@ class Services:
 
     @cached_property
     def extractor(self) -> EntityExtractor | None:
+        from heirloom.adapters import factory
+
         return factory.build_extractor(self.settings)
 
     @cached_property
     def ingestion(self) -> IngestionPorts:
+        from heirloom.domain.ingestion import IngestionPorts
+
         extractor = self.extractor
         return IngestionPorts(
             stories=self.stories,
@@ -101,14 +126,20 @@ class Services:
 
     @cached_property
     def neighbourhoods(self) -> NeighbourhoodCache:
+        from heirloom.domain.traversal import NeighbourhoodCache
+
         return NeighbourhoodCache(self.settings.resilience.gazetteer_ttl_s)
 
     @cached_property
     def intent_classifier(self) -> IntentClassifier:
+        from heirloom.adapters import factory
+
         return factory.build_intent_classifier(self.settings)
 
     @cached_property
     def gazetteers(self) -> GazetteerCache:
+        from heirloom.domain.intent_step import GazetteerCache
+
         return GazetteerCache(self.settings.resilience.gazetteer_ttl_s)
 
     @cached_property
