@@ -7,6 +7,7 @@ re-chunks and re-embeds only when the indexed content hash is behind.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -17,6 +18,7 @@ from heirloom.domain import graph_sync
 from heirloom.domain.chunking import chunk_story, content_hash
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
 from heirloom.domain.extraction import EntityExtractor, extract_entities, resolve_people
+from heirloom.domain.intent import Gazetteer, GazetteerEntry
 from heirloom.ports import Change, EmbeddedChunk, Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 
 
@@ -143,6 +145,21 @@ def extract_story(ports: IngestionPorts, story: Story) -> ExtractedEntities:
     return extract_entities(ports.extractor, story.content, known_names=names)
 
 
+def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
+    """Known persons the text names by name or alias (seed 003's known-entity matching, at write
+    time): mention as written -> person id, for names that point at one person only. The NER
+    model misses nicknames ("Frannie"); the gazetteer does not."""
+    gazetteer = Gazetteer.build(
+        GazetteerEntry(str(p.id), "Person", p.name, tuple(p.aliases), str(p.legacy_id)) for p in known
+    )
+    found: dict[str, str] = {}
+    for mention in gazetteer.find(text):
+        ids = {e.node_id for e in mention.entries}
+        if len(ids) == 1:
+            found.setdefault(mention.text, ids.pop())
+    return found
+
+
 def sync_entities(
     ports: IngestionPorts, story: Story, entities: ExtractedEntities, digest: str
 ) -> SyncReport:
@@ -153,9 +170,12 @@ def sync_entities(
     resolved, unresolved = resolve_people(
         [p.name for p in entities.people], known, relationships, author.person_id if author else None
     )
-    report = sync_story_entities(
-        ports.graph, story, entities, {r.mention: str(r.person_id) for r in resolved}, unresolved
-    )
+    mentions = {r.mention: str(r.person_id) for r in resolved}
+    for written, person_id in named_people(story.content, known).items():
+        if person_id not in mentions.values():
+            mentions[written] = person_id
+    unresolved = [u for u in unresolved if u not in mentions]
+    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
     ports.stories.mark_graph_synced(story.id, digest, entities.extractor_version or ports.extractor_version)
     return report
 
