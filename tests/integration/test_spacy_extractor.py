@@ -14,7 +14,6 @@ kind and printed (`pytest -s` shows them) for three sets:
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
 import pytest
@@ -488,16 +487,9 @@ def _story_of(words: int, seed: int) -> str:
     return " ".join((rotated * (words // len(rotated) + 1))[:words])
 
 
-@pytest.mark.slow
-def test_throughput(extractor: SpacyEntityExtractor) -> None:
-    stories = [_story_of(400, i) for i in range(60)]
-    started = time.perf_counter()
-    for story in stories:
-        extractor.extract(story)
-    sequential = len(stories) / (time.perf_counter() - started)
-    started = time.perf_counter()
-    batched = list(extractor.extract_many(stories, n_process=2, batch_size=8))
-    parallel = len(stories) / (time.perf_counter() - started)
-    print(f"throughput: {sequential:.1f} stories/s in one process, {parallel:.1f} stories/s with n_process=2")
-    assert len(batched) == len(stories)
-    assert sequential >= 10  # a loose floor: shared CI machines vary
+def test_batched_extraction_equals_one_story_at_a_time(extractor: SpacyEntityExtractor) -> None:
+    """`extract_many` (backfill) gives what `extract` gives; throughput is measured by
+    `heirloom bench`, not here."""
+    stories = [_story_of(200, i) for i in range(6)]
+    single = [extractor.extract(story) for story in stories]
+    assert list(extractor.extract_many(stories, batch_size=4)) == single

@@ -120,6 +120,7 @@ def test_traverse_relational_family_persona_reaches_two_hops_across_the_link(gra
     assert result.status == "ok"
     assert [t.template for t in result.traversals] == [
         "legacy_context",
+        "described",
         "relational",
         "relational_2hop",
         "facts",
@@ -132,6 +133,19 @@ def test_traverse_relational_family_persona_reaches_two_hops_across_the_link(gra
         ("s-sil", "relational_2hop", 2, "FAMILY_OF"),
     }
     assert any(f.predicate == "FAMILY_OF" and f.detail == "brother" and f.known for f in result.facts)
+
+
+def test_a_connection_the_message_describes_is_followed_like_a_named_one(graph, fx):
+    request = ContextRequest(
+        legacy_id=fx.legacy, user_id=uuid.uuid4(), persona="biographer", query="What did her brother build?"
+    )
+    result = traverse(graph, request, _intent(Intent.GENERAL), load_personas()["biographer"].traversal)
+    described = {fname(h.story_id) for h in result.hits if h.template == "described"}
+    assert "s-brother" in described
+    assert all(h.entity_match and h.entity == "Ben Reed" for h in result.hits if h.template == "described")
+    plain = traverse(graph, _request(fx, "biographer"), _intent(Intent.GENERAL),
+                     load_personas()["biographer"].traversal)  # fmt: skip
+    assert not any(h.template == "described" for h in plain.hits)
 
 
 def test_traverse_colleague_stays_in_the_primary_legacy(graph, fx):
@@ -189,4 +203,4 @@ def test_the_neighbourhood_cache_answers_repeat_traversals_without_the_graph(gra
     assert sent == []  # every template of this intent is a neighbourhood template
     now[0] += 301
     traverse(graph, _request(fx), _intent(Intent.RELATIONAL), config, cache=cache)
-    assert len(sent) == 4  # expired: asked again
+    assert len(sent) == 5  # expired: asked again

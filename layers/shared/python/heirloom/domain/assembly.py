@@ -95,7 +95,10 @@ RELATIONSHIP_REASONS: dict[str, str] = {
     "TIME": "time period match",
 }
 #: templates whose name says more than the edge they followed
-TEMPLATE_REASONS: dict[str, str] = {"cross_legacy": "cross-legacy traversal"}
+TEMPLATE_REASONS: dict[str, str] = {
+    "cross_legacy": "cross-legacy traversal",
+    "described": "connection described in the question",
+}
 EMBEDDING_REASON = "embedding similarity"
 GRAPH_REASON = "graph connection"
 
@@ -221,7 +224,8 @@ def score_candidate(
     elif graph is None:
         score = embedding
     else:
-        score = max(embedding, graph) + BOTH_SOURCES_BONUS
+        best = max(specificity(path_counts.get(path_key(h), 1)) for h in ranked_hits) if path_counts else 1.0
+        score = max(embedding, graph) + BOTH_SOURCES_BONUS * best
     return ScoredCandidate(
         candidate=candidate,
         score=round(score, 6),

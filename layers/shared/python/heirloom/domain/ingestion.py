@@ -181,6 +181,23 @@ def extract_story(
     return extract_entities(ports.extractor, story.content, known_names=names)
 
 
+def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
+    """Known persons the text names by name or alias (seed 003's known-entity matching, at write
+    time): mention as written -> person id, for names that point at one person only. The NER
+    model misses nicknames ("Frannie"); the gazetteer does not."""
+    from heirloom.domain.intent import Gazetteer, GazetteerEntry
+
+    gazetteer = Gazetteer.build(
+        GazetteerEntry(str(p.id), "Person", p.name, tuple(p.aliases), str(p.legacy_id)) for p in known
+    )
+    found: dict[str, str] = {}
+    for mention in gazetteer.find(text):
+        ids = {e.node_id for e in mention.entries}
+        if len(ids) == 1:
+            found.setdefault(mention.text, ids.pop())
+    return found
+
+
 def sync_entities(
     ports: IngestionPorts,
     story: Story,
@@ -199,9 +216,12 @@ def sync_entities(
     resolved, unresolved = resolve_people(
         [p.name for p in entities.people], known, relationships, author.person_id if author else None
     )
-    report = sync_story_entities(
-        ports.graph, story, entities, {r.mention: str(r.person_id) for r in resolved}, unresolved
-    )
+    mentions = {r.mention: str(r.person_id) for r in resolved}
+    for written, person_id in named_people(story.content, known).items():
+        if person_id not in mentions.values():
+            mentions[written] = person_id
+    unresolved = [u for u in unresolved if u not in mentions]
+    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
     ports.stories.mark_graph_synced(story.id, digest, entities.extractor_version or ports.extractor_version)
     return report
 
