@@ -34,11 +34,12 @@ from heirloom.local.functions import LambdaContext, load_handler
 from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
 from heirloom.services import Services
 from tests.support import oracle, pipeline
-from tests.support.fuzz import examples
+from tests.support.fuzz import examples, tables
 from tests.support.leaks import connection_sentences, violations
 from tests.support.services import services_with
 from tests.support.stack import _with_database, new_graph
 from tests.support.worlds import (
+    DETAILS,
     EVENTS,
     LABEL_OF,
     OBJECTS,
@@ -57,8 +58,6 @@ pytestmark = pytest.mark.integration
 EXAMPLES = examples(25, 400)
 MOTO_EXAMPLES = examples(3, 25)
 QUERIES_PER_WORLD = 4
-TABLES = ("legacies, persons, users, legacy_members, person_relationships, stories, legacy_links,"
-          " legacy_link_shares, story_chunks, story_processing, story_tombstones, ingest_failures")  # fmt: skip
 #: what the runs covered, printed at the end of the module (run with -s to see it)
 STATS: collections.Counter[str] = collections.Counter()
 
@@ -75,7 +74,7 @@ class Engines:
     def fresh(self, world: World) -> tuple[IngestionPorts, Services]:
         """Empty tables and graph (cheaper than a new database per example), then the world."""
         with self.db.transaction() as conn:
-            conn.execute(f"TRUNCATE {TABLES} CASCADE")
+            conn.execute(f"TRUNCATE {', '.join(t for t in tables(self.db) if t != 'index_meta')} CASCADE")
         self.graph.delete_all()
         extractor = ScriptedExtractor([p["name"] for p in world.persons])
         ports = IngestionPorts(
@@ -128,7 +127,8 @@ def questions(draw: st.DrawFn, world: World) -> dict[str, Any]:
     intent = draw(st.sampled_from(list(Intent)))
     year = YEARS[draw(st.sampled_from(EVENTS))]
     texts = {
-        Intent.RELATIONAL: [f"How was {subject} related to {person}?", f"Who were {subject}'s family and friends?"],
+        Intent.RELATIONAL: [f"How was {subject} related to {person}?", f"Who were {subject}'s family and friends?",
+                            f"What do the stories say about {subject}'s {draw(st.sampled_from(DETAILS))}?"],
         Intent.TEMPORAL: [f"What happened in {year}?", f"What was life like in the {year // 10 * 10}s?"],
         Intent.SPATIAL: [f"What happened at {draw(st.sampled_from(PLACES))}?",
                          f"Where did {person} live and work?"],
