@@ -9,7 +9,14 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from heirloom.domain.context_api import ContextBody, ContextResponse, ContextWorkflow, WorkflowFailed, answer
+from heirloom.domain.context_api import (
+    ContextBody,
+    ContextResponse,
+    ContextWorkflow,
+    WorkflowFailed,
+    WorkflowTimedOut,
+    answer,
+)
 from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable
 from heirloom.services import Services, default_services
 
@@ -34,13 +41,15 @@ RESPONSES: dict[int, Any] = {
             (403, "AccessDenied: no verified identity, not a member of the legacy, or debug without admin"),
             (404, "NotFound: the legacy does not exist"),
             (503, "StoreUnavailable: the permission store is unreachable; nothing returned, retry later"),
+            (504, "WorkflowTimedOut: context assembly ran out of time; nothing returned, retry later"),
         )
     },
 }
 #: failures that are not the caller's: a fixed reason, never the internal message
 UNAVAILABLE = {
     StoreUnavailable: (503, "the permission store is unavailable; nothing was returned, retry later"),
-    WorkflowFailed: (500, "context assembly failed"),
+    WorkflowTimedOut: (504, "context assembly ran out of time; nothing was returned, retry later"),
+    WorkflowFailed: (500, "context assembly failed"),  # after its subclass above
 }
 
 

@@ -10,6 +10,7 @@ nothing the FORMAT.md oracle forbids) or in a typed error, within the 2 s total 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,6 +49,16 @@ GRAPH_REFUSED = GraphUnavailable(
 )
 
 
+#: the slowest execution of each test, printed at the end of the module (docs/reliability.md)
+FIGURES: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _figures() -> Iterator[None]:
+    yield
+    print("\nslowest execution per test (s): " + ", ".join(f"{k} {v:.2f}" for k, v in FIGURES.items()))
+
+
 class Clock:
     """The breaker's clock, moved by hand."""
 
@@ -78,6 +89,8 @@ class Rig:
         persona, query = question
         request = ContextRequest(legacy_id=legacy, user_id=user, persona=persona, query=query)
         self.last = self.workflows.run("context_assembly", {"request": request.model_dump(mode="json")})
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
+        FIGURES[test] = max(FIGURES.get(test, 0.0), self.last.seconds)
         return self.last
 
     def context(self, question: tuple[str, str] = FLOOD, user: str = TONY) -> AssembledContext:
@@ -365,4 +378,19 @@ def test_the_api_turns_a_lost_permission_store_into_a_503_without_content(rig, s
     body = json.loads(response["body"])
     assert response["statusCode"] == 503 and body["error"] == "StoreUnavailable"
     assert "PostgreSQL" not in body["reason"] and "nonexistent" not in body["reason"]  # no internals
+    assert_no_story_text(response["body"], DATA)
+
+
+def test_postgres_too_slow_for_the_access_filter_is_a_typed_timeout_without_content(rig, sample_ports):
+    """Under overload a step without a fallback runs out of time: the request fails closed and
+    the API says so (504), instead of an anonymous 500."""
+    rig.stories.slow(3.5, methods={"story_meta"})  # AccessFilter's state timeout is 3 s
+    event = json.loads((SAMPLE.parents[1] / "events" / "api.json").read_text())
+    runner = LocalContextWorkflow(rig.workflows)
+    response = load_handler("api")(
+        event, LambdaContext("Api"), services=rig.workflows.services, workflow=runner
+    )
+    body = json.loads(response["body"])
+    assert runner.last.error == "States.Timeout" and runner.last.output is None
+    assert response["statusCode"] == 504 and body["error"] == "WorkflowTimedOut"
     assert_no_story_text(response["body"], DATA)

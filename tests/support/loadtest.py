@@ -49,6 +49,8 @@ from heirloom.local.functions import LambdaContext
 from heirloom.local.runtime import project_root
 
 ROUTE = "/legacies/{legacy_id}/context"
+#: a local-only response header naming why an execution failed (the report shows it)
+DIAGNOSTIC = "X-Local-Execution-Failure"
 QUESTIONS = {
     "family": ["What happened to the punch bowl when the river flooded?", "Who was Aunt Lucy?",
                "Why did the family argue about the house?"],
@@ -106,10 +108,16 @@ def _container(conn: Any, deployment: Deployment) -> None:
         workflow = LocalContextWorkflow(workflows, history=False)
         conn.send("ready")
         while (event := conn.recv()) is not None:
+            workflow.last = None
             try:
-                conn.send(handler(event, LambdaContext("Api"), services=services, workflow=workflow))
+                result = handler(event, LambdaContext("Api"), services=services, workflow=workflow)
             except Exception as exc:  # Lambda would report the function error: API Gateway's 502
-                conn.send({"statusCode": 502, "body": json.dumps({"message": type(exc).__name__})})
+                result = {"statusCode": 502, "body": json.dumps({"message": type(exc).__name__})}
+            failed = workflow.last if workflow.last and workflow.last.status != "SUCCEEDED" else None
+            if failed is not None:  # for the report only (a local header, never in the body)
+                cause = f"{failed.status} {failed.error}: {(failed.cause or '')[:300]}"
+                result = {**result, "headers": {**(result.get("headers") or {}), DIAGNOSTIC: cause}}
+            conn.send(result)
 
 
 #: imported once by the fork server, so each container starts in about a second
@@ -330,7 +338,7 @@ def check(
 ) -> Outcome:
     out = Outcome(planned, status, 0.0)
     if status != planned.expected:
-        out.problem = f"status {status}, expected {planned.expected}: {str(body)[:200]}"
+        out.problem = f"status {status}, expected {planned.expected}: {str(body)[:500]}"
         out.mixup = {status, planned.expected} == {200, 403}  # another user's permissions
         return out
     if status == 403:
@@ -354,6 +362,7 @@ def check(
 
 
 def send(base_url: str, planned: Planned, timeout_s: float) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body (with the local diagnostic header, if any, as `_diagnostic`)."""
     body = json.dumps({"query": planned.query, "persona": planned.persona, "token_budget": planned.budget})
     request = urllib.request.Request(
         f"{base_url}/legacies/{planned.legacy}/context?debug=true",
@@ -369,7 +378,10 @@ def send(base_url: str, planned: Planned, timeout_s: float) -> tuple[int, dict[s
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             return response.status, json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
+        body = json.loads(exc.read() or b"{}")
+        if exc.headers.get(DIAGNOSTIC):
+            body["_diagnostic"] = exc.headers[DIAGNOSTIC]
+        return exc.code, body
 
 
 @dataclass

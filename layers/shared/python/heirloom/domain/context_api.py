@@ -33,6 +33,11 @@ class WorkflowFailed(HeirloomError):
     """The workflow failed for a reason that is not the caller's (5xx)."""
 
 
+class WorkflowTimedOut(WorkflowFailed):
+    """A step without a fallback (AccessFilter, RankAssemble) or the whole execution ran out of
+    time (`States.Timeout`): nothing was returned; the caller may retry."""
+
+
 #: workflow error names (Lambda error types) -> the exception the API maps to a status
 ERROR_TYPES: dict[str, type[HeirloomError]] = {
     "InvalidRequest": InvalidRequest,
@@ -40,6 +45,7 @@ ERROR_TYPES: dict[str, type[HeirloomError]] = {
     "NotFound": NotFound,
     # AccessFilter could not reach PostgreSQL: the request failed closed, the caller may retry
     "StoreUnavailable": StoreUnavailable,
+    "States.Timeout": WorkflowTimedOut,
 }
 
 
