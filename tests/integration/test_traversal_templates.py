@@ -148,6 +148,19 @@ def test_a_connection_the_message_describes_is_followed_like_a_named_one(graph, 
     assert not any(h.template == "described" for h in plain.hits)
 
 
+def test_an_open_question_gets_the_broadest_stories_of_the_legacy(graph, fx):
+    rows = _rows(graph, "overview", legacy_ids=[fx.legacy], limit=2)
+    assert [(fname(r["story_id"]), r["breadth"]) for r in rows] == [("s-lake", 2), ("s-watch", 2)]
+    result = traverse(graph, _request(fx, "colleague"), _intent(Intent.GENERAL),
+                      load_personas()["colleague"].traversal)  # fmt: skip
+    overview = {fname(h.story_id) for h in result.hits if h.template == "overview"}
+    assert {"s-lake", "s-watch"} <= overview and "s-sil" not in overview  # primary legacy only
+    relational = traverse(
+        graph, _request(fx), _intent(Intent.RELATIONAL), load_personas()["family"].traversal
+    )
+    assert "overview" not in {t.template for t in relational.traversals}
+
+
 def test_traverse_colleague_stays_in_the_primary_legacy(graph, fx):
     result = traverse(graph, _request(fx, "colleague"), _intent(Intent.RELATIONAL),
                       load_personas()["colleague"].traversal)  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import types
 import uuid
 
 import boto3
@@ -430,7 +431,10 @@ class _Store:
     """Just enough StoryStore for a read scope."""
 
     def get_legacy(self, legacy_id):
-        return object()
+        return types.SimpleNamespace(subject_person_id=uuid.uuid4())
+
+    def get_person(self, person_id):
+        return None
 
     def role_of(self, user_id, legacy_id):
         return "admirer"

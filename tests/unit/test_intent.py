@@ -325,3 +325,19 @@ def test_what_a_linked_legacys_subject_remembered_is_asked_across_the_link():
 )
 def test_sequence_and_duration_questions_are_temporal(query):
     assert classify(query, (), Gazetteer.build([]), "Ada Marsh").intent is Intent.TEMPORAL
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("What was the old sea chest made of?", Intent.ENTITY_FOCUSED),
+        ("Who has the pocket watch now?", Intent.ENTITY_FOCUSED),
+        ("Who ended up with the christening gown?", Intent.ENTITY_FOCUSED),
+        ("What did the teacher who lived next door say about her?", Intent.RELATIONAL),
+        ("Who was the best man at the wedding?", Intent.RELATIONAL),
+        # emphasis alone is not a first-hand account
+        ("Did he ever meet her cousin himself?", Intent.RELATIONAL),
+    ],
+)
+def test_things_people_and_accounts(query, intent):
+    assert classify(query, (), Gazetteer.build([]), "Ada Marsh", "primary").intent is intent

@@ -88,7 +88,8 @@ _EVENT_NOUNS = (
     r"wedding|funeral|reunion|party|celebration|trip|journey|voyage|holiday|vacation|accident|"
     r"fire|flood|storm|crash|graduation|ceremony|birthday|anniversary|christmas|thanksgiving|"
     r"easter|hanukkah|festival|concert|game|match|competition|race|parade|picnic|dance|recital|"
-    r"christening|baptism|bar mitzvah|bat mitzvah|retirement|promotion|surgery|strike"
+    r"christening|baptism|bar mitzvah|bat mitzvah|retirement|promotion|surgery|strike|diagnosis|"
+    r"illness|cancer|stroke|heart attack|operation|military service|army|navy|enlist\w*|deployment"
 )
 _OBJECT_NOUNS = (
     r"ring|watch|necklace|bracelet|brooch|locket|quilt|blanket|piano|violin|guitar|car|truck|"
@@ -111,6 +112,9 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
             r"workmates?|boss|mentor|neighbou?rs?|partners?|sweethearts?|roommates?)\b",
         ),
         (0.5, r"\b(?:met|meet|meeting)\b"),
+        # a person described rather than named: "the doctor who", "the neighbour whose boy"
+        (0.5, r"\bthe (?:\w+ ){1,2}(?:who|whom|whose)\b"),
+        (0.5, r"\b(?:best man|maid of hono(?:u)?r|bridesmaids?|godmother|godfather|pallbearers?)\b"),
         (
             0.4,
             r"\b(?:close to|feel about|felt about|think of|thought of|fell out|argued?|fight|fought|"
@@ -156,6 +160,13 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
     ),
     Intent.ENTITY_FOCUSED: _cues(
         (0.35, r"\babout (?:the|that|those|this) \w+"),
+        # what a thing is made of, and who has it now
+        (0.5, r"\b(?:made|built|carved|sewn|sewed) (?:from|of|out of)\b"),
+        (
+            0.5,
+            r"\b(?:who (?:has|had|got|gets|kept|keeps|inherited|owns|owned)|end(?:ed|s)? up|passed down|"
+            r"handed down|inherit\w*|belong(?:ed|s)? to)\b",
+        ),
         (0.4, r"\bwhat happened (?:at|during|on|to|with|in|after) (?:the|that)\b"),
         (0.3, rf"\b(?:{_EVENT_NOUNS})\b"),
         (0.3, rf"\b(?:{_OBJECT_NOUNS})\b"),
@@ -168,10 +179,12 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
             r"shares?|shared|knows?|knew)\b",
         ),
         (0.7, r"\bother (?:famil(?:y|ies)|legac(?:y|ies)|sides?|branch(?:es)?)\b"),
+        (0.6, r"\b(?:his|her|their) own (?:stories|story|words|account|memories|telling|legacy|letters?)\b"),
         (
             0.6,
-            r"\b(?:himself|herself|(?:his|her|their) own (?:stories|story|words|account|memories|telling|"
-            r"legacy|letters?))\b",
+            r"\b(?:himself|herself)\b(?=.*\b(?:remember\w*|recall\w*|say|said|write|wrote|think|thought|"
+            r"tell|told|describe\w*)\b)|\b(?:remember\w*|recall\w*|say|said|write|wrote|think|thought|"
+            r"tell|told|describe\w*)\b.*\b(?:himself|herself)\b",
         ),
         (0.6, r"\b(?:linked|connected) (?:legac(?:y|ies)|stor(?:y|ies)|famil(?:y|ies)|memorials?)\b"),
         (0.5, r"\blinked\b"),

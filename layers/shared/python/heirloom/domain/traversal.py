@@ -137,6 +137,18 @@ ORDER BY CASE label WHEN 'Story' THEN 0 ELSE 1 END, node_id
 LIMIT $limit
 """
 
+#: the legacy's broadest stories (most distinct people, places, events and objects): what an
+#: open question ("tell me about her", "sum up her life") is best answered from
+OVERVIEW = """
+MATCH (l:Legacy)<-[:BELONGS_TO]-(s:Story)
+WHERE l.id IN $legacy_ids
+MATCH (s)-[r:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(e)
+WITH s, count(DISTINCT e) AS breadth
+RETURN s.id AS story_id, breadth
+ORDER BY breadth DESC, story_id
+LIMIT $limit
+"""
+
 FACTS = f"""
 MATCH (a:Person)-[r:{SOCIAL}|LIVED_IN|WORKED_AT|PARTICIPATED_IN|OWNED]->(b)
 WHERE a.id IN $person_ids OR b.id IN $person_ids
@@ -159,6 +171,7 @@ TEMPLATES: dict[str, str] = {
     "temporal": TEMPORAL,
     "cross_legacy": CROSS_LEGACY,
     "general": GENERAL,
+    "overview": OVERVIEW,
     "facts": FACTS,
 }
 
@@ -191,6 +204,9 @@ def year_range(period: str) -> tuple[int, int] | None:
         return min(years), max(years)
     return None
 
+
+#: stories an open question gets from the overview template
+OVERVIEW_STORIES = 3
 
 #: templates whose rows depend only on the graph around a person or legacy (seed 000's
 #: "person neighbourhood"), cached per container for NeighbourhoodCache.ttl_s
@@ -521,6 +537,7 @@ def traverse(
             add([row["story_id"]], "entity_focused", 1, row["relationship"], row["entity"], entity_match=True)
 
     # connections the message describes rather than names ("her roommate", "the neighbour")
+    described: list[str] = []
     if intent.intent is not Intent.CROSS_LEGACY:
         rows = run.query("described", {"person_id": subject_id, "limit": 4 * limit})
         described = described_people(request.query, rows, exclude=[subject_id, *person_ids])
@@ -530,7 +547,9 @@ def traverse(
 
     kind = intent.intent
     if kind is Intent.RELATIONAL:
-        targets = [p for p in person_ids if p != subject_id]
+        # the people named, else the people described: a relational question about someone
+        # is not a question about every connection
+        targets = [p for p in person_ids if p != subject_id] or described
         params = {**base, "person_id": subject_id, "target_ids": targets}
         for row in run.query("relational", params):
             add(
@@ -578,6 +597,9 @@ def traverse(
         for row in run.query("general", {**base, "person_id": subject_id}):
             if row["label"] == "Story":
                 add([row["node_id"]], "general", 1, row["relationship"])
+    if kind is Intent.GENERAL:
+        for row in run.query("overview", {**base, "limit": OVERVIEW_STORIES}):
+            add([row["story_id"]], "overview", 1, None)
 
     facts_rows = run.query(
         "facts",
