@@ -752,16 +752,19 @@ class PgVectorIndex:
                 (str(int(self._ef_search)),),
             )
             rows = conn.execute(
-                "WITH ids AS MATERIALIZED ("
-                " SELECT c.story_id, s.legacy_id, c.chunk_index"
-                f" FROM stories s JOIN story_chunks c ON c.story_id = s.id WHERE {where} LIMIT %s),"
-                " small AS MATERIALIZED (SELECT count(*) <= %s AS yes FROM ids),"
+                # the readable stories, then their chunks story by story (LATERAL ... OFFSET 0: by
+                # the primary key, never a scan of the whole table)
+                f"WITH readable AS MATERIALIZED (SELECT s.id, s.legacy_id FROM stories s WHERE {where}),"
+                " small AS MATERIALIZED ("
+                " SELECT count(*) <= %s AS yes FROM (SELECT 1 FROM readable r CROSS JOIN LATERAL"
+                " (SELECT 1 FROM story_chunks c WHERE c.story_id = r.id OFFSET 0) c LIMIT %s) n),"
                 " hits AS ("
-                # exact: OFFSET 0 keeps the ORDER BY from being answered by the HNSW index
+                # exact: the outer OFFSET 0 keeps the ORDER BY from being answered by the HNSW index
                 " (SELECT * FROM ("
-                " SELECT ids.story_id, ids.legacy_id, ids.chunk_index, c.content, c.token_count,"
-                " c.embedding <=> %s AS distance"
-                " FROM ids JOIN story_chunks c ON c.story_id = ids.story_id AND c.chunk_index = ids.chunk_index"
+                " SELECT r.id AS story_id, r.legacy_id, c.chunk_index, c.content, c.token_count, c.distance"
+                " FROM readable r CROSS JOIN LATERAL ("
+                " SELECT c.chunk_index, c.content, c.token_count, c.embedding <=> %s AS distance"
+                " FROM story_chunks c WHERE c.story_id = r.id OFFSET 0) c"
                 " WHERE (SELECT yes FROM small) OFFSET 0) exact ORDER BY distance LIMIT %s)"
                 " UNION ALL"
                 " (SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
@@ -769,7 +772,7 @@ class PgVectorIndex:
                 f" WHERE NOT (SELECT yes FROM small) AND {where} ORDER BY c.embedding <=> %s LIMIT %s))"
                 " SELECT story_id, legacy_id, chunk_index, content, token_count, 1 - distance AS similarity"
                 " FROM hits ORDER BY distance",
-                [*params, cap + 1, cap, query_vec, int(k), query_vec, *params, query_vec, int(k)],
+                [*params, cap, cap + 1, query_vec, int(k), query_vec, *params, query_vec, int(k)],
             ).fetchall()
         return [
             ChunkHit(
@@ -802,8 +805,9 @@ class PgVectorIndex:
                 " SELECT lexeme, quote_literal(lexeme)::tsquery AS tq"
                 " FROM unnest(tsvector_to_array(to_tsvector('english', %s))) AS lexeme),"
                 " scoped AS MATERIALIZED ("
-                " SELECT c.story_id, s.legacy_id, c.chunk_index, c.tsv"
-                f" FROM stories s JOIN story_chunks c ON c.story_id = s.id WHERE {where}),"
+                " SELECT s.id AS story_id, s.legacy_id, c.chunk_index, c.tsv FROM stories s CROSS JOIN LATERAL"
+                " (SELECT c.chunk_index, c.tsv FROM story_chunks c WHERE c.story_id = s.id OFFSET 0) c"
+                f" WHERE {where}),"
                 " idf AS MATERIALIZED ("
                 " SELECT t.tq, ln((n.total - d.df + 0.5)::float8 / (d.df + 0.5) + 1.0) AS w"
                 " FROM terms t CROSS JOIN (SELECT count(*) AS total FROM scoped) n"
