@@ -203,6 +203,7 @@ def test_a_crash_at_any_graph_write_of_a_resync_is_repaired_by_redelivery(pair):
             break
     else:
         pytest.fail("an update never got past its graph writes")
+    print(f"\ncrash points: {crashes} (graph writes of one update), each followed by a redelivery")
     assert crashes >= 10  # every write of: Story node, withdrawal, entities, mentions, person edges
 
 

@@ -5,7 +5,7 @@ import threading
 from uuid import UUID
 
 from heirloom.contracts.context import ContextRequest
-from heirloom.local.workflow import Execution, LocalContextWorkflow
+from heirloom.local.workflow import Execution, LocalContextWorkflow, LocalWorkflows
 
 
 class EchoWorkflows:
@@ -54,3 +54,44 @@ def test_two_concurrent_callers_each_get_their_own_answer():
     for t in threads:
         t.join()
     assert answers == {"from Ann": "from Ann", "from Bob": "from Bob"}
+
+
+class HalfFinishedClient:
+    """moto's order of writes: the status first, then the output (or the error)."""
+
+    def __init__(self, final):
+        self.reads = [{"status": "RUNNING"}, {"status": final["status"]}, final]
+
+    def start_execution(self, **kwargs):
+        return {"executionArn": "arn:execution"}
+
+    def describe_execution(self, executionArn):
+        return self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+
+
+def run_with(final):
+    workflows = LocalWorkflows()
+    workflows._client = HalfFinishedClient(final)
+    workflows._machines = {"context_assembly": "arn:machine"}
+    return workflows.run("context_assembly", {}, history=False)
+
+
+def test_a_finished_execution_is_read_once_its_output_or_error_is_there():
+    done = run_with({"status": "SUCCEEDED", "output": '{"formatted_context": "x"}'})
+    assert done.output == {"formatted_context": "x"}
+    failed = run_with({"status": "FAILED", "error": "AccessDenied", "cause": "not a member"})
+    assert failed.error == "AccessDenied"
+
+
+def test_an_execution_that_timed_out_is_a_typed_timeout():
+    import pytest
+
+    from heirloom.domain.context_api import WorkflowTimedOut
+
+    class TimedOut:
+        def run(self, name, payload, history=True):
+            return Execution(status="TIMED_OUT", output=None, error=None, cause=None, seconds=10.0)
+
+    request = ContextRequest(legacy_id=UUID(int=1), user_id=UUID(int=2), persona="family", query="q")
+    with pytest.raises(WorkflowTimedOut):
+        LocalContextWorkflow(TimedOut()).run(request)

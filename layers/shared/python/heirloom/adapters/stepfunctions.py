@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest
-from heirloom.domain.context_api import raise_for_workflow_error
+from heirloom.domain.context_api import raise_for_workflow_error, timed_out
 
 
 class StepFunctionsContextWorkflow:
@@ -21,7 +21,9 @@ class StepFunctionsContextWorkflow:
             stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
         )
         if response["status"] != "SUCCEEDED":
-            raise_for_workflow_error(response.get("error"), response.get("cause"))
+            raise_for_workflow_error(
+                timed_out(response["status"], response.get("error")), response.get("cause")
+            )
         return AssembledContext.model_validate_json(response["output"])
 
 

@@ -49,6 +49,12 @@ ERROR_TYPES: dict[str, type[HeirloomError]] = {
 }
 
 
+def timed_out(status: str, error: str | None) -> str | None:
+    """The error name of an execution that ended in `status`: a TIMED_OUT execution (the whole
+    workflow's TimeoutSeconds) may carry none; it is a `States.Timeout` all the same."""
+    return error or ("States.Timeout" if status == "TIMED_OUT" else None)
+
+
 def raise_for_workflow_error(error: str | None, cause: str | None) -> None:
     message = cause or error or "workflow failed"
     try:

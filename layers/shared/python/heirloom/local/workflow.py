@@ -180,7 +180,7 @@ class LocalWorkflows:
         pause = 0.005
         while True:
             desc = self._client.describe_execution(executionArn=arn)
-            if desc["status"] != "RUNNING":
+            if desc["status"] != "RUNNING" and _complete(desc):
                 break
             if time.monotonic() - started > timeout_s:
                 raise TimeoutError(f"execution of {name} still running after {timeout_s} s")
@@ -205,6 +205,16 @@ class LocalWorkflows:
         return execution
 
 
+def _complete(desc: Mapping[str, Any]) -> bool:
+    """moto sets an execution's status before its output (or error): a describe in between
+    reads SUCCEEDED without output, FAILED without error. Such a record is polled again."""
+    if desc["status"] == "SUCCEEDED":
+        return "output" in desc
+    if desc["status"] == "FAILED":
+        return "error" in desc
+    return True
+
+
 class LocalContextWorkflow:
     """The ContextWorkflow port over a started `LocalWorkflows`."""
 
@@ -216,7 +226,7 @@ class LocalContextWorkflow:
 
     def run(self, request: Any) -> Any:
         from heirloom.contracts.context import AssembledContext
-        from heirloom.domain.context_api import raise_for_workflow_error
+        from heirloom.domain.context_api import raise_for_workflow_error, timed_out
 
         # a local variable, not `self.last`: concurrent callers (the local API server) share this
         # object, and another request's execution must never answer this one
@@ -225,5 +235,5 @@ class LocalContextWorkflow:
         )
         self.last = execution
         if execution.status != "SUCCEEDED":
-            raise_for_workflow_error(execution.error, execution.cause)
+            raise_for_workflow_error(timed_out(execution.status, execution.error), execution.cause)
         return AssembledContext.model_validate(execution.output)
