@@ -71,7 +71,7 @@ def _scope(legacy_id: UUID, role: Role) -> ReadScope:
 
 def test_word_weights_come_from_the_readers_scope(family):
     index, a, ids = family
-    hits = {h.story_id: h for h in index.search_text("quilt harbor", list(UNIT), _scope(a, Role.ADMIRER), 10)}
+    hits = {h.story_id: h for h in index.search_text("quilt harbor", _scope(a, Role.ADMIRER), 10)}
     # an admirer of A reads its four public chunks: the quilt is in three, the harbor in one
     # (legacy B's ten harbor chunks and A's private ones do not make the harbor common)
     quilt, harbor = _idf(4, 3), _idf(4, 1)
@@ -79,14 +79,12 @@ def test_word_weights_come_from_the_readers_scope(family):
     assert hits[ids["harbor"]].lexical == pytest.approx(harbor / (quilt + harbor), abs=1e-6)
     assert hits[ids["quilt0"]].lexical == pytest.approx(quilt / (quilt + harbor), abs=1e-6)
     assert hits[ids["harbor"]].lexical > hits[ids["quilt0"]].lexical
-    assert all(abs(h.similarity - 1.0) < 1e-6 for h in hits.values())
+    assert all(h.similarity == 0.0 for h in hits.values())  # given by search(also=...)
 
 
 def test_private_chunks_count_only_for_readers_of_private_stories(family):
     index, a, ids = family
-    hits = {
-        h.story_id: h for h in index.search_text("quilt harbor", list(UNIT), _scope(a, Role.ADVOCATE), 10)
-    }
+    hits = {h.story_id: h for h in index.search_text("quilt harbor", _scope(a, Role.ADVOCATE), 10)}
     # an advocate also reads the two private harbor chunks: six chunks, the harbor in three
     quilt, harbor = _idf(6, 3), _idf(6, 3)
     assert ids["private0"] in hits and ids["private1"] in hits
@@ -96,9 +94,7 @@ def test_private_chunks_count_only_for_readers_of_private_stories(family):
 
 def test_best_lexical_matches_first_and_k_respected(family):
     index, a, ids = family
-    hits = index.search_text(
-        "grandmother sewed the quilt by the harbor", list(UNIT), _scope(a, Role.ADMIRER), 2
-    )
+    hits = index.search_text("grandmother sewed the quilt by the harbor", _scope(a, Role.ADMIRER), 2)
     # in A's public chunks "grandmother", "sewed" and "quilt" each occur in three of four and
     # "harbor" in one: the harbor chunk holds the larger share of the query's weight
     common, rare = _idf(4, 3), _idf(4, 1)
@@ -106,5 +102,5 @@ def test_best_lexical_matches_first_and_k_respected(family):
         [rare / (3 * common + rare), 3 * common / (3 * common + rare)], abs=1e-6
     )
     assert hits[0].story_id == ids["harbor"] and hits[1].story_id in {ids[f"quilt{i}"] for i in range(3)}
-    assert index.search_text("the of and", list(UNIT), _scope(a, Role.ADMIRER), 5) == []
-    assert index.search_text("lighthouse", list(UNIT), _scope(a, Role.ADMIRER), 5) == []
+    assert index.search_text("the of and", _scope(a, Role.ADMIRER), 5) == []
+    assert index.search_text("lighthouse", _scope(a, Role.ADMIRER), 5) == []

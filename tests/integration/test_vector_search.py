@@ -95,3 +95,20 @@ def test_the_k_nearest_readable_chunks_come_back(families, exact_max_chunks):
         assert found == nearest
     else:  # approximate, but a 40-chunk family is found almost whole
         assert len(set(found) & set(nearest)) >= 8
+
+
+def test_the_chunks_found_by_words_get_their_similarity_after_the_nearest(families):
+    db, a, query, vectors = families
+    index = PgVectorIndex(db, model_id="test-model")
+    scope = resolve_scope(user_id=uuid4(), legacy_id=a, role=Role.ADMIRER, links=[])
+    ranked = sorted(vectors[a], key=lambda key: -_cosine(vectors[a][key], query))
+    far = ranked[-3:]  # family A's three farthest chunks: never among the nearest 5
+    unreadable = next(iter(next(v for legacy, v in vectors.items() if legacy != a)))
+    hits = index.search(query, scope, 5, also=[ranked[0], *far, unreadable])
+    keys = [(h.story_id, h.chunk_index) for h in hits]
+    assert keys[:5] == ranked[:5]  # the nearest first, a chunk named in `also` not repeated
+    assert len(keys) == 8 and set(keys[5:]) == set(far)  # another family's chunk: never
+    for h in hits:
+        assert h.similarity == pytest.approx(
+            _cosine(vectors[a][(h.story_id, h.chunk_index)], query), abs=1e-5
+        )

@@ -446,6 +446,17 @@ class _Store:
         return []
 
 
+class _Index:
+    """Just enough VectorIndex: the words search (run while the query is embedded) finds nothing,
+    and the embedding search is never reached."""
+
+    def search_text(self, text, scope, k):
+        return []
+
+    def search(self, embedding, scope, k, *, also=()):
+        raise AssertionError("searched without a query embedding")
+
+
 def test_a_throttled_query_embedding_is_vector_unavailable():
     bedrock = client()
     request = ContextRequest(
@@ -457,5 +468,5 @@ def test_a_throttled_query_embedding_is_vector_unavailable():
     with Stubber(bedrock) as stub:
         stub.add_client_error("invoke_model", service_error_code="ThrottlingException", http_status_code=429)
         with pytest.raises(VectorUnavailable) as raised:
-            vector_search(request, _Store(), None, TitanEmbedder(bedrock, model_id=TITAN, dimension=1024))
+            vector_search(request, _Store(), _Index(), TitanEmbedder(bedrock, model_id=TITAN, dimension=1024))
     assert isinstance(raised.value.__cause__, Throttled)

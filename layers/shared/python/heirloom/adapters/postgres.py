@@ -731,8 +731,17 @@ class PgVectorIndex:
             conn.execute("DELETE FROM story_chunks WHERE story_id = %s", (story_id,))
             conn.execute("UPDATE story_processing SET chunks_hash = NULL WHERE story_id = %s", (story_id,))
 
-    def search(self, embedding: Sequence[float], scope: ReadScope, k: int) -> list[ChunkHit]:
-        """The `k` chunks nearest to `embedding` among those `scope` may read, in one statement.
+    def search(
+        self,
+        embedding: Sequence[float],
+        scope: ReadScope,
+        k: int,
+        *,
+        also: Sequence[tuple[UUID, int]] = (),
+    ) -> list[ChunkHit]:
+        """The `k` chunks nearest to `embedding` among those `scope` may read, nearest first, then
+        the readable chunks `also` names (story id, chunk index) that are not among them, with
+        their similarity too; in one statement.
 
         A scope of at most `exact_max_chunks` chunks (a family and its linked legacies) is
         searched exactly: its chunks are found through the stories index and compared one by
@@ -770,9 +779,32 @@ class PgVectorIndex:
                 " (SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
                 " c.embedding <=> %s AS distance FROM story_chunks c JOIN stories s ON s.id = c.story_id"
                 f" WHERE NOT (SELECT yes FROM small) AND {where} ORDER BY c.embedding <=> %s LIMIT %s))"
-                " SELECT story_id, legacy_id, chunk_index, content, token_count, 1 - distance AS similarity"
-                " FROM hits ORDER BY distance",
-                [*params, cap, cap + 1, query_vec, int(k), query_vec, *params, query_vec, int(k)],
+                " SELECT story_id, legacy_id, chunk_index, content, token_count, 1 - distance AS similarity,"
+                " 0 AS part, distance FROM hits"
+                " UNION ALL"
+                " SELECT c.story_id, s.legacy_id, c.chunk_index, c.content, c.token_count,"
+                " 1 - (c.embedding <=> %s), 1, 0"
+                " FROM unnest(%s::uuid[], %s::int[]) AS a (story_id, chunk_index)"
+                " JOIN story_chunks c ON c.story_id = a.story_id AND c.chunk_index = a.chunk_index"
+                " JOIN stories s ON s.id = c.story_id"
+                f" WHERE {where} AND NOT EXISTS"
+                " (SELECT 1 FROM hits h WHERE h.story_id = a.story_id AND h.chunk_index = a.chunk_index)"
+                " ORDER BY part, distance",
+                [
+                    *params,
+                    cap,
+                    cap + 1,
+                    query_vec,
+                    int(k),
+                    query_vec,
+                    *params,
+                    query_vec,
+                    int(k),
+                    query_vec,
+                    [story_id for story_id, _ in also],
+                    [int(index) for _, index in also],
+                    *params,
+                ],
             ).fetchall()
         return [
             ChunkHit(
@@ -786,17 +818,15 @@ class PgVectorIndex:
             for r in rows
         ]
 
-    def search_text(self, text: str, embedding: Sequence[float], scope: ReadScope, k: int) -> list[ChunkHit]:
+    def search_text(self, text: str, scope: ReadScope, k: int) -> list[ChunkHit]:
         """Chunks sharing words with `text`, scored by the summed inverse document frequency of
-        the shared words over that of all query words (0..1); cosine computed alongside.
+        the shared words over that of all query words (0..1). It needs no query embedding, so it
+        can run while the query is embedded; `similarity` is left at 0 (`search(also=...)` gives it).
 
         One statement: the query's lexemes, their document frequencies among the chunks `scope`
         may read (so the weights never depend on stories the reader cannot see, and rare words
         of this family weigh more than words rare elsewhere), the best `4k` candidates by
         `ts_rank`, and each candidate's share of the IDF weight."""
-        import numpy as np
-        from pgvector import Vector
-
         where, params = scope_sql(scope)
         rows = (
             self.db.connection()
@@ -817,12 +847,11 @@ class PgVectorIndex:
                 " SELECT sc.story_id, sc.legacy_id, sc.chunk_index, sc.tsv, ts_rank(sc.tsv, q.query) AS rank"
                 " FROM scoped sc CROSS JOIN q WHERE sc.tsv @@ q.query ORDER BY rank DESC LIMIT %s)"
                 " SELECT h.story_id, h.legacy_id, h.chunk_index, c.content, c.token_count,"
-                " 1 - (c.embedding <=> %s) AS similarity,"
                 " (SELECT coalesce(sum(i.w) FILTER (WHERE h.tsv @@ i.tq), 0) / nullif(sum(i.w), 0) FROM idf i)"
                 " AS lexical"
                 " FROM hits h JOIN story_chunks c ON c.story_id = h.story_id AND c.chunk_index = h.chunk_index"
                 " ORDER BY h.rank DESC",
-                [text, *params, int(k) * 4, Vector(np.asarray(embedding, dtype=np.float32))],
+                [text, *params, int(k) * 4],
             )
             .fetchall()
         )
@@ -833,7 +862,7 @@ class PgVectorIndex:
                 chunk_index=r["chunk_index"],
                 text=r["content"],
                 token_count=r["token_count"],
-                similarity=float(r["similarity"]),
+                similarity=0.0,
                 lexical=round(float(r["lexical"] or 0.0), 6),
             )
             for r in rows

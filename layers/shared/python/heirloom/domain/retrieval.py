@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from uuid import UUID
 
 from heirloom.contracts.context import ChunkResult, ContextRequest, VectorBranch
@@ -58,6 +60,11 @@ def _result(hit: ChunkHit) -> ChunkResult:
     )
 
 
+@lru_cache(maxsize=1)
+def _query_embeddings() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="heirloom-query-embed")
+
+
 def vector_search(
     request: ContextRequest, store: StoryStore, vectors: VectorIndex, embedder: Embedder, *, k: int = 24
 ) -> VectorBranch:
@@ -68,14 +75,19 @@ def vector_search(
     text = query_text(request)
     # the subject's names would pull every story titled with them ahead of the answer
     focus = without_subject(text, subject_forms(store, request.legacy_id)) or text
+    # the query is embedded while the words are searched (that search needs no embedding)
+    pending = _query_embeddings().submit(embedder.embed, [focus])
+    by_words = vectors.search_text(focus, scope, k)
     try:
-        (embedding,) = embedder.embed([focus])
+        (embedding,) = pending.result()
     except ModelError as exc:  # throttled or refused: the workflow's Catch gives no chunks
         raise VectorUnavailable(f"query embedding failed: {type(exc).__name__} {exc.code}".strip()) from exc
-    merged: dict[tuple[UUID, int], ChunkHit] = {
-        (h.story_id, h.chunk_index): h for h in vectors.search(embedding, scope, k)
-    }
-    for hit in vectors.search_text(focus, embedding, scope, k):
-        merged[(hit.story_id, hit.chunk_index)] = hit  # the same cosine, plus its lexical score
+    # the nearest chunks, and the cosine of the chunks found by words
+    nearest = vectors.search(embedding, scope, k, also=[(h.story_id, h.chunk_index) for h in by_words])
+    merged: dict[tuple[UUID, int], ChunkHit] = {(h.story_id, h.chunk_index): h for h in nearest}
+    for hit in by_words:
+        key = (hit.story_id, hit.chunk_index)
+        if key in merged:  # the same cosine, plus its lexical score
+            merged[key] = hit.model_copy(update={"similarity": merged[key].similarity})
     results = sorted((_result(h) for h in merged.values()), key=lambda c: -retrieval_score(c))
     return VectorBranch(hits=tuple(results), latency_ms=round((time.monotonic() - started) * 1000, 2))
