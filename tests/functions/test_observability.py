@@ -34,8 +34,7 @@ def test_context_assembled_event_and_metrics(capsys):
         ),
     )
     metrics = Metrics(namespace="Heirloom", service="test")
-    # an explicit level: a CLI test earlier in the session may have set POWERTOOLS_LOG_LEVEL
-    record_context(result, Logger(service="test", level="INFO"), metrics)
+    record_context(result, Logger(service="test"), metrics)
     metrics.flush_metrics()
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     event = next(line for line in lines if line.get("message") == "context_assembled")

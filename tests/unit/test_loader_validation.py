@@ -1,6 +1,7 @@
 """A bad dataset stops `heirloom load` with file, line and field, exit code 2, before any write."""
 
 import copy
+import os
 
 import pytest
 
@@ -63,5 +64,7 @@ def test_cli_exits_2_with_the_reason_and_starts_nothing(tmp_path, capsys, monkey
         raise AssertionError("the stack must not start for an invalid dataset")
 
     monkeypatch.setattr("heirloom.local.runtime.open_runtime", must_not_start)
+    # the CLI sets quiet Powertools defaults in the process environment: keep them in this test
+    monkeypatch.setattr(os, "environ", dict(os.environ))
     assert main(["load", str(root)]) == 2
     assert "stories.jsonl:1: visibility:" in capsys.readouterr().err
