@@ -58,18 +58,7 @@ def _state(stack: bench.BenchStack, *, provenance_as_set: bool = False) -> dict[
 def _load_story_by_story(stack: bench.BenchStack, corpus: bench.Corpus) -> None:
     """The reference: every record and story through the per-record ingestion functions."""
     ports = stack.ports
-    for plan in corpus.legacies:
-        ingestion.apply_legacy(ports, plan.legacy)
-    for person in corpus.persons:
-        ingestion.apply_person(ports, person)
-    for user in corpus.users:
-        ingestion.apply_user(ports, user)
-    for member in corpus.members:
-        ingestion.apply_member(ports, member)
-    for rel in corpus.relationships:
-        ingestion.apply_relationship(ports, rel)
-    for link in corpus.links:
-        ingestion.apply_link(ports, link)
+    bench.apply_records(ports, corpus)
     for sp in corpus.stories:
         ingestion.apply_story(ports, sp.story, process=False)
         digest = content_hash(sp.story.content)

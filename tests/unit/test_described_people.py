@@ -55,3 +55,9 @@ def test_named_people_finds_aliases_the_model_missed_and_skips_ambiguous_names()
     assert found["Frannie"] == str(fran.id)
     assert found["Uncle Jim"] == str(jim1.id)
     assert "Jim" not in found  # two known Jims: left to the resolver
+
+
+def test_relationship_type_words_are_already_word_keys():
+    from heirloom.domain.traversal import _KIND_WORDS, _stem
+
+    assert all(_stem(w) == w for words in _KIND_WORDS.values() for w in words)

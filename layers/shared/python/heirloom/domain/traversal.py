@@ -358,7 +358,7 @@ _DESCRIPTION_STOPWORDS = frozenset(
         "elder",
     ]
 )
-#: the words a relationship type is described by, besides its detail
+#: the words a relationship type is described by, besides its detail (already word keys)
 _KIND_WORDS: dict[str, frozenset[str]] = {
     "FRIENDS_WITH": frozenset({"friend", "friendship", "pal", "buddy"}),
     "WORKED_WITH": frozenset({"colleague", "coworker", "workmate", "worked", "work", "job"}),
@@ -414,7 +414,7 @@ def described_people(query: str, rows: Sequence[dict[str, Any]], exclude: Iterab
         words = description_words(str(row.get("detail") or "")) | _KIND_WORDS.get(
             str(row.get("relationship") or ""), frozenset()
         )
-        overlap = len(wanted & {_stem(w) for w in words})
+        overlap = len(wanted & words)
         scores[person] = max(scores.get(person, 0), overlap)
     best = max(scores.values(), default=0)
     return sorted(p for p, n in scores.items() if n == best) if best else []

@@ -905,6 +905,24 @@ def _load_state(stack: BenchStack, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, 
     return {r["id"]: r for r in rows}
 
 
+def apply_records(ports: IngestionPorts, corpus: Corpus) -> None:
+    """Every record of `corpus` but its stories, through the per-record ingestion functions."""
+    from heirloom.domain import ingestion
+
+    for plan in corpus.legacies:
+        ingestion.apply_legacy(ports, plan.legacy)
+    for person in corpus.persons:
+        ingestion.apply_person(ports, person)
+    for user in corpus.users:
+        ingestion.apply_user(ports, user)
+    for member in corpus.members:
+        ingestion.apply_member(ports, member)
+    for rel in corpus.relationships:
+        ingestion.apply_relationship(ports, rel)
+    for link in corpus.links:
+        ingestion.apply_link(ports, link)
+
+
 def load_corpus(
     stack: BenchStack,
     corpus: Corpus,
@@ -934,18 +952,7 @@ def load_corpus(
         for label in sorted(NODE_LABELS):  # a fresh database: no graph left from an earlier one
             ports.graph.run(f"MATCH (n:{label}) DETACH DELETE n")
     with stack.db.transaction():
-        for plan in corpus.legacies:
-            ingestion.apply_legacy(ports, plan.legacy)
-        for person in corpus.persons:
-            ingestion.apply_person(ports, person)
-        for user in corpus.users:
-            ingestion.apply_user(ports, user)
-        for member in corpus.members:
-            ingestion.apply_member(ports, member)
-        for rel in corpus.relationships:
-            ingestion.apply_relationship(ports, rel)
-        for link in corpus.links:
-            ingestion.apply_link(ports, link)
+        apply_records(ports, corpus)
     if progress:
         progress(
             f"bench: {len(corpus.legacies)} legacies, {len(corpus.persons)} persons written; loading stories"
