@@ -49,24 +49,22 @@ def copy_tiktoken(dest: Path) -> Path:
     return target
 
 
-#: Lambda's limit on a function's unzipped code plus all its layers
+#: Lambda's limit on a function's unzipped code plus all its layers (MB of 2^20 bytes)
 LAMBDA_UNZIPPED_LIMIT_MB = 250.0
 
 
-def tree_mb(root: Path) -> float:
-    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1_000_000
+def size_report(layers: list[Path]) -> tuple[str, float]:
+    """One line per layer and the total as a share of the unzipped limit; and the total."""
+    from heirloom.local.bench import dir_mb
 
-
-def size_report(layers: list[Path]) -> str:
-    """One line per layer and the total, as a share of the unzipped limit."""
-    sizes = {layer: tree_mb(layer) for layer in layers}
+    sizes = {layer: dir_mb(layer) for layer in layers}
     lines = [f"{layer}: {mb:.1f} MB" for layer, mb in sizes.items()]
     total = sum(sizes.values())
     lines.append(
         f"layers together: {total:.1f} MB of Lambda's {LAMBDA_UNZIPPED_LIMIT_MB:.0f} MB unzipped limit "
         f"({100 * total / LAMBDA_UNZIPPED_LIMIT_MB:.0f}%)"
     )
-    return "\n".join(lines)
+    return "\n".join(lines), total
 
 
 def main(argv: list[str]) -> int:
@@ -77,8 +75,8 @@ def main(argv: list[str]) -> int:
         print(copy_tiktoken(Path(argv[1])))
         return 0
     if argv[:1] == ["sizes"] and len(argv) > 1:
-        print(size_report([Path(a) for a in argv[1:]]))
-        total = sum(tree_mb(Path(a)) for a in argv[1:])
+        report, total = size_report([Path(a) for a in argv[1:]])
+        print(report)
         return 0 if total < LAMBDA_UNZIPPED_LIMIT_MB else 1
     print(__doc__, file=sys.stderr)
     return 2

@@ -192,12 +192,13 @@ def test_layer_sizes_are_reported_against_the_lambda_limit(tmp_path):
 
     small, big = tmp_path / "small", tmp_path / "big"
     (small / "python").mkdir(parents=True)
-    (small / "python" / "a.bin").write_bytes(b"x" * 2_000_000)
-    report = size_report([small])
+    (small / "python" / "a.bin").write_bytes(b"x" * 2 * 1024 * 1024)
+    report, total = size_report([small])
+    assert total == 2.0
     assert f"{small}: 2.0 MB" in report
     assert f"2.0 MB of Lambda's {LAMBDA_UNZIPPED_LIMIT_MB:.0f} MB" in report
     assert main(["sizes", str(small)]) == 0
     big.mkdir()
     with (big / "huge.bin").open("wb") as fh:  # sparse: counts its size without writing it
-        fh.truncate(int(LAMBDA_UNZIPPED_LIMIT_MB * 1_000_000) + 1)
+        fh.truncate(int(LAMBDA_UNZIPPED_LIMIT_MB * 1024 * 1024) + 1)
     assert main(["sizes", str(big)]) == 1

@@ -607,7 +607,8 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
 
 
-def _dir_mb(path: Path) -> float:
+def dir_mb(path: Path) -> float:
+    """Size of a folder's files in MB (2^20 bytes, as Lambda's limits count), without caches."""
     total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
     return round(total / 1024 / 1024, 2)
 
@@ -615,12 +616,12 @@ def _dir_mb(path: Path) -> float:
 def layer_sizes(root: Path) -> tuple[dict[str, float], list[str]]:
     """MB (2^20 bytes, as Lambda's 250 MB limit counts) of each layer folder, without caches;
     and the built layers that are missing."""
-    sizes = {"shared": _dir_mb(root / "layers" / "shared" / "python")}
+    sizes = {"shared": dir_mb(root / "layers" / "shared" / "python")}
     missing = []
     for name in BUILT_LAYERS:
         path = root / "build" / "layers" / name
         if path.is_dir() and any(path.iterdir()):
-            sizes[name] = _dir_mb(path)
+            sizes[name] = dir_mb(path)
         else:
             missing.append(name)
     return sizes, missing
