@@ -147,3 +147,21 @@ def test_replay_is_idempotent_and_skips_extraction(loaded, tmp_path):
     bumped = dataclasses.replace(ports, extractor_version="scripted-2")
     load_dataset(bumped, mini.write(tmp_path / "again2"))
     assert extractor.calls == calls + 4 and facts(ports.graph) == before
+
+
+def test_a_lost_graph_is_rebuilt_by_the_next_load(loaded, tmp_path):
+    """The graph store restarting empty (or from an older snapshot) while PostgreSQL keeps its
+    sync marks: the local runtime notices, unmarks, and a reload rebuilds the same facts."""
+    from heirloom.local.runtime import repair_lost_graph
+
+    ports, mini, extractor = loaded
+    before, calls = facts(ports.graph), extractor.calls
+    assert not repair_lost_graph(ports)  # in step: the marks stay
+    ports.graph.delete_all()
+    with pytest.warns(UserWarning, match="lost data"):
+        assert repair_lost_graph(ports)
+    assert ports.stories.graph_synced_count() == 0
+    load_dataset(ports, mini.write(tmp_path / "again"))
+    assert facts(ports.graph) == before
+    assert extractor.calls > calls and ports.stories.graph_synced_count() > 0
+    assert not repair_lost_graph(ports)

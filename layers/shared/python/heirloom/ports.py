@@ -85,6 +85,15 @@ class StoryStore(Protocol):
         ...
 
     def mark_graph_synced(self, story_id: UUID, content_hash: str, extractor_version: str) -> None: ...
+    def graph_synced_count(self) -> int:
+        """How many stories are marked as having their graph facts built."""
+        ...
+
+    def forget_graph_synced(self) -> None:
+        """Unmark every story's graph facts (the graph store lost them): the next delivery of
+        each story, a reload or a backfill rebuilds them."""
+        ...
+
     def stories_needing_processing(
         self,
         *,

@@ -575,6 +575,16 @@ class PgStoryStore:
                 (story_id, content_hash, extractor_version),
             )
 
+    def graph_synced_count(self) -> int:
+        row = self._one("SELECT count(*) AS n FROM story_processing WHERE graph_hash IS NOT NULL", ())
+        return int(row["n"]) if row else 0
+
+    def forget_graph_synced(self) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE story_processing SET graph_hash = NULL, extractor_version = NULL WHERE graph_hash IS NOT NULL"
+            )
+
     def stories_needing_processing(
         self,
         *,

@@ -83,4 +83,22 @@ def open_runtime(settings: Settings | None = None, *, start: bool = True) -> Loc
         extractor=extractor,
         extractor_version=getattr(extractor, "version", "") if extractor else "",
     )
+    repair_lost_graph(ports)
     return LocalRuntime(settings=settings, db=db, graph=graph, ports=ports)
+
+
+def repair_lost_graph(ports: IngestionPorts) -> bool:
+    """If the graph holds fewer Story nodes than stories marked as synced, the graph store lost
+    data (FalkorDB restarted from an older snapshot, or none): unmark them all, so loading the
+    dataset again (which `eval` and `demo` do) or `heirloom backfill` rebuilds the graph instead
+    of trusting the marks. True if it did."""
+    synced = ports.stories.graph_synced_count()
+    if synced == 0 or ports.graph.count_nodes().get("Story", 0) >= synced:
+        return False
+    warnings.warn(
+        f"the graph has fewer Story nodes than the {synced} stories marked as synced: it lost data;"
+        " their graph facts will be rebuilt",
+        stacklevel=2,
+    )
+    ports.stories.forget_graph_synced()
+    return True

@@ -101,8 +101,13 @@ class LocalStack:
                 str(self.falkor_socket),
                 "--unixsocketperm",
                 "700",
+                # the graph outlives a restart like the database beside it: a snapshot a minute
+                # after writes and on shutdown (a crash can still lose that minute, which
+                # `heirloom.local.runtime.repair_lost_graph` detects)
                 "--save",
-                "",
+                "60 1",
+                "--dbfilename",
+                "graph.rdb",
                 "--appendonly",
                 "no",
                 "--daemonize",
