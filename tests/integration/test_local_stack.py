@@ -6,7 +6,6 @@ import sys
 import psutil
 
 from heirloom.adapters.falkor import FalkorGraphStore
-
 from heirloom.local.stack import LocalStack
 from tests.support.stack import stack_home
 
