@@ -217,3 +217,14 @@ def test_the_neighbourhood_cache_answers_repeat_traversals_without_the_graph(gra
     now[0] += 301
     traverse(graph, _request(fx), _intent(Intent.RELATIONAL), config, cache=cache)
     assert len(sent) == 5  # expired: asked again
+
+
+def test_spatial_names_only_contained_in_a_place_are_weaker_evidence_on_the_word_path(graph, fx):
+    friend = load_personas()["friend"].traversal
+    named = traverse(graph, _request(fx), _intent(Intent.SPATIAL, places=("Heron Lake",)), friend)
+    word = traverse(graph, _request(fx), _intent(Intent.SPATIAL, places=("lake",)), friend)
+    spatial = [h for h in named.hits if h.template == "spatial"]
+    assert spatial and all(h.entity == "Heron Lake" and h.entity_match for h in spatial)
+    spatial = [h for h in word.hits if h.template == "spatial"]
+    assert {fname(h.story_id) for h in spatial} == {"s-lake"}
+    assert all(h.entity == "lake" and h.via == "Heron Lake" and not h.entity_match for h in spatial)

@@ -166,6 +166,17 @@ def test_the_both_sources_bonus_is_full_only_for_a_specific_path(personas):
     assert by_id[sid(2)].score == pytest.approx(1.0 + 0.15 / (1 + math.log(5)), abs=1e-6)
 
 
+def test_each_overview_story_is_its_own_path(personas):
+    family = personas[Persona.FAMILY].traversal
+    # the broadest stories are picked one by one, not through one entity: three of them do not
+    # dilute each other's specificity as three stories behind one person would
+    overview = [cand(i, hits=(hit(sid(i), None, template="overview"),)) for i in range(1, 4)]
+    person = [cand(i, hits=(hit(sid(i), None, template="general"),)) for i in range(4, 7)]
+    by_id = {s.candidate.story_id: s for s in rank_candidates([*overview, *person], family)}
+    assert [by_id[sid(i)].score for i in range(1, 4)] == [0.6] * 3  # 1.0 x specificity 1 x 0.6
+    assert by_id[sid(4)].score == pytest.approx(0.6 / (1 + math.log(3)), abs=1e-6)
+
+
 def test_ties_go_to_primary_then_story_id(personas):
     family = personas[Persona.FAMILY].traversal
     linked = cand(1, embedding=0.5, primary=False, shared_via="all")

@@ -168,8 +168,15 @@ class ScoredCandidate:
         return tuple(out)
 
 
+#: templates that choose each story on its own merits rather than through one entity (the
+#: legacy's broadest stories): their stories do not share a path
+PER_STORY_TEMPLATES = frozenset({"overview"})
+
+
 def path_key(hit: GraphHit) -> tuple[str, str, str]:
     """The traversal path a hit came by: template, the entity or person it went through, edge."""
+    if hit.template in PER_STORY_TEMPLATES:
+        return (hit.template, str(hit.story_id), hit.relationship or "")
     return (hit.template, (hit.entity or hit.via or "").casefold(), hit.relationship or "")
 
 

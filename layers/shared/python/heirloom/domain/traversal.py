@@ -584,7 +584,14 @@ def traverse(
         place_ids = _ids(intent, ["Place"])
         if names or place_ids:
             for row in run.query("spatial", {**base, "ids": place_ids, "names": names}):
-                add(row["story_ids"], "spatial", 1, "TOOK_PLACE_AT", row["entity"], entity_match=True)
+                place = str(row["entity"] or "")
+                if row["entity_id"] in place_ids or place.lower() in names:
+                    add(row["story_ids"], "spatial", 1, "TOOK_PLACE_AT", place, entity_match=True)
+                else:
+                    # a place whose name only contains a word of the message ("lake" in
+                    # "Tamarack Lake") is weaker evidence, and its path is that word's
+                    term = next((n for n in names if n in place.lower()), place)
+                    add(row["story_ids"], "spatial", 1, "TOOK_PLACE_AT", term, via=place)
     elif kind is Intent.CROSS_LEGACY and cross:
         for row in run.query(
             "cross_legacy", {**base, "legacy_id": legacy_id, "ids": person_ids + entity_ids}
