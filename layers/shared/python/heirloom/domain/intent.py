@@ -98,6 +98,12 @@ _OBJECT_NOUNS = (
     r"trunk|chest|box|tools?|camera|typewriter|sewing machine|radio|book"
 )
 
+#: verbs of a first-hand account: what someone remembered, said, wrote or thought
+_ACCOUNT_VERBS = (
+    r"remember\w*|recall\w*|say|says|said|write|writes|wrote|written|think|thinks|thought|tell|tells|told|"
+    r"describe\w*"
+)
+
 #: intent -> cues (weight, pattern). Each cue counts once; evidence combines by noisy-OR.
 CUES: dict[Intent, tuple[Cue, ...]] = {
     Intent.RELATIONAL: _cues(
@@ -182,9 +188,7 @@ CUES: dict[Intent, tuple[Cue, ...]] = {
         (0.6, r"\b(?:his|her|their) own (?:stories|story|words|account|memories|telling|legacy|letters?)\b"),
         (
             0.6,
-            r"\b(?:himself|herself)\b(?=.*\b(?:remember\w*|recall\w*|say|said|write|wrote|think|thought|"
-            r"tell|told|describe\w*)\b)|\b(?:remember\w*|recall\w*|say|said|write|wrote|think|thought|"
-            r"tell|told|describe\w*)\b.*\b(?:himself|herself)\b",
+            rf"\b(?:himself|herself)\b(?=.*\b(?:{_ACCOUNT_VERBS})\b)|\b(?:{_ACCOUNT_VERBS})\b.*\b(?:himself|herself)\b",
         ),
         (0.6, r"\b(?:linked|connected) (?:legac(?:y|ies)|stor(?:y|ies)|famil(?:y|ies)|memorials?)\b"),
         (0.5, r"\blinked\b"),
@@ -224,8 +228,7 @@ LINKED_MATCH_WEIGHT = 0.7
 #: what a linked legacy's subject remembered, wrote or said is told in their own legacy
 LINKED_VOICE_WEIGHT = 0.75
 _VOICE = re.compile(
-    r"\b(?:remember\w*|recall\w*|say|says|said|write|writes|wrote|written|think|thinks|thought|"
-    r"feel|feels|felt|tell|tells|told|describe\w*|mention\w*|account|side|perspective|legacy|stories)\b",
+    rf"\b(?:{_ACCOUNT_VERBS}|feel|feels|felt|mention\w*|account|side|perspective|legacy|stories)\b",
     re.IGNORECASE,
 )
 
