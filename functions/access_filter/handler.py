@@ -10,7 +10,7 @@ from heirloom.domain.access_filter import filter_context
 from heirloom.edges import parse
 from heirloom.services import Services, default_services
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics()
+logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
 @logger.inject_lambda_context

@@ -20,7 +20,7 @@ from heirloom.domain.context_api import (
 from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable
 from heirloom.services import Services, default_services
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics()
+logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 app = APIGatewayRestResolver(enable_validation=True)
 STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404}
 #: the refusals, as the OpenAPI document describes them (validation errors are 400, not 422)

@@ -11,7 +11,7 @@ from heirloom.edges import parse
 from heirloom.observability import record_traversal
 from heirloom.services import Services, default_services
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics()
+logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
 @logger.inject_lambda_context

@@ -12,7 +12,7 @@ from heirloom.edges import parse
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.services import Services, default_services
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics()
+logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
 @logger.inject_lambda_context

@@ -10,7 +10,7 @@ from heirloom.domain.intent_step import intent_analysis_step
 from heirloom.edges import parse
 from heirloom.services import Services, default_services
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics()
+logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
 @logger.inject_lambda_context

@@ -12,7 +12,7 @@ from heirloom.edges import parse
 from heirloom.observability import record_context
 from heirloom.services import Services, default_services
 
-logger, tracer, metrics = Logger(), Tracer(), Metrics()
+logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
 @logger.inject_lambda_context

@@ -1,7 +1,11 @@
 """Structured events and EMF metrics carry seed 000's names and never story text."""
 
 import json
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 from aws_lambda_powertools import Logger, Metrics
 
@@ -49,3 +53,40 @@ def test_context_assembled_event_and_metrics(capsys):
     phases = {line.get("phase") for line in lines if "GraphContextLatency" in line}
     assert phases == {"vector", "graph"}
     assert all(SECRET not in json.dumps(line) and "The Tin" not in json.dumps(line) for line in lines)
+
+
+TRACING_PROBE = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("h", sys.argv[1])
+spec.loader.exec_module(importlib.util.module_from_spec(spec))
+loaded = [m for m in ("botocore.client", "requests", "httpx") if m in sys.modules]
+assert not loaded, f"imported by the handler module: {loaded}"
+from heirloom.services import default_services
+default_services()
+import botocore.client, requests
+assert hasattr(botocore.client.BaseClient._make_api_call, "__wrapped__"), "botocore not traced"
+assert hasattr(requests.Session.request, "__wrapped__"), "requests not traced"
+print("ok")
+"""
+
+
+def test_handlers_patch_only_the_traced_libraries_and_only_once_they_build_ports(tmp_path):
+    """In Lambda (tracing on) a handler module imports no client library; its first
+    default_services() patches the AWS SDK and requests for X-Ray, and nothing else."""
+    env = {
+        **os.environ,
+        "AWS_LAMBDA_FUNCTION_NAME": "VectorSearch",
+        "LAMBDA_TASK_ROOT": str(tmp_path),
+        "POWERTOOLS_SERVICE_NAME": "heirloom",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    env.pop("POWERTOOLS_TRACE_DISABLED", None)
+    handler = Path(__file__).resolve().parents[2] / "functions" / "vector_search" / "handler.py"
+    proc = subprocess.run(  # noqa: PLW1510 (the return code is asserted with the output)
+        [sys.executable, "-c", TRACING_PROBE, str(handler)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

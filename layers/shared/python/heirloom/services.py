@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
+from heirloom.observability import trace_library_calls
 from heirloom.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -155,4 +156,5 @@ class Services:
 
 @lru_cache(maxsize=1)
 def default_services() -> Services:
+    trace_library_calls()
     return Services(get_settings())
