@@ -1,6 +1,7 @@
 """Graph traversal: intent + persona -> openCypher templates (seed 000 section 6) -> GraphResults.
 
-Templates use logical labels and parameters only; at most 2 hops; each capped by the persona's
+Templates use logical labels and parameters only (and list comprehensions where Cypher has
+any()/all(), which Neptune's openCypher lacks); at most 2 hops; each capped by the persona's
 `max_graph_results`. Every template returns rows in the shape its reader consumes, and the
 integration tests run each one against FalkorDB with a fixture graph.
 """
@@ -91,7 +92,7 @@ LIMIT $limit
 SPATIAL = """
 MATCH (place:Place)
 WHERE place.legacy_id IN $legacy_ids
-  AND (place.id IN $ids OR any(n IN $names WHERE toLower(place.name) CONTAINS n))
+  AND (place.id IN $ids OR size([n IN $names WHERE toLower(place.name) CONTAINS n]) > 0)
 OPTIONAL MATCH (s:Story)-[:TOOK_PLACE_AT]->(place)
 WHERE s.legacy_id IN $legacy_ids
 OPTIONAL MATCH (p:Person)-[:LIVED_IN|WORKED_AT]->(place)
@@ -103,12 +104,12 @@ LIMIT $limit
 
 TEMPORAL = """
 MATCH (s:Story)
-WHERE s.legacy_id IN $legacy_ids AND any(y IN coalesce(s.years, []) WHERE y >= $start AND y <= $end)
+WHERE s.legacy_id IN $legacy_ids AND size([y IN coalesce(s.years, []) WHERE y >= $start AND y <= $end]) > 0
 RETURN s.id AS story_id, 'TIME' AS relationship, NULL AS entity
 LIMIT $limit
 UNION
 MATCH (e:Event)
-WHERE e.legacy_id IN $legacy_ids AND any(y IN coalesce(e.years, []) WHERE y >= $start AND y <= $end)
+WHERE e.legacy_id IN $legacy_ids AND size([y IN coalesce(e.years, []) WHERE y >= $start AND y <= $end]) > 0
 MATCH (s:Story)-[r:REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
 RETURN s.id AS story_id, r.kind AS relationship, e.name AS entity
