@@ -150,8 +150,9 @@ def test_combined_scores_and_sources(personas):
     assert by_id[sid(1)].score == pytest.approx(1.0 + 0.15 / (1 + math.log(2)), abs=1e-6)
     assert by_id[sid(1)].source == "embedding+graph:FAMILY_OF"
     assert by_id[sid(2)].score == 1.0 and by_id[sid(2)].source == "embedding"
-    # best path 0.3544 plus a quarter of the 1-hop KNEW path (0.3, reached by one story), scaled
-    assert by_id[sid(3)].score == pytest.approx(0.6 * (0.6 / (1 + math.log(2)) + 0.25 * 0.3), abs=1e-6)
+    # best path 0.3544 plus a quarter of the 1-hop KNEW path (0.3, reached by one story), scaled;
+    # only the graph reached it, by a path: half of that (GRAPH_ONLY_WEIGHT)
+    assert by_id[sid(3)].score == pytest.approx(0.5 * 0.6 * (0.6 / (1 + math.log(2)) + 0.25 * 0.3), abs=1e-6)
     assert by_id[sid(3)].source == "graph:FAMILY_OF"
     assert by_id[sid(3)].reasons == ("family connection (FAMILY_OF)", "acquaintance connection (KNEW)")
 
@@ -174,7 +175,21 @@ def test_each_overview_story_is_its_own_path(personas):
     person = [cand(i, hits=(hit(sid(i), None, template="general"),)) for i in range(4, 7)]
     by_id = {s.candidate.story_id: s for s in rank_candidates([*overview, *person], family)}
     assert [by_id[sid(i)].score for i in range(1, 4)] == [0.6] * 3  # 1.0 x specificity 1 x 0.6
-    assert by_id[sid(4)].score == pytest.approx(0.6 / (1 + math.log(3)), abs=1e-6)
+    # a path reaching three graph-only stories: specificity 1 / (1 + ln 3), and the graph-only half
+    assert by_id[sid(4)].score == pytest.approx(0.5 * 0.6 / (1 + math.log(3)), abs=1e-6)
+
+
+def test_a_story_only_the_graph_reached_by_a_path_ranks_below_what_both_found(personas):
+    family = personas[Persona.FAMILY].traversal
+    named = hit(sid(1), "MENTIONS", entity_match=True)
+    graph_only = cand(1, hits=(named,))
+    weak = cand(2, embedding=0.4)  # 0.44 once calibrated to the top
+    top = cand(3, embedding=0.9)
+    hybrid = rank_candidates([graph_only, weak, top], family)
+    assert [s.candidate.story_id for s in hybrid] == [sid(3), sid(2), sid(1)]
+    assert hybrid[2].score == pytest.approx(0.5 * 0.6 * 1.2, abs=1e-6)  # half of 0.72
+    # graph mode ranks graph evidence alone: nothing to halve it against
+    assert rank_candidates([graph_only], family, "graph")[0].score == pytest.approx(0.72, abs=1e-6)
 
 
 def test_ties_go_to_primary_then_story_id(personas):
@@ -254,9 +269,10 @@ def test_format_sections_and_provenance(tok, personas):
         "Source: Linked legacy (Ivy Marsh), matched by: embedding similarity\n"
         "Shared via: Legacy link (selected stories shared)"
     )
-    # ranked by score (1.15, 0.75, 0.36); sources follow the text: primary section, then linked
+    # ranked by score (1.15, 0.75, 0.18: graph only, by a path, 0.36 x 0.5); sources follow the
+    # text: primary section, then linked
     assert out.ranked_story_ids == (sid(1), sid(3), sid(2))
-    assert [s.score for s in out.metadata.sources] == [1.15, 0.36, 0.75]
+    assert [s.score for s in out.metadata.sources] == [1.15, 0.18, 0.75]
     assert out.metadata.tokens_used == tok.count(out.formatted_context)
     assert [c.story_id for c in out.embedding_results] == [sid(1), sid(3)]
     assert [h.story_id for h in out.graph_results] == [sid(1), sid(2)]

@@ -63,6 +63,11 @@ OTHER_PATHS_WEIGHT = 0.25
 #: so a graph hit alone does not outrank the best embedding match (docs/decisions/0002)
 GRAPH_SCALE = 0.6
 
+#: in hybrid mode, a story only the graph reached, through an entity path (embedding search did
+#: not retrieve it at all): the path says the story names that entity, not that it answers the
+#: question, so it ranks below what both sources found (docs/evaluation.md)
+GRAPH_ONLY_WEIGHT = 0.5
+
 CONNECTIONS_MAX_TOKENS = 200
 CONNECTIONS_MAX_SHARE = 0.05
 PRIMARY_SHARE = 0.6
@@ -227,7 +232,8 @@ def score_candidate(
     if embedding is None:
         if graph is None:
             return None
-        score = graph
+        by_path = mode == "hybrid" and ranked_hits[0].template not in PER_STORY_TEMPLATES
+        score = graph * GRAPH_ONLY_WEIGHT if by_path else graph
     elif graph is None:
         score = embedding
     else:
