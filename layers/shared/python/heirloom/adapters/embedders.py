@@ -6,6 +6,7 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -51,11 +52,12 @@ class OnnxMiniLmEmbedder:
         if _sha256(model) != MINILM_SHA256:
             raise EmbedderUnavailable(f"{model} does not match its pinned sha256")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        # one thread per session run, and up to `threads` runs at once (one session serves
+        # concurrent runs): splitting each operator over two threads cost ~25% more CPU per text
+        # than two runs side by side (a sync per operator of small matrices), and on two cores
+        # shared with the extractor that CPU is the throughput
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        # idle pool threads sleep instead of spinning: on two cores the spin steals the CPU the
-        # extractor needs while a story's chunks are embedded alongside its extraction
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(_tokenizer_json()))
         self._tokenizer.enable_truncation(max_length=max_length)
@@ -64,34 +66,50 @@ class OnnxMiniLmEmbedder:
         # of 2-8 than of 32 on two cores (the activations of a large batch leave the CPU caches);
         # the vectors are the same
         self._batch_size = max(1, batch_size)
+        self._threads = max(1, threads)
+        self._runs: ThreadPoolExecutor | None = None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Texts are batched in order of length, so a batch pads its short texts only up to
-        similar ones (a padded position costs as much as a real token); the vectors come back in
-        the order given. Padding never changes a vector: attention and pooling mask it out."""
-        import numpy as np
-
+        similar ones (a padded position costs as much as a real token), into at least as many
+        batches as there are threads (a story's six chunks: two runs of three side by side); the
+        vectors come back in the order given. Padding never changes a vector: attention and
+        pooling mask it out."""
         encodings = self._tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        count = max(-(-len(order) // self._batch_size), min(self._threads, len(order)))
+        batches = [order[k * len(order) // count : (k + 1) * len(order) // count] for k in range(count)]
+        if len(batches) > 1:
+            if self._runs is None:
+                self._runs = ThreadPoolExecutor(self._threads, thread_name_prefix="heirloom-onnx")
+            pooled = list(self._runs.map(lambda b: self._run([encodings[i].ids for i in b]), batches))
+        else:
+            pooled = [self._run([encodings[i].ids for i in b]) for b in batches]
         out: list[list[float]] = [[] for _ in encodings]
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start : start + self._batch_size]
-            width = max(len(encodings[i].ids) for i in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is token 0
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                ids[row, : len(encodings[i].ids)] = encodings[i].ids
-                mask[row, : len(encodings[i].ids)] = 1
-            (hidden,) = self._session.run(
-                ["last_hidden_state"],
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            for row, i in enumerate(batch):
-                out[i] = pooled[row].astype(float).tolist()
+        for batch, vectors in zip(batches, pooled, strict=True):
+            for i, vector in zip(batch, vectors, strict=True):
+                out[i] = vector
         return out
+
+    def _run(self, sequences: Sequence[Sequence[int]]) -> list[list[float]]:
+        """One session run over token id sequences, padded to the longest: mean-pooled unit vectors."""
+        import numpy as np
+
+        width = max(len(seq) for seq in sequences)
+        ids = np.zeros((len(sequences), width), dtype=np.int64)  # [PAD] is token 0
+        mask = np.zeros((len(sequences), width), dtype=np.int64)
+        for row, seq in enumerate(sequences):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        vectors: list[list[float]] = pooled.astype(float).tolist()
+        return vectors
 
 
 _WORD = re.compile(r"[a-z0-9]+")
