@@ -67,12 +67,12 @@ def padded_in_order(texts, batch_size=8):
     return out
 
 
-def test_minilm_length_ordered_single_threaded_runs_give_the_same_vectors(minilm):
-    """Batching by length and running batches side by side (one thread each) change only how
-    much padding a text shares its run with and how operators are split over threads: every
-    vector stays what the earlier in-order, two-threads-per-run embedder gave (the index and the
-    evaluation rest on them), for short, paragraph-long and truncated (> 256 tokens) texts, also
-    embedded alone."""
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_minilm_length_ordered_single_threaded_runs_give_the_same_vectors(minilm, batch_size):
+    """One text per run (the default) or batches by length, runs side by side with one thread
+    each: every vector stays what the earlier embedder (in-order batches of 8 padded to their
+    longest, every operator split over two threads) gave, which the index and the evaluation
+    rest on, for short, paragraph-long and truncated (> 256 tokens) texts, also embedded alone."""
     paragraph = "Grandpa Joe worked at the Hudson mill for thirty years and kept his pocket watch. "
     texts = [
         paragraph * 3,
@@ -87,9 +87,10 @@ def test_minilm_length_ordered_single_threaded_runs_give_the_same_vectors(minilm
         paragraph * 2 + "The end.",
         "",
     ]
-    got = minilm.embed(texts)
+    embedder = minilm if batch_size == 1 else OnnxMiniLmEmbedder(batch_size=batch_size)
+    got = embedder.embed(texts)
     before = padded_in_order(texts)
-    alone = [minilm.embed([t])[0] for t in texts]
+    alone = [embedder.embed([t])[0] for t in texts]
     assert len(got) == len(texts)
     for g, b, a in zip(got, before, alone, strict=True):
         assert cos(g, b) >= 0.9999
