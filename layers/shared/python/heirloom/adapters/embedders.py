@@ -67,23 +67,23 @@ class OnnxMiniLmEmbedder:
         # more still CPU per text, and single texts need no padding. The vectors are the same.
         self._batch_size = max(1, batch_size)
         self._threads = max(1, threads)
-        self._runs: ThreadPoolExecutor | None = None
+        # its threads start on the first call with more than one batch
+        self._runs = ThreadPoolExecutor(self._threads, thread_name_prefix="heirloom-onnx")
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Texts are batched in order of length, so a batch pads its short texts only up to
-        similar ones (a padded position costs as much as a real token), into at least as many
-        batches as there are threads, run side by side; the vectors come back in the order given. Padding never changes a vector: attention and
-        pooling mask it out."""
+        """Texts are batched in order of length (a batch pads its short texts only up to similar
+        ones; a padded position costs as much as a real token), into at least as many batches as
+        there are threads, run side by side; the vectors come back in the order given. Padding
+        never changes a vector: attention and pooling mask it out."""
         encodings = self._tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         count = max(-(-len(order) // self._batch_size), min(self._threads, len(order)))
         batches = [order[k * len(order) // count : (k + 1) * len(order) // count] for k in range(count)]
-        if len(batches) > 1:
-            if self._runs is None:
-                self._runs = ThreadPoolExecutor(self._threads, thread_name_prefix="heirloom-onnx")
-            pooled = list(self._runs.map(lambda b: self._run([encodings[i].ids for i in b]), batches))
-        else:
-            pooled = [self._run([encodings[i].ids for i in b]) for b in batches]
+
+        def run(batch: list[int]) -> list[list[float]]:
+            return self._run([encodings[i].ids for i in batch])
+
+        pooled = list(self._runs.map(run, batches)) if len(batches) > 1 else [run(b) for b in batches]
         out: list[list[float]] = [[] for _ in encodings]
         for batch, vectors in zip(batches, pooled, strict=True):
             for i, vector in zip(batch, vectors, strict=True):
