@@ -493,3 +493,29 @@ def test_batched_extraction_equals_one_story_at_a_time(extractor: SpacyEntityExt
     stories = [_story_of(200, i) for i in range(6)]
     single = [extractor.extract(story) for story in stories]
     assert list(extractor.extract_many(stories, batch_size=4)) == single
+
+
+def test_the_reduced_pipeline_extracts_what_the_full_model_does(extractor: SpacyEntityExtractor) -> None:
+    """`load_pipeline` leaves out the parser, attribute ruler and lemmatiser and runs the matrix
+    products on numpy's OpenBLAS instead of thinc's BLIS. Neither changes what is extracted:
+    token by token the same tags and entities as the same components on BLIS, and the same
+    entities as the whole model (whose parser sets sentence starts, which NER respects, so its
+    token-level entities may differ) on the sample stories and generated family stories."""
+    import spacy
+
+    from heirloom.local.bench import generate_corpus
+
+    package = extractor.package
+    texts = [s.text for s in STORIES] + [sp.story.content for sp in generate_corpus(300).stories[::10]]
+    reduced = spacy_extractor.load_pipeline(package)
+    full = spacy.load(package)
+    on_blis = spacy.load(package, exclude=["parser", "attribute_ruler", "lemmatizer", "senter"])
+    assert full.get_pipe("ner").model.ops.use_blis and on_blis.get_pipe("ner").model.ops.use_blis
+
+    def tokens(doc):
+        return [(t.tag_, t.ent_iob_, t.ent_type_) for t in doc]
+
+    for text in texts:
+        doc = reduced(text)
+        assert tokens(doc) == tokens(on_blis(text))
+        assert spacy_extractor._entities(doc, None, "v") == spacy_extractor._entities(full(text), None, "v")

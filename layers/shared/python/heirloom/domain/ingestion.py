@@ -8,7 +8,7 @@ re-chunks and re-embeds only when the indexed content hash is behind.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -166,6 +166,34 @@ def _store_index(
     ports.vectors.replace_chunks(story.id, embedded, key)
 
 
+@dataclass(frozen=True)
+class PendingEmbedding:
+    """A story's chunks, their vectors being computed in the model thread."""
+
+    key: str
+    title: str
+    chunks: list[Chunk]
+    vectors: Future[list[list[float]]]
+
+    def of(self, story: Story, digest: str) -> bool:
+        """Were these chunks cut from this content and embedded under this title?"""
+        return self.key == index_key(digest) and self.title == story.title
+
+    def store(self, ports: IngestionPorts, story: Story) -> None:
+        """Wait for the vectors and write the chunk index (an embedding error is raised here)."""
+        _store_index(ports, story, self.chunks, self.vectors.result(), self.key)
+
+
+def start_embedding(ports: IngestionPorts, story: Story, digest: str) -> PendingEmbedding | None:
+    """Chunk `story` and start embedding its chunks in the model thread, unless the index
+    already holds this content."""
+    key = index_key(digest)
+    if ports.vectors.indexed_hash(story.id) == key:
+        return None
+    chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
+    return PendingEmbedding(key, story.title, chunks, _model_calls().submit(_embed, ports, story, chunks))
+
+
 def extract_story(
     ports: IngestionPorts, story: Story, known: Sequence[Person] | None = None
 ) -> ExtractedEntities:
@@ -198,17 +226,11 @@ def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
     return found
 
 
-def sync_entities(
-    ports: IngestionPorts,
-    story: Story,
-    entities: ExtractedEntities,
-    digest: str,
-    known: Sequence[Person] | None = None,
-) -> SyncReport:
-    """Resolve people against the legacy's known persons (`known`, or read now) and replace the
-    story's graph facts."""
-    if known is None:
-        known = ports.stories.persons_of([story.legacy_id])
+def resolve_mentions(
+    ports: IngestionPorts, story: Story, entities: ExtractedEntities, known: Sequence[Person]
+) -> tuple[dict[str, str], list[str]]:
+    """The people `entities` name, resolved against the legacy's `known` persons (mention as
+    written -> person id), and the names left unresolved. Reads only."""
     from heirloom.domain.extraction import resolve_people
 
     relationships = ports.stories.relationships_of([p.id for p in known])
@@ -220,10 +242,36 @@ def sync_entities(
     for written, person_id in named_people(story.content, known).items():
         if person_id not in mentions.values():
             mentions[written] = person_id
-    unresolved = [u for u in unresolved if u not in mentions]
+    return mentions, [u for u in unresolved if u not in mentions]
+
+
+def write_entities(
+    ports: IngestionPorts,
+    story: Story,
+    entities: ExtractedEntities,
+    digest: str,
+    mentions: dict[str, str],
+    unresolved: Sequence[str],
+) -> SyncReport:
+    """Replace the story's graph facts, then mark the graph synced with this content."""
     report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
     ports.stories.mark_graph_synced(story.id, digest, entities.extractor_version or ports.extractor_version)
     return report
+
+
+def sync_entities(
+    ports: IngestionPorts,
+    story: Story,
+    entities: ExtractedEntities,
+    digest: str,
+    known: Sequence[Person] | None = None,
+) -> SyncReport:
+    """Resolve people against the legacy's known persons (`known`, or read now) and replace the
+    story's graph facts."""
+    if known is None:
+        known = ports.stories.persons_of([story.legacy_id])
+    mentions, unresolved = resolve_mentions(ports, story, entities, known)
+    return write_entities(ports, story, entities, digest, mentions, unresolved)
 
 
 def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
@@ -241,40 +289,50 @@ def _model_calls() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="heirloom-embed")
 
 
-def process_story(ports: IngestionPorts, story: Story, digest: str) -> None:
-    """`index_story` then `enrich_story`, with their two model calls (embedding the chunks,
-    extracting the entities) running side by side, as the ingestion workflow's Parallel state
-    runs them. The writes keep their order: the chunk index first (also when the extraction
-    fails, as before), then the graph; an embedding error is raised before any of them."""
-    key = index_key(digest)
-    chunks = None
-    if ports.vectors.indexed_hash(story.id) != key:
-        chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
-    if ports.extractor is None or ports.stories.graph_synced(story.id) == (digest, ports.extractor_version):
-        if chunks is not None:
-            _store_index(ports, story, chunks, _embed(ports, story, chunks), key)
-        return
-    embedding = _model_calls().submit(_embed, ports, story, chunks) if chunks else None
+def process_story(
+    ports: IngestionPorts, story: Story, digest: str, started: PendingEmbedding | None = None
+) -> None:
+    """`index_story` then `enrich_story`, with their two model calls running side by side, as
+    the ingestion workflow's Parallel state runs them: the chunks are embedded in the model
+    thread (`started` by the caller before the story's own writes, or now) while this thread
+    extracts the entities and reads what resolving them needs. The writes keep their order:
+    the chunk index first (also when the extraction fails, as before), then the graph; an
+    embedding error is raised before any of them."""
+    pending = (
+        started
+        if started is not None and started.of(story, digest)
+        else start_embedding(ports, story, digest)
+    )
+    resolved: tuple[ExtractedEntities, dict[str, str], list[str]] | None = None
     try:
-        known = ports.stories.persons_of([story.legacy_id])
-        entities = extract_story(ports, story, known)
+        if ports.extractor is not None and ports.stories.graph_synced(story.id) != (
+            digest,
+            ports.extractor_version,
+        ):
+            known = ports.stories.persons_of([story.legacy_id])
+            entities = extract_story(ports, story, known)
+            resolved = (entities, *resolve_mentions(ports, story, entities, known))
     except Exception:
-        if chunks is not None:
-            _store_index(ports, story, chunks, embedding.result() if embedding else [], key)
+        if pending is not None:
+            pending.store(ports, story)
         raise
-    if chunks is not None:
-        _store_index(ports, story, chunks, embedding.result() if embedding else [], key)
-    sync_entities(ports, story, entities, digest, known)
+    if pending is not None:
+        pending.store(ports, story)
+    if resolved is not None:
+        write_entities(ports, story, resolved[0], digest, resolved[1], resolved[2])
 
 
 def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) -> Change:
     """Store `story` (stale versions are no-ops) and bring the index and graph in step with what
     PostgreSQL now holds, which may be a newer version than the one delivered. With
     `process=False` only the record and its Story node are written; the ingestion workflow
-    (chunk + embed, extraction, graph sync) does the rest."""
+    (chunk + embed, extraction, graph sync) does the rest. The delivered content's embedding
+    starts before the story's writes (they overlap it) and is used if it is what is stored."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
     _require_user(ports, "author_user_id", story.author_user_id)
-    change = ports.stories.upsert_story(story, content_hash(story.content))
+    delivered = content_hash(story.content)
+    started = start_embedding(ports, story, delivered) if process else None
+    change = ports.stories.upsert_story(story, delivered)
     current = story if change is not Change.UNCHANGED else ports.stories.get_story(story.id)
     if current is None:  # deleted after this version was written: nothing to index
         return Change.UNCHANGED
@@ -282,7 +340,7 @@ def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) ->
     try:
         graph_sync.sync_story(ports.graph, current)
         if process:
-            process_story(ports, current, digest)
+            process_story(ports, current, digest, started)
     except Exception:
         if not deleted_meanwhile(ports, story.id):
             raise
