@@ -1023,6 +1023,38 @@ def load_corpus(
     return time.perf_counter() - started
 
 
+def graph_loaded(stack: BenchStack, corpus: Corpus) -> bool:
+    """Does the graph hold the corpus's Story nodes? FalkorDB runs without persistence, so a
+    restarted stack keeps PostgreSQL (and the load marker) but starts with an empty graph."""
+    rows = stack.ports.graph.run("MATCH (s:Story) RETURN count(s) AS n")
+    return bool(rows) and int(rows[0]["n"]) >= len(corpus.stories)
+
+
+def rebuild_graph(stack: BenchStack, corpus: Corpus, progress: ProgressFn | None = None) -> float:
+    """Write the graph of an already loaded corpus again, nothing embedded: the records through
+    `apply_records` (their rows are unchanged), the Story nodes as `apply_story` writes them and
+    the entity graph by `write_entity_graph`, in the batches `load_corpus` uses. Returns seconds."""
+    from heirloom.domain import graph_sync
+    from heirloom.domain.entity_sync import plan_story_entities
+    from heirloom.domain.graph_schema import NODE_LABELS
+
+    started = time.perf_counter()
+    graph = stack.ports.graph
+    for label in sorted(NODE_LABELS):
+        graph.run(f"MATCH (n:{label}) DETACH DELETE n")
+    with stack.db.transaction():
+        apply_records(stack.ports, corpus)
+    for batch in _batches(corpus.stories, LOAD_BATCH):
+        for sp in batch:
+            graph_sync.sync_story(graph, sp.story)
+        write_entity_graph(
+            graph, [plan_story_entities(sp.story, sp.entities, sp.resolved, []) for sp in batch]
+        )
+    if progress:
+        progress(f"bench: graph rebuilt in {time.perf_counter() - started:.0f} s")
+    return time.perf_counter() - started
+
+
 def measure_ingestion(stack: BenchStack, corpus: Corpus, count: int) -> dict[str, Any]:
     """Full `apply_story` (PostgreSQL, Story node, chunk + embed, extraction + graph sync) on probe
     copies of `count` corpus stories spread over the legacies; the probes are deleted afterwards."""
@@ -1536,6 +1568,10 @@ def run_bench(
             progress(f"bench: loading {stories} stories into database and graph {name}")
         load_seconds = load_corpus(stack, corpus, progress, load_timings)
         _write_marker(stack, marker)
+    elif not graph_loaded(stack, corpus):
+        if progress:
+            progress(f"bench: the graph of {name} is missing (a restarted FalkorDB); rebuilding it")
+        rebuild_graph(stack, corpus, progress)
     elif progress:
         progress(f"bench: reusing the corpus already loaded in {name}")
     if progress:
