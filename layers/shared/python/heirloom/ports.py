@@ -144,6 +144,10 @@ class Embedder(Protocol):
 
 
 class Tokenizer(Protocol):
+    """Counts, encodes and decodes model tokens. A token is at least one byte (byte-level
+    BPE), so `count(text)` never exceeds `len(text.encode())`: assembly skips counting the
+    sentences of an excerpt whose whole text fits the limit by size alone."""
+
     def count(self, text: str) -> int: ...
     def encode(self, text: str) -> list[int]: ...
     def decode(self, tokens: Sequence[int]) -> str: ...
