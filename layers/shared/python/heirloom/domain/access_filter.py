@@ -26,6 +26,7 @@ from heirloom.contracts.context import (
     QueryIntent,
     VectorBranch,
 )
+from heirloom.contracts.records import Legacy
 from heirloom.domain.access import ReadScope, resolve_scope
 from heirloom.domain.relevance import retrieval_score
 from heirloom.errors import NotFound
@@ -37,9 +38,12 @@ log = logging.getLogger(__name__)
 GRAPH_ONLY_CHUNKS = 2
 
 
-def scope_for(store: StoryStore, user_id: UUID, legacy_id: UUID) -> ReadScope:
-    """The user's read scope on `legacy_id`; raises AccessDenied / NotFound."""
-    if store.get_legacy(legacy_id) is None:
+def scope_for(
+    store: StoryStore, user_id: UUID, legacy_id: UUID, *, legacy: Legacy | None = None
+) -> ReadScope:
+    """The user's read scope on `legacy_id`; raises AccessDenied / NotFound. `legacy`: its row,
+    when the caller has read it already."""
+    if (legacy or store.get_legacy(legacy_id)) is None:
         raise NotFound(f"legacy {legacy_id} does not exist")
     return resolve_scope(
         user_id=user_id,
