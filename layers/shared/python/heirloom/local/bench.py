@@ -1279,10 +1279,34 @@ WHY: dict[str, str] = {
         "active tracing without SDK subsegments): an observability decision, left open."
     ),
     "vector_search": (
-        "the stage is the query's embedding (MiniLM on CPU, the largest single part) plus the scope "
-        "and subject look-ups and two statements that read only the reader's scope (exact k-NN through the "
-        "stories index; lexical search with IDF over the same scope), so it costs about the same at 1k and "
-        "10k stories; on a shared machine (load average above) every part inflates."
+        "the stage is the query's embedding by the local MiniLM on CPU (`vector_search.query_embedding`, the "
+        "same model call timed alone: the largest single part, overlapped only with the lexical statement) plus "
+        "the scope look-ups (4 round trips; the legacy row is read once since 2026-11-23) and two statements "
+        "that read only the reader's scope: the lexical one (IDF over the scope and `ts_rank` of every "
+        "matching chunk, ~3-5 ms) and the exact k-NN. The k-NN fetched every vector of the scope from TOAST "
+        "(pgvector's default storage) until migration 006 kept vectors in their rows: p50 7.1 -> 4.3 ms for "
+        "that statement at 10k on the loaded machine. The stage costs about the same at 1k and 10k stories; "
+        "in production the embedding is a Bedrock call, and on a shared machine every part inflates."
+    ),
+    "rank_budget_format": (
+        "tokenization is most of it: the budget is exact, so the text is counted with cl100k (tiktoken, "
+        "~70 ns a character here) and a full 4000-token context (~17k characters) goes through the "
+        "tokenizer about four times: sentence estimates, each excerpt as cut, each source's block (its "
+        "`tokens`) and the whole text once (the guarantee). Counting sentences only as far as a cut reaches "
+        "(none when the text's UTF-8 size fits), not counting connection sentences whose bytes fit the cap "
+        "and `encode_ordinary` took a request from 337 to 218 tokenizer calls and 84k to 75k characters with "
+        "the same output; cProfile puts ~70% of what remains in tiktoken. Less would need counts that are "
+        "no longer exact (per-block sums) or relying on cl100k's pre-tokenizer splitting at spaces."
+    ),
+    "domain_pipeline": (
+        "the sum of the stages above, timed in one sequential run: it misses when vector_search (the query "
+        "embedding) and rank_budget_format (tokenization) do, plus the graph traversal and the access filter "
+        "(7 round trips a request since 2026-11-23, was 15)."
+    ),
+    "traversal.": (
+        "each template is one openCypher query on FalkorDB, anchored on an indexed id (relational_2hop was "
+        "planned from a scan of every Person until 2026-11-23: 112 -> ~2 ms at 10k); on a shared machine "
+        "the Redis-protocol round trip and FalkorDB's two threads queue behind other work."
     ),
 }
 
@@ -1303,6 +1327,9 @@ NOTES: tuple[str, ...] = (
     "the embedding share of this run. The local MiniLM takes ~20 ms a paragraph chunk on the quiet "
     "2-core machine, so a 10k corpus (60k chunks) needs ~20 min of embedding before anything is "
     "measured; only other vectors than the ones the queries search would make that minutes.",
+    "FalkorDB runs without persistence: when the stack was restarted, the load marker in PostgreSQL "
+    "survives but the graph does not, so the bench rebuilds the graph of the loaded corpus from the "
+    "generator (the same nodes and edges, nothing embedded; ~40 s at 10k) before it measures.",
 )
 
 
