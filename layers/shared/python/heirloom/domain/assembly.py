@@ -343,8 +343,8 @@ class StoryText:
                         sep = " "
                     units.append(_Unit(sep, sentence, chunk))
         self.units = tuple(units)
-        #: the UTF-8 size of the whole text: more than its units' tokens could add up to
-        self._bytes = sum(len(u.separator.encode()) + len(u.sentence.encode()) for u in units)
+        #: the UTF-8 size of the whole text (more than its units' tokens could add up to), once needed
+        self._bytes: int | None = None
         #: tokens of each unit with its separator, for the units counted so far
         self._costs: list[int] = []
         self._sep_cost: dict[str, int] = {"": 0, " ": 0, "\n\n": 1}
@@ -370,6 +370,8 @@ class StoryText:
         if not self.units or limit <= 0 or (limit < MIN_EXCERPT_TOKENS and limit < self.total):
             return None
         n, estimate = 0, 0
+        if self._bytes is None:
+            self._bytes = len(self._render(len(self.units)).encode())
         if limit >= self._bytes:  # every sentence fits whatever each one counts: none is counted
             n = len(self.units)
         for i in range(n, len(self.units)):
