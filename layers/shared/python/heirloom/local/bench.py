@@ -1286,7 +1286,11 @@ WHY: dict[str, str] = {
         "matching chunk, ~3-5 ms) and the exact k-NN. The k-NN fetched every vector of the scope from TOAST "
         "(pgvector's default storage) until migration 006 kept vectors in their rows: p50 7.1 -> 4.3 ms for "
         "that statement at 10k on the loaded machine. The stage costs about the same at 1k and 10k stories; "
-        "in production the embedding is a Bedrock call, and on a shared machine every part inflates."
+        "in production the embedding is a Bedrock call, and on a shared machine every part inflates. Not "
+        "done: in an A/B at load ~2.5, an ONNX session with one intra-op thread embedded a query as fast "
+        "(5.2 vs 5.6 ms) and took the stage's p95 from ~24 to ~18 ms, as the second thread competes with "
+        "the lexical statement running beside it on two cores; the embedder is shared with ingestion, "
+        "whose batches use both threads, so that is the embedder's owner's call."
     ),
     "rank_budget_format": (
         "tokenization is most of it: the budget is exact, so the text is counted with cl100k (tiktoken, "
