@@ -1334,6 +1334,10 @@ NOTES: tuple[str, ...] = (
     "FalkorDB runs without persistence: when the stack was restarted, the load marker in PostgreSQL "
     "survives but the graph does not, so the bench rebuilds the graph of the loaded corpus from the "
     "generator (the same nodes and edges, nothing embedded; ~40 s at 10k) before it measures.",
+    "Run-to-run spread on this shared 2-core VM is large: four runs of "
+    "this code on 2026-11-23 (load 0.7-2.4) gave vector_search p95 17.8-23.5 ms, rank_budget_format "
+    "p95 11.3-13.6 ms and domain_pipeline p95 50.3-63.2 ms. Compare medians over repeated or "
+    "interleaved runs, not two single runs.",
 )
 
 
