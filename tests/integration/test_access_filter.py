@@ -77,6 +77,40 @@ def test_graph_hits_on_unreadable_stories_are_dropped_and_excerpts_fetched(ports
     assert out.dropped_stories == 1
 
 
+class _Reads:
+    """Counts the reads a store or index is asked for."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def __getattr__(self, name):
+        method = getattr(self.inner, name)
+
+        def call(*args, **kwargs):
+            self.calls.append(name)
+            return method(*args, **kwargs)
+
+        return call
+
+
+def test_graph_only_excerpts_and_the_legacy_row_are_read_once(ports, mini):
+    hits = [
+        GraphHit(story_id=s, template="general", hops=1, relationship="MENTIONS")
+        for s in (mini.public_story, mini.personal_story, mini.linked_story)
+    ]
+    request = ContextRequest(legacy_id=mini.legacy, user_id=mini.admirer, persona="family", query="q")
+    graph = GraphBranch(intent=QueryIntent(), graph=GraphResults(hits=tuple(hits)))
+    stories, vectors = _Reads(ports.stories), _Reads(ports.vectors)
+    out = filter_context(
+        AccessFilterInput(request=request, branches=(graph, VectorBranch())), stories, vectors
+    )
+    assert out == run(ports, mini, mini.admirer, hits=hits).model_copy(update={"latency_ms": out.latency_ms})
+    assert all(c.chunks for c in out.candidates) and len(out.candidates) == 3
+    assert vectors.calls == ["chunks_of_many"]
+    # the primary legacy once; the linked one for its name
+    assert stories.calls.count("get_legacy") == 2
+
+
 def test_unknown_legacy_and_non_member_are_typed_errors(ports, mini):
     with pytest.raises(AccessDenied):
         run(ports, mini, str(uuid.uuid4()))

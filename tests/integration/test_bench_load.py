@@ -119,3 +119,18 @@ def test_a_load_resumes_after_an_interruption_and_a_second_load_changes_nothing(
     assert _state(bulk, provenance_as_set=True) == expected
     bench.load_corpus(bulk, corpus)
     assert _state(bulk, provenance_as_set=True) == expected
+
+
+def test_a_lost_graph_is_rebuilt_without_reloading(stacks):
+    """FalkorDB keeps no data across restarts: the graph is written again from the corpus, the
+    same as the load wrote it, and nothing in PostgreSQL changes."""
+    corpus = bench.generate_corpus(24, seed=7)
+    stack = stacks("bench_rebuild")
+    bench.load_corpus(stack, corpus)
+    expected = _state(stack)
+    assert bench.graph_loaded(stack, corpus)
+    stack.ports.graph.delete_all()
+    assert not bench.graph_loaded(stack, corpus)
+    bench.rebuild_graph(stack, corpus)
+    assert bench.graph_loaded(stack, corpus)
+    assert _state(stack) == expected

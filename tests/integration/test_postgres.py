@@ -35,6 +35,22 @@ def test_migrations_are_recorded_and_idempotent(db):
     assert db.migrate() == []
 
 
+def test_chunk_rows_keep_their_vector_inline(db):
+    """Vectors are not moved out of their row (no TOAST fetch per chunk in the exact search):
+    `main` storage, and rows of up to ~4 kB (a 384-dimension vector and a paragraph) kept whole."""
+    row = (
+        db.connection()
+        .execute(
+            "SELECT a.attstorage AS storage, c.reloptions AS options FROM pg_attribute a"
+            " JOIN pg_class c ON c.oid = a.attrelid"
+            " WHERE a.attrelid = 'story_chunks'::regclass AND a.attname = 'embedding'"
+        )
+        .fetchone()
+    )
+    assert row is not None
+    assert row["storage"] == "m" and "toast_tuple_target=4080" in row["options"]
+
+
 def test_a_different_embedding_dimension_is_refused(db, database_url):
     other = PgDatabase(database_url, embedding_dim=128)
     with pytest.raises(SchemaMismatch):

@@ -1,6 +1,7 @@
 """Every traversal template against FalkorDB: which stories come back, in what order, in the
 typed shape the domain reads."""
 
+import random
 import uuid
 
 import pytest
@@ -53,6 +54,57 @@ def test_relational_with_entity_filter_and_two_hops(graph, fx):
         graph, "relational_2hop", person_id="p-subject", target_ids=[], legacy_ids=[fx.legacy], limit=10
     )
     assert only[0]["story_ids"] == []
+
+
+#: the two-hop template as first written (one pattern, stories collected for every path, then
+#: sorted and cut), with the tie order the template now fixes: the semantics it must keep
+RELATIONAL_2HOP_REFERENCE = """
+MATCH (p:Person {id: $person_id})-[r1:FAMILY_OF|KNEW|WORKED_WITH|FRIENDS_WITH]-(m:Person)
+      -[r2:FAMILY_OF|KNEW|WORKED_WITH|FRIENDS_WITH]-(c:Person)
+WHERE c.id <> $person_id AND (size($target_ids) = 0 OR c.id IN $target_ids)
+OPTIONAL MATCH (s:Story)-[:MENTIONS]->(c)
+WHERE s.legacy_id IN $legacy_ids
+WITH c, r1, m, collect(DISTINCT s.id) AS story_ids
+RETURN c.id AS via_id, c.name AS via, r1.kind AS relationship, m.name AS through, story_ids
+ORDER BY via, via_id, relationship, through
+LIMIT $limit
+"""
+
+
+def test_relational_2hop_returns_the_rows_of_the_unbounded_pattern(graph):
+    """Anchored on the subject and cut before the stories are collected, the template still
+    gives the reference's rows in its order: on a random social graph with edges both ways,
+    parallel edges of several kinds, paths back to the subject, shared names and every limit."""
+    rng = random.Random(11)
+    people = [f"p{i}" for i in range(14)]
+    names = ["Ann Lee", "Bo Lee", "Cal Ng", "Ann Lee", "Di Fox", "Ed Fox", "Flo Ng"]
+    for i, pid in enumerate(people):
+        graph.run("CREATE (:Person {id: $id, name: $name})", {"id": pid, "name": names[i % len(names)]})
+    kinds = ["FAMILY_OF", "KNEW", "WORKED_WITH", "FRIENDS_WITH"]
+    edges = [(*rng.sample(people, 2), rng.choice(kinds)) for _ in range(40)]
+    edges += [(b, a, rng.choice(kinds)) for a, b, _ in edges[::2]]  # pairs joined twice
+    for a, b, kind in edges:
+        graph.run(
+            f"MATCH (a:Person {{id: $a}}) MATCH (b:Person {{id: $b}}) CREATE (a)-[:{kind} {{kind: $k}}]->(b)",
+            {"a": a, "b": b, "k": kind},
+        )
+    for i in range(30):
+        graph.run(
+            "MATCH (c:Person {id: $c}) CREATE (:Story {id: $id, legacy_id: $l})-[:MENTIONS]->(c)",
+            {"c": rng.choice(people), "id": f"s{i}", "l": rng.choice(["L1", "L2"])},
+        )
+    checked = 0
+    for pid in people:
+        for limit in (1, 3, 50):
+            for targets in ([], rng.sample(people, 4)):
+                params = {"person_id": pid, "target_ids": targets, "legacy_ids": ["L1"], "limit": limit}
+                expected = graph.run(RELATIONAL_2HOP_REFERENCE, params)
+                got = _rows(graph, "relational_2hop", **params)
+                assert [{**r, "story_ids": sorted(r["story_ids"])} for r in got] == [
+                    {**r, "story_ids": sorted(r["story_ids"])} for r in expected
+                ], params
+                checked += bool(expected)
+    assert checked > 30
 
 
 def test_person_mentions_entity_focused_and_spatial(graph, fx):

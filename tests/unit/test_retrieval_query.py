@@ -2,8 +2,10 @@
 
 from uuid import uuid4
 
-from heirloom.contracts.records import Legacy, Person
-from heirloom.domain.retrieval import subject_forms, without_subject
+from heirloom.adapters.embedders import HashingEmbedder
+from heirloom.contracts.context import ContextRequest, Persona
+from heirloom.contracts.records import Legacy, Person, Role
+from heirloom.domain.retrieval import subject_forms, vector_search, without_subject
 
 
 class _Store:
@@ -42,3 +44,50 @@ def test_the_subjects_names_and_possessives_leave_the_query():
     assert without_subject("Where did Margit Ella Sorensen grow up?", forms) == "Where did grow up?"
     # whole words only, other people stay
     assert without_subject("Did Margitta know Gittel?", forms) == "Did Margitta know Gittel?"
+
+
+class _CountingStore(_Store):
+    """A member's store that counts the reads of the legacy row."""
+
+    def __init__(self, legacy: Legacy, person: Person):
+        super().__init__(legacy, person)
+        self.legacy_reads = 0
+
+    def get_legacy(self, legacy_id):
+        self.legacy_reads += 1
+        return super().get_legacy(legacy_id)
+
+    def role_of(self, user_id, legacy_id):
+        return Role.CREATOR
+
+    def links_of(self, legacy_id):
+        return []
+
+    def member_legacy_ids(self, user_id):
+        return [self.legacy.id]
+
+
+class _Index:
+    def __init__(self):
+        self.texts: list[str] = []
+
+    def search_text(self, text, scope, k):
+        self.texts.append(text)
+        return []
+
+    def search(self, embedding, scope, k, *, also=()):
+        return []
+
+
+def test_vector_search_reads_the_legacy_once_for_the_scope_and_the_subject():
+    base = _store()
+    store, index = _CountingStore(base.legacy, base.person), _Index()
+    request = ContextRequest(
+        legacy_id=base.legacy.id,
+        user_id=uuid4(),
+        persona=Persona.FAMILY,
+        query="What did Gitte grow in the garden?",
+    )
+    vector_search(request, store, index, HashingEmbedder(16))
+    assert store.legacy_reads == 1
+    assert index.texts == ["What did grow in the garden?"]

@@ -891,6 +891,23 @@ class PgVectorIndex:
         )
         return [Chunk(index=r["chunk_index"], text=r["content"], token_count=r["token_count"]) for r in rows]
 
+    def chunks_of_many(self, story_ids: Sequence[UUID]) -> dict[UUID, list[Chunk]]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT story_id, chunk_index, content, token_count FROM story_chunks"
+                " WHERE story_id = ANY(%s) ORDER BY story_id, chunk_index",
+                (list(story_ids),),
+            )
+            .fetchall()
+        )
+        out: dict[UUID, list[Chunk]] = {}
+        for r in rows:
+            out.setdefault(r["story_id"], []).append(
+                Chunk(index=r["chunk_index"], text=r["content"], token_count=r["token_count"])
+            )
+        return out
+
     def count(self) -> int:
         row = self.db.connection().execute("SELECT count(*) AS c FROM story_chunks").fetchone()
         return int(row["c"]) if row else 0

@@ -59,7 +59,8 @@ class TiktokenTokenizer:
         self._enc = tiktoken.get_encoding("cl100k_base")
 
     def count(self, text: str) -> int:
-        return len(self._enc.encode(text, disallowed_special=()))
+        # special-token text counts as plain text, as in `encode`, without the special-token scan
+        return len(self._enc.encode_ordinary(text))
 
     def encode(self, text: str) -> list[int]:
         return list(self._enc.encode(text, disallowed_special=()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from uuid import UUID
 
 from heirloom.contracts.context import (
@@ -26,6 +26,7 @@ from heirloom.contracts.context import (
     QueryIntent,
     VectorBranch,
 )
+from heirloom.contracts.records import Legacy
 from heirloom.domain.access import ReadScope, resolve_scope
 from heirloom.domain.relevance import retrieval_score
 from heirloom.errors import NotFound
@@ -37,9 +38,12 @@ log = logging.getLogger(__name__)
 GRAPH_ONLY_CHUNKS = 2
 
 
-def scope_for(store: StoryStore, user_id: UUID, legacy_id: UUID) -> ReadScope:
-    """The user's read scope on `legacy_id`; raises AccessDenied / NotFound."""
-    if store.get_legacy(legacy_id) is None:
+def scope_for(
+    store: StoryStore, user_id: UUID, legacy_id: UUID, *, legacy: Legacy | None = None
+) -> ReadScope:
+    """The user's read scope on `legacy_id`; raises AccessDenied / NotFound. `legacy`: its row,
+    when the caller has read it already."""
+    if (legacy or store.get_legacy(legacy_id)) is None:
         raise NotFound(f"legacy {legacy_id} does not exist")
     return resolve_scope(
         user_id=user_id,
@@ -65,29 +69,24 @@ def _pick_chunks(chunks: list[ChunkResult], hints: Iterable[str]) -> list[ChunkR
     return (named + rest)[:GRAPH_ONLY_CHUNKS]
 
 
-class _StoredChunks:
-    """Chunks for graph-only excerpts. When the chunk index is unavailable the story gets no
-    excerpt (its facts still count, its text cannot be shown) and the index is not asked again
-    in this request. Permissions never come from here."""
-
-    def __init__(self, vectors: VectorIndex):
-        self.vectors = vectors
-        self.available = True
-
-    def __call__(self, story_id: UUID) -> list[Chunk]:
-        if self.available:
-            try:
-                return self.vectors.chunks_of(story_id)
-            except Exception as exc:
-                log.warning("graph_only_excerpts_unavailable: %s", type(exc).__name__)
-                self.available = False
-        return []
+def _stored_chunks(vectors: VectorIndex, story_ids: Sequence[UUID]) -> dict[UUID, list[Chunk]]:
+    """Chunks for graph-only excerpts, in one read. When the chunk index is unavailable these
+    stories get no excerpt (their facts still count, their text cannot be shown). Permissions
+    never come from here."""
+    if not story_ids:
+        return {}
+    try:
+        return vectors.chunks_of_many(story_ids)
+    except Exception as exc:
+        log.warning("graph_only_excerpts_unavailable: %s", type(exc).__name__)
+        return {}
 
 
 def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIndex) -> FilteredContext:
     started = time.monotonic()
     request = data.request
-    scope = scope_for(store, request.user_id, request.legacy_id)
+    legacy = store.get_legacy(request.legacy_id)  # read once: scope, names, subject
+    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy)
     vector = next((b for b in data.branches if isinstance(b, VectorBranch)), VectorBranch(status="skipped"))
     graph_branch = next((b for b in data.branches if isinstance(b, GraphBranch)), None)
     intent = graph_branch.intent if graph_branch else QueryIntent()
@@ -107,18 +106,18 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     readable_any = {sid for sid, meta in metas.items() if scope.allows(meta)}
     readable = readable_any & ids
 
-    legacy_names: dict[UUID, str] = {}
+    legacy_names: dict[UUID, str] = {request.legacy_id: legacy.name} if legacy else {}
     shared_via: dict[UUID, str] = {}
     for grant in scope.grants[1:]:
         shared_via[grant.legacy_id] = "selective" if grant.story_ids is not None else "all"
 
     def legacy_name(legacy_id: UUID) -> str:
         if legacy_id not in legacy_names:
-            legacy = store.get_legacy(legacy_id)
-            legacy_names[legacy_id] = legacy.name if legacy else ""
+            row = store.get_legacy(legacy_id)
+            legacy_names[legacy_id] = row.name if row else ""
         return legacy_names[legacy_id]
 
-    stored_chunks = _StoredChunks(vectors)
+    stored_chunks = _stored_chunks(vectors, sorted((s for s in readable if s not in by_story), key=str))
     candidates = []
     for sid in sorted(readable, key=str):
         meta = metas[sid]
@@ -134,7 +133,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
                     token_count=c.token_count,
                     similarity=0.0,
                 )
-                for c in stored_chunks(sid)
+                for c in stored_chunks.get(sid, [])
             ]
             chunks_out = _pick_chunks(stored, [h.entity or "" for h in ghits] + [h.via or "" for h in ghits])
         else:
@@ -156,7 +155,6 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     readable_str = {str(s) for s in readable_any}
     facts = tuple(f for f in graph.facts if fact_allowed(f, readable_str, scope))
 
-    legacy = store.get_legacy(request.legacy_id)
     subject = store.get_person(legacy.subject_person_id) if legacy else None
     latency = {"vector": vector.latency_ms, "graph": graph.latency_ms, "intent": intent.latency_ms}
     latency["access_filter"] = round((time.monotonic() - started) * 1000, 2)

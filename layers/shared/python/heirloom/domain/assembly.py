@@ -332,12 +332,13 @@ class Excerpt:
 class _Unit:
     separator: str
     sentence: str
-    tokens: int
     chunk: ChunkResult
 
 
 class StoryText:
-    """A story's passages as sentence units, cut to a token limit on demand."""
+    """A story's passages as sentence units, cut to a token limit on demand. Sentences are
+    counted when a cut first reaches them: a story cut short, or never given room, is not
+    tokenized past what was needed."""
 
     def __init__(self, passages: Sequence[Sequence[ChunkResult]], tokenizer: Tokenizer):
         self._tok = tokenizer
@@ -353,10 +354,25 @@ class StoryText:
                         sep = "\n\n"
                     else:
                         sep = " "
-                    units.append(_Unit(sep, sentence, tokenizer.count(sentence), chunk))
+                    units.append(_Unit(sep, sentence, chunk))
         self.units = tuple(units)
-        self._sep_cost = {"": 0, " ": 0, "\n\n": 1, PASSAGE_GAP: tokenizer.count(PASSAGE_GAP)}
-        self.total = sum(u.tokens + self._sep_cost[u.separator] for u in self.units)
+        #: the UTF-8 size of the whole text (more than its units' tokens could add up to), once needed
+        self._bytes: int | None = None
+        #: tokens of each unit with its separator, for the units counted so far
+        self._costs: list[int] = []
+        self._sep_cost: dict[str, int] = {"": 0, " ": 0, "\n\n": 1}
+
+    def _cost(self, i: int) -> int:
+        while len(self._costs) <= i:
+            unit = self.units[len(self._costs)]
+            if unit.separator not in self._sep_cost:
+                self._sep_cost[unit.separator] = self._tok.count(unit.separator)
+            self._costs.append(self._tok.count(unit.sentence) + self._sep_cost[unit.separator])
+        return self._costs[i]
+
+    @property
+    def total(self) -> int:
+        return sum(self._cost(i) for i in range(len(self.units)))
 
     def _render(self, n: int) -> str:
         return "".join(u.separator + u.sentence for u in self.units[:n])
@@ -364,11 +380,15 @@ class StoryText:
     def cut(self, limit: int) -> Excerpt | None:
         """Whole sentences up to `limit` tokens (a word cut only when the first one is too long);
         None when not even a minimal excerpt fits."""
-        if not self.units or limit < min(self.total, MIN_EXCERPT_TOKENS) or limit <= 0:
+        if not self.units or limit <= 0 or (limit < MIN_EXCERPT_TOKENS and limit < self.total):
             return None
         n, estimate = 0, 0
-        for unit in self.units:
-            cost = unit.tokens + self._sep_cost[unit.separator]
+        if self._bytes is None:
+            self._bytes = len(self._render(len(self.units)).encode())
+        if limit >= self._bytes:  # every sentence fits whatever each one counts: none is counted
+            n = len(self.units)
+        for i in range(n, len(self.units)):
+            cost = self._cost(i)
             if estimate + cost > limit:
                 break
             estimate += cost
@@ -538,7 +558,8 @@ def assemble(
     cap = connections_cap(budget)
     kept: list[str] = []
     for sentence in facts:
-        if tokenizer.count(_connections([*kept, sentence])) > cap:
+        joined = _connections([*kept, sentence])
+        if len(joined.encode()) > cap and tokenizer.count(joined) > cap:  # fewer bytes: fits uncounted
             break
         kept.append(sentence)
     connections = _connections(kept)

@@ -11,6 +11,7 @@ from functools import lru_cache
 from uuid import UUID
 
 from heirloom.contracts.context import ChunkResult, ContextRequest, VectorBranch
+from heirloom.contracts.records import Legacy
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.relevance import retrieval_score
 from heirloom.errors import ModelError, VectorUnavailable
@@ -20,9 +21,10 @@ from heirloom.ports import ChunkHit, Embedder, StoryStore, VectorIndex
 SHORT_QUERY_WORDS = 6
 
 
-def subject_forms(store: StoryStore, legacy_id: UUID) -> tuple[str, ...]:
-    """The names the legacy's subject goes by (name, aliases, first name)."""
-    legacy = store.get_legacy(legacy_id)
+def subject_forms(store: StoryStore, legacy_id: UUID, *, legacy: Legacy | None = None) -> tuple[str, ...]:
+    """The names the legacy's subject goes by (name, aliases, first name). `legacy`: its row,
+    when the caller has read it already."""
+    legacy = legacy or store.get_legacy(legacy_id)
     person = store.get_person(legacy.subject_person_id) if legacy else None
     if person is None:
         return ()
@@ -71,10 +73,11 @@ def vector_search(
     started = time.monotonic()
     if request.mode == "graph":
         return VectorBranch(status="skipped")
-    scope = scope_for(store, request.user_id, request.legacy_id)
+    legacy = store.get_legacy(request.legacy_id)  # read once, for the scope and the subject
+    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy)
     text = query_text(request)
     # the subject's names would pull every story titled with them ahead of the answer
-    focus = without_subject(text, subject_forms(store, request.legacy_id)) or text
+    focus = without_subject(text, subject_forms(store, request.legacy_id, legacy=legacy)) or text
     # the query is embedded while the words are searched (that search needs no embedding)
     pending = _query_embeddings().submit(embedder.embed, [focus])
     by_words = vectors.search_text(focus, scope, k)

@@ -49,15 +49,22 @@ ORDER BY CASE r.kind WHEN 'FAMILY_OF' THEN 1 WHEN 'FRIENDS_WITH' THEN 2 WHEN 'KN
 LIMIT $limit
 """
 
+#: from the subject by the id index (the WITH keeps FalkorDB's planner from starting at every
+#: Person: 112 -> 2 ms at 10k), both hops in one pattern (distinct edges), the first `limit`
+#: (connection, first edge, middle person) by name before stories are collected for them
 RELATIONAL_2HOP = f"""
-MATCH (p:Person {{id: $person_id}})-[r1:{SOCIAL}]-(m:Person)-[r2:{SOCIAL}]-(c:Person)
+MATCH (p:Person {{id: $person_id}})
+WITH p
+MATCH (p)-[r1:{SOCIAL}]-(m:Person)-[:{SOCIAL}]-(c:Person)
 WHERE c.id <> $person_id AND (size($target_ids) = 0 OR c.id IN $target_ids)
+WITH DISTINCT c, r1, m
+ORDER BY c.name, c.id, r1.kind, m.name
+LIMIT $limit
 OPTIONAL MATCH (s:Story)-[:MENTIONS]->(c)
 WHERE s.legacy_id IN $legacy_ids
 WITH c, r1, m, collect(DISTINCT s.id) AS story_ids
 RETURN c.id AS via_id, c.name AS via, r1.kind AS relationship, m.name AS through, story_ids
-ORDER BY via
-LIMIT $limit
+ORDER BY via, via_id, relationship, through
 """
 
 #: the subject's known connections with what they are to the subject ("roommate at nursing

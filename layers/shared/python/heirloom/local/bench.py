@@ -20,6 +20,7 @@ the same N reuses the loaded corpus.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import platform
@@ -1023,6 +1024,38 @@ def load_corpus(
     return time.perf_counter() - started
 
 
+def graph_loaded(stack: BenchStack, corpus: Corpus) -> bool:
+    """Does the graph hold the corpus's Story nodes? FalkorDB runs without persistence, so a
+    restarted stack keeps PostgreSQL (and the load marker) but starts with an empty graph."""
+    rows = stack.ports.graph.run("MATCH (s:Story) RETURN count(s) AS n")
+    return bool(rows) and int(rows[0]["n"]) >= len(corpus.stories)
+
+
+def rebuild_graph(stack: BenchStack, corpus: Corpus, progress: ProgressFn | None = None) -> float:
+    """Write the graph of an already loaded corpus again, nothing embedded: the records through
+    `apply_records` (their rows are unchanged), the Story nodes as `apply_story` writes them and
+    the entity graph by `write_entity_graph`, in the batches `load_corpus` uses. Returns seconds."""
+    from heirloom.domain import graph_sync
+    from heirloom.domain.entity_sync import plan_story_entities
+    from heirloom.domain.graph_schema import NODE_LABELS
+
+    started = time.perf_counter()
+    graph = stack.ports.graph
+    for label in sorted(NODE_LABELS):
+        graph.run(f"MATCH (n:{label}) DETACH DELETE n")
+    with stack.db.transaction():
+        apply_records(stack.ports, corpus)
+    for batch in _batches(corpus.stories, LOAD_BATCH):
+        for sp in batch:
+            graph_sync.sync_story(graph, sp.story)
+        write_entity_graph(
+            graph, [plan_story_entities(sp.story, sp.entities, sp.resolved, []) for sp in batch]
+        )
+    if progress:
+        progress(f"bench: graph rebuilt in {time.perf_counter() - started:.0f} s")
+    return time.perf_counter() - started
+
+
 def measure_ingestion(stack: BenchStack, corpus: Corpus, count: int) -> dict[str, Any]:
     """Full `apply_story` (PostgreSQL, Story node, chunk + embed, extraction + graph sync) on probe
     copies of `count` corpus stories spread over the legacies; the probes are deleted afterwards."""
@@ -1106,7 +1139,7 @@ def measure_stages(
     from heirloom.domain.graph_step import graph_traversal_step
     from heirloom.domain.intent_step import GazetteerCache, build_gazetteer, intent_analysis_step
     from heirloom.domain.personas import load_personas
-    from heirloom.domain.retrieval import vector_search
+    from heirloom.domain.retrieval import query_text, vector_search
     from heirloom.domain.traversal import TEMPLATES, NeighbourhoodCache
     from heirloom.settings import Settings
 
@@ -1169,6 +1202,10 @@ def measure_stages(
         pipeline(sample, timed=False)
     for sample in samples:
         pipeline(sample, timed=True)
+        # the part of vector_search that is the local model's, timed alone
+        t = time.perf_counter()
+        ports.embedder.embed([query_text(sample.request)])
+        record("vector_search.query_embedding", _ms(t))
         limit = personas[sample.request.persona].traversal.max_graph_results
         for name, params in template_params(sample, limit).items():
             t = time.perf_counter()
@@ -1254,10 +1291,38 @@ WHY: dict[str, str] = {
         "active tracing without SDK subsegments): an observability decision, left open."
     ),
     "vector_search": (
-        "the stage is the query's embedding (MiniLM on CPU, the largest single part) plus the scope "
-        "and subject look-ups and two statements that read only the reader's scope (exact k-NN through the "
-        "stories index; lexical search with IDF over the same scope), so it costs about the same at 1k and "
-        "10k stories; on a shared machine (load average above) every part inflates."
+        "the stage is the query's embedding by the local MiniLM on CPU (`vector_search.query_embedding`, the "
+        "same model call timed alone: the largest single part, overlapped only with the lexical statement) plus "
+        "the scope look-ups (4 round trips; the legacy row is read once since 2026-11-23) and two statements "
+        "that read only the reader's scope: the lexical one (IDF over the scope and `ts_rank` of every "
+        "matching chunk, ~3-5 ms) and the exact k-NN. The k-NN fetched every vector of the scope from TOAST "
+        "(pgvector's default storage) until migration 006 kept vectors in their rows: p50 7.1 -> 4.3 ms for "
+        "that statement at 10k on the loaded machine. The stage costs about the same at 1k and 10k stories; "
+        "in production the embedding is a Bedrock call, and on a shared machine every part inflates. Not "
+        "done: in an A/B at load ~2.5, an ONNX session with one intra-op thread embedded a query as fast "
+        "(5.2 vs 5.6 ms) and took the stage's p95 from ~24 to ~18 ms, as the second thread competes with "
+        "the lexical statement running beside it on two cores; the embedder is shared with ingestion, "
+        "whose batches use both threads, so that is the embedder's owner's call."
+    ),
+    "rank_budget_format": (
+        "tokenization is most of it: the budget is exact, so the text is counted with cl100k (tiktoken, "
+        "~70 ns a character here) and a full 4000-token context (~17k characters) goes through the "
+        "tokenizer about four times: sentence estimates, each excerpt as cut, each source's block (its "
+        "`tokens`) and the whole text once (the guarantee). Counting sentences only as far as a cut reaches "
+        "(none when the text's UTF-8 size fits), not counting connection sentences whose bytes fit the cap "
+        "and `encode_ordinary` took a request from 337 to 218 tokenizer calls and 84k to 75k characters with "
+        "the same output; cProfile puts ~70% of what remains in tiktoken. Less would need counts that are "
+        "no longer exact (per-block sums) or relying on cl100k's pre-tokenizer splitting at spaces."
+    ),
+    "domain_pipeline": (
+        "the sum of the stages above, timed in one sequential run: it misses when vector_search (the query "
+        "embedding) and rank_budget_format (tokenization) do, plus the graph traversal and the access filter "
+        "(7 round trips a request since 2026-11-23, was 15)."
+    ),
+    "traversal.": (
+        "each template is one openCypher query on FalkorDB, anchored on an indexed id (relational_2hop was "
+        "planned from a scan of every Person until 2026-11-23: 112 -> ~2 ms at 10k); on a shared machine "
+        "the Redis-protocol round trip and FalkorDB's two threads queue behind other work."
     ),
 }
 
@@ -1278,6 +1343,13 @@ NOTES: tuple[str, ...] = (
     "the embedding share of this run. The local MiniLM takes ~20 ms a paragraph chunk on the quiet "
     "2-core machine, so a 10k corpus (60k chunks) needs ~20 min of embedding before anything is "
     "measured; only other vectors than the ones the queries search would make that minutes.",
+    "FalkorDB runs without persistence: when the stack was restarted, the load marker in PostgreSQL "
+    "survives but the graph does not, so the bench rebuilds the graph of the loaded corpus from the "
+    "generator (the same nodes and edges, nothing embedded; ~40 s at 10k) before it measures.",
+    "Run-to-run spread on this shared 2-core VM is large: four runs of "
+    "this code on 2026-11-23 (load 0.7-2.4) gave vector_search p95 17.8-23.5 ms, rank_budget_format "
+    "p95 11.3-13.6 ms and domain_pipeline p95 50.3-63.2 ms. Compare medians over repeated or "
+    "interleaved runs, not two single runs.",
 )
 
 
@@ -1471,7 +1543,9 @@ def render_docs(result: dict[str, Any]) -> str:
         "each stage is timed inside that run. The gazetteer of every sampled legacy is built first "
         "(`gazetteer_build`, a container's first request per legacy) and the neighbourhood cache is on, "
         "as in a warm Lambda container; the breaker never opens. `traversal.<template>` runs each "
-        "template of `TEMPLATES` directly (no cache) with parameters from the same samples. "
+        "template of `TEMPLATES` directly (no cache) with parameters from the same samples, and "
+        "`vector_search.query_embedding` is the local model embedding each sample's query alone (a part of "
+        "`vector_search`, which embeds while the words are searched). "
         f"`workflow_local` is the whole context-assembly ASL in moto's interpreter ({WORKFLOW_SAMPLES} "
         "requests by default, handlers in process), polling included.",
         "- p50/p95: linear interpolation between closest ranks. Cold import: a fresh `python -c` per "
@@ -1555,6 +1629,10 @@ def run_bench(
             progress(f"bench: loading {stories} stories into database and graph {name}")
         load_seconds = load_corpus(stack, corpus, progress, load_timings)
         _write_marker(stack, marker)
+    elif not graph_loaded(stack, corpus):
+        if progress:
+            progress(f"bench: the graph of {name} is missing (a restarted FalkorDB); rebuilding it")
+        rebuild_graph(stack, corpus, progress)
     elif progress:
         progress(f"bench: reusing the corpus already loaded in {name}")
     if progress:
@@ -1563,7 +1641,12 @@ def run_bench(
     if progress:
         progress(f"bench: {queries} query samples")
     samples = build_samples(corpus, queries, seed)
+    # the corpus (~0.5M objects) is the bench's, not a Lambda's: full collections that walk it
+    # (0.7 s each at 10k stories) would land in whichever stage happened to trigger them
+    gc.collect()
+    gc.freeze()
     times, statuses = measure_stages(stack, samples, min(workflow_samples, queries))
+    gc.unfreeze()
     if progress:
         progress("bench: cold imports and layer sizes")
     imports = cold_imports(root, import_runs, import_functions)
@@ -1572,7 +1655,7 @@ def run_bench(
     counts = stack.ports.stories.counts()
     nodes = dict(sorted(stack.ports.graph.count_nodes().items()))
     edges = dict(sorted(stack.ports.graph.count_edges().items()))
-    order = ["gazetteer_build", "intent", "vector_search", "graph_traversal"]
+    order = ["gazetteer_build", "intent", "vector_search", "vector_search.query_embedding", "graph_traversal"]
     order += sorted(k for k in times if k.startswith("traversal."))
     order += ["access_filter", "rank_budget_format", "domain_pipeline", "workflow_local"]
     result: dict[str, Any] = {
