@@ -274,6 +274,12 @@ def test_format_sections_and_provenance(tok, personas):
     assert out.ranked_story_ids == (sid(1), sid(3), sid(2))
     assert [s.score for s in out.metadata.sources] == [1.15, 0.18, 0.75]
     assert out.metadata.tokens_used == tok.count(out.formatted_context)
+    # a source's tokens are what the budget counted for its block: within a token or two of it
+    lake_block = out.formatted_context.split("\n\n")[1].split("\n", 1)[1]  # after the section header
+    assert (
+        lake_block.startswith('### "Summer')
+        and abs(out.metadata.sources[0].tokens - tok.count(lake_block)) <= 3
+    )
     assert [c.story_id for c in out.embedding_results] == [sid(1), sid(3)]
     assert [h.story_id for h in out.graph_results] == [sid(1), sid(2)]
 

@@ -240,6 +240,8 @@ class SourceInfo(Edge):
     source: str
     score: float
     reasons: tuple[str, ...] = ()
+    #: what the budget counted for the story's block: its excerpt, heading, provenance and the
+    #: newlines around them (within a token or two of the block counted alone)
     tokens: int = 0
 
 

@@ -640,8 +640,12 @@ def assemble(
         formatted = _render(connections, primary_header, slots)
         total = tokenizer.count(formatted)
 
-    included = [s for s in slots if s.excerpt is not None and s.primary] + [
-        s for s in slots if s.excerpt is not None and not s.primary
+    # the stories in the text, in its order (primary section first), with their excerpts
+    included = [
+        (s, s.excerpt)
+        for primary in (True, False)
+        for s in slots
+        if s.excerpt is not None and s.primary is primary
     ]
     sources = tuple(
         SourceInfo(
@@ -651,17 +655,14 @@ def assemble(
             source=s.scored.source,
             score=s.scored.score,
             reasons=s.scored.reasons,
-            tokens=tokenizer.count(s.block()),
+            tokens=excerpt.tokens + s.meta,  # what the budget counted for it
         )
-        for s in included
+        for s, excerpt in included
     )
     embedding_results = tuple(
-        chunk
-        for s in included
-        if s.scored.embedding_score is not None and s.excerpt is not None
-        for chunk in s.excerpt.chunks
+        chunk for s, excerpt in included if s.scored.embedding_score is not None for chunk in excerpt.chunks
     )
-    graph_results = tuple(hit for s in included for hit in s.scored.hits)
+    graph_results = tuple(hit for s, _ in included for hit in s.scored.hits)
     latency = dict(filtered.latency_ms)
     latency["rank_assemble"] = round((time.perf_counter() - started) * 1000, 2)
     return AssembledContext(
@@ -671,7 +672,7 @@ def assemble(
         ranked_story_ids=tuple(
             s.scored.candidate.story_id
             for s in sorted(
-                included,
+                (s for s, _ in included),
                 key=lambda s: (
                     -s.scored.score,
                     not s.scored.candidate.primary,
