@@ -1107,12 +1107,16 @@ def measure_ingestion(stack: BenchStack, corpus: Corpus, count: int) -> dict[str
 
 
 def _settle(stack: BenchStack) -> None:
-    """Vacuum and analyze what the probes churned (inserts, then deletes): otherwise autovacuum
-    may start on it while the query stages are timed (one run's vector_search p95 was 189 ms)."""
+    """Vacuum and analyze what the probes churned (inserts, then deletes), and snapshot the graph
+    now: otherwise autovacuum, or FalkorDB's snapshot a minute after writes, may start while the
+    stages are timed (one run's vector_search p95 was 189 ms)."""
     import psycopg
+    import redis
 
     with psycopg.connect(stack.url, autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE) stories, story_chunks, story_processing")
+    with redis.Redis(unix_socket_path=stack.falkor_socket) as falkor:
+        falkor.save()
 
 
 #: probes whose model calls are also timed alone (where an ingested story's time goes)
@@ -1328,7 +1332,7 @@ WHY: dict[str, str] = {
         "in production the embedding is a Bedrock call, and on a shared machine every part inflates. Since "
         "2026-11-23 the embedder runs each text on one thread (an A/B at load ~2.5 had put the stage's p95 "
         "at ~18 ms that way, against ~24 with two threads competing with the lexical statement); the "
-        "remaining spread is the machine's: three runs of the same code gave p95 19.8, 21.3 and 23.6 ms."
+        "remaining spread is the machine's: four runs of the same code gave p95 17.4, 19.8, 21.3 and 23.6 ms."
     ),
     "rank_budget_format": (
         "tokenization is most of it: the budget is exact, so the text is counted with cl100k (tiktoken, "
