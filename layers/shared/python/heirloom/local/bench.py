@@ -1040,8 +1040,9 @@ def load_corpus(
 
 
 def graph_loaded(stack: BenchStack, corpus: Corpus) -> bool:
-    """Does the graph hold the corpus's Story nodes? FalkorDB runs without persistence, so a
-    restarted stack keeps PostgreSQL (and the load marker) but starts with an empty graph."""
+    """Does the graph hold the corpus's Story nodes? FalkorDB snapshots a minute after writes, so
+    a stack that crashed (or one from before snapshots) keeps PostgreSQL and the load marker but
+    may start with an older or empty graph."""
     rows = stack.ports.graph.run("MATCH (s:Story) RETURN count(s) AS n")
     return bool(rows) and int(rows[0]["n"]) >= len(corpus.stories)
 
@@ -1373,8 +1374,8 @@ NOTES: tuple[str, ...] = (
     "the embedding share of this run. The local MiniLM takes ~20 ms a paragraph chunk on the quiet "
     "2-core machine, so a 10k corpus (60k chunks) needs ~20 min of embedding before anything is "
     "measured; only other vectors than the ones the queries search would make that minutes.",
-    "FalkorDB runs without persistence: when the stack was restarted, the load marker in PostgreSQL "
-    "survives but the graph does not, so the bench rebuilds the graph of the loaded corpus from the "
+    "FalkorDB keeps a snapshot (a minute after writes, and on shutdown), but after a crash the load "
+    "marker in PostgreSQL may survive a graph that did not, so the bench rebuilds the graph of the loaded corpus from the "
     "generator (the same nodes and edges, nothing embedded; ~40 s at 10k) before it measures.",
     "Run-to-run spread on this shared 2-core VM is large: four runs of "
     "this code on 2026-11-23 (load 0.7-2.4) gave vector_search p95 17.8-23.5 ms, rank_budget_format "
