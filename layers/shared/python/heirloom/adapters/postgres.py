@@ -881,15 +881,8 @@ class PgVectorIndex:
         return hits[:k]
 
     def chunks_of(self, story_id: UUID) -> list[Chunk]:
-        rows = (
-            self.db.connection()
-            .execute(
-                "SELECT chunk_index, content, token_count FROM story_chunks WHERE story_id = %s ORDER BY chunk_index",
-                (story_id,),
-            )
-            .fetchall()
-        )
-        return [Chunk(index=r["chunk_index"], text=r["content"], token_count=r["token_count"]) for r in rows]
+        # the one story's list, whatever form of its id the caller passed
+        return next(iter(self.chunks_of_many([story_id]).values()), [])
 
     def chunks_of_many(self, story_ids: Sequence[UUID]) -> dict[UUID, list[Chunk]]:
         rows = (

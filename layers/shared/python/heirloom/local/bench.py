@@ -665,26 +665,32 @@ def cold_imports(root: Path, runs: int, functions: Sequence[str] | None = None) 
         if functions is not None
         else (p.name for p in (root / "functions").iterdir() if (p / "handler.py").is_file())
     )
-    out: dict[str, float] = {}
-    for name in names:
-        times = []
-        for _ in range(max(1, runs)):
-            proc = subprocess.run(
-                [sys.executable, "-c", IMPORT_SNIPPET, str(root / "functions" / name / "handler.py")],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=root,
-                timeout=120,
-                check=True,
-            )
-            times.append(float(proc.stdout.strip().splitlines()[-1]))
-        out[name] = round(statistics.median(times), 1)
-    return out
+    return {
+        name: _median_ms([IMPORT_SNIPPET, str(root / "functions" / name / "handler.py")], env, root, runs)
+        for name in names
+    }
+
+
+def _median_ms(args: Sequence[str], env: dict[str, str], root: Path, runs: int) -> float:
+    """Median over `runs` fresh interpreters (`python -c *args`) of the ms each one prints last."""
+    times = []
+    for _ in range(max(1, runs)):
+        proc = subprocess.run(
+            [sys.executable, "-c", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
+            timeout=120,
+            check=True,
+        )
+        times.append(float(proc.stdout.strip().splitlines()[-1]))
+    return round(statistics.median(times), 1)
 
 
 #: what every handler's cold import is made of, each part timed after the ones before it in a
-#: fresh interpreter; the last two are what a handler pays on first use of a port, not at import
+#: fresh interpreter; the "first use" ones are what a function pays when it first builds its
+#: ports, not at import
 IMPORT_PARTS: tuple[tuple[str, str], ...] = (
     (
         "Powertools Logger + Metrics",
@@ -722,23 +728,10 @@ print((time.perf_counter() - t) * 1000)
 def import_parts(root: Path, runs: int) -> dict[str, float]:
     """Median ms of each `IMPORT_PARTS` entry, in a fresh interpreter after the entries before it."""
     env = lambda_import_env(root)
-    out: dict[str, float] = {}
-    for i, (name, code) in enumerate(IMPORT_PARTS):
-        setup = "\n".join(c for _, c in IMPORT_PARTS[:i])
-        times = []
-        for _ in range(max(1, runs)):
-            proc = subprocess.run(
-                [sys.executable, "-c", PART_SNIPPET, setup, code],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=root,
-                timeout=120,
-                check=True,
-            )
-            times.append(float(proc.stdout.strip().splitlines()[-1]))
-        out[name] = round(statistics.median(times), 1)
-    return out
+    return {
+        name: _median_ms([PART_SNIPPET, "\n".join(c for _, c in IMPORT_PARTS[:i]), code], env, root, runs)
+        for i, (name, code) in enumerate(IMPORT_PARTS)
+    }
 
 
 class _Sink:
