@@ -171,7 +171,7 @@ def test_a_story_moved_to_another_legacy_has_its_edge_and_entities_moved(mini):
 
 
 def test_a_link_between_other_legacies_rewrites_its_edge(mini):
-    ports, world, _, root = mini
+    ports, _, _, root = mini
     third = Legacy(id=uuid.uuid4(), name="Third Legacy", subject_person_id=uuid.uuid4())
     ingestion.apply_legacy(ports, third)
     link = read_dataset(root).links[0].record
