@@ -398,7 +398,7 @@ RACE_POINTS = {
     # the update has written PostgreSQL and is about to write its Story node
     "before_story_node": lambda cypher: "MERGE (s:Story" in cypher,
     # the update is about to withdraw the previous version's entities
-    "before_withdrawal": lambda cypher: "SET r.story_ids = [x IN r.story_ids WHERE x <> $sid]" in cypher,
+    "before_withdrawal": lambda cypher: "WHERE r.story_id = $sid" in cypher,
     # the update is writing its entities
     "during_entity_writes": lambda cypher: "UNWIND $entities AS ent" in cypher,
 }
