@@ -170,6 +170,17 @@ def test_a_story_moved_to_another_legacy_has_its_edge_and_entities_moved(mini):
     assert not repair_lost_graph(ports)
 
 
+def test_a_person_moved_to_another_legacy_belongs_to_it_only(mini):
+    ports, world, _, root = mini
+    person = next(p.record for p in read_dataset(root).persons if str(p.record.id) == world.sister)
+    ingestion.apply_person(ports, person.model_copy(update={"legacy_id": uuid.UUID(world.other_legacy)}))
+    rows = ports.graph.run(
+        "MATCH (p:Person {id: $id})-[:BELONGS_TO]->(l:Legacy) RETURN l.id AS l, p.legacy_id AS pl",
+        {"id": world.sister},
+    )
+    assert rows == [{"l": world.other_legacy, "pl": world.other_legacy}]
+
+
 def test_a_link_between_other_legacies_rewrites_its_edge(mini):
     ports, _, _, root = mini
     third = Legacy(id=uuid.uuid4(), name="Third Legacy", subject_person_id=uuid.uuid4())
