@@ -15,12 +15,14 @@ import pytest
 
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.contracts.ingestion import BackfillRequest
 from heirloom.contracts.records import Legacy
 from heirloom.domain import ingestion
 from heirloom.domain.entity_sync import graph_fingerprints, sync_story_entities
 from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.domain.ingestion import IngestionPorts
+from heirloom.domain.processing import plan_backfill
 from heirloom.domain.traversal import TEMPLATES
 from heirloom.local.loader import load_dataset, read_dataset
 from heirloom.local.runtime import repair_lost_graph
@@ -143,6 +145,9 @@ def test_a_fact_removed_by_an_edit_that_a_crash_brings_back_is_repaired(mini):
         assert repair_lost_graph(ports)
     assert ports.stories.graph_synced(uuid.UUID(world.private_story)) is None
     assert ports.stories.graph_synced(uuid.UUID(world.public_story)) is not None  # only that story
+    # backfill planning now sees the story as behind (it said "nothing to do" before)
+    page = plan_backfill(ports, BackfillRequest(after=None, page_size=50))
+    assert page.story_ids == (uuid.UUID(world.private_story),)
     ingestion.apply_story(ports, _later(old, content="Ada was sick, nothing more."))
     nodes, edges = facts(ports.graph)
     assert ("Place", "County Hospital") not in nodes
