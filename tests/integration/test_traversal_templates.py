@@ -133,6 +133,14 @@ def test_temporal_finds_story_years_and_dated_events(graph, fx):
     assert year_range("summer of 1962") == (1962, 1962) and year_range("long ago") is None
 
 
+def test_temporal_matches_the_years_a_story_names_not_the_span_between_them(graph, fx):
+    """`years` is a set of years, not a range: a story naming 1965 and 1968 is not about 1966."""
+    assert year_keys(1966, 1967) == ["|1966|", "|1967|"]
+    assert _rows(graph, "temporal", legacy_ids=[fx.legacy], years=year_keys(1966, 1967), limit=10) == []
+    rows = _rows(graph, "temporal", legacy_ids=[fx.legacy], years=year_keys(1968, 1968), limit=10)
+    assert _names(r["story_id"] for r in rows) == ["s-sixties"]
+
+
 def test_cross_legacy_only_follows_active_links(graph, fx):
     rows = _rows(graph, "cross_legacy", legacy_id=fx.legacy, ids=["p-sil"], limit=10)
     assert [(fname(r["story_id"]), r["matched"]) for r in rows] == [("s-sil", 1), ("s-linked", 0)]
