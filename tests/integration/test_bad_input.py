@@ -288,7 +288,7 @@ def test_cypher_and_prompt_injection_in_records_and_queries_stay_data(stack):
     (node,) = stack.graph.run(
         "MATCH (p:Person {id: $id}) RETURN p.name AS n, p.aliases AS a", {"id": person["id"]}
     )
-    # aliases are one display string in the graph (no list properties: docs/decisions/0005)
+    # aliases are one display string in the graph (no list properties: docs/decisions/0007)
     assert (node["n"], node["a"]) == (person["name"], DISPLAY_SEPARATOR.join(person["aliases"]))
 
     from heirloom.contracts.context import ContextRequest

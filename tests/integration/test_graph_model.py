@@ -1,4 +1,4 @@
-"""The graph model Neptune accepts (docs/decisions/0005): no list or map property anywhere,
+"""The graph model Neptune accepts (docs/decisions/0007): no list or map property anywhere,
 provenance as edges, per-story fingerprints for the lost-graph repair, moves and relinks that
 rewrite their structural edges, and a rebuild that gives the graph of a clean load."""
 

@@ -8,7 +8,7 @@ recovery ends where a clean run ends" comparisons.
   tables in `LOGS` (what went wrong on the way, compared separately);
 - every node of the deployment's graph prefix with its labels and properties, and every edge
   with its type, endpoints and properties (provenance included: one edge per supporting story,
-  each with its single `story_id`, docs/decisions/0005).
+  each with its single `story_id`, docs/decisions/0007).
 
 Normalisation is limited to what a different order of operations may change without changing
 the state: rows, nodes and edges are sorted. A graph property holding a list or a map (which

@@ -1,7 +1,7 @@
 """Entity graph sync: one story's extracted entities into the graph, with provenance as edges.
 
 Neptune's openCypher has no list or map property values (AWS docs: "openCypher data model"), so
-provenance is graph-native (docs/decisions/0005): a Place/Event/Object exists while at least one
+provenance is graph-native (docs/decisions/0007): a Place/Event/Object exists while at least one
 Story points at it (TOOK_PLACE_AT/REFERENCES), and a person -> entity fact is one edge per
 supporting story, carrying that story's id in the single-valued `story_id`. Re-syncing a story
 first withdraws exactly its own edges (deleting the entities no other story points at), then

@@ -23,5 +23,5 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
 )
 
 #: joins the names of a display-only string property (`aliases`, `periods`, `unresolved_people`):
-#: Neptune's openCypher has no list property values (docs/decisions/0005)
+#: Neptune's openCypher has no list property values (docs/decisions/0007)
 DISPLAY_SEPARATOR = "; "
