@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from heirloom.domain.entity_sync import year_keys
+from heirloom.domain.entity_sync import years_property
 from heirloom.ports import GraphStore
 
 
@@ -68,7 +68,7 @@ def build_fixture_graph(graph: GraphStore) -> FixtureGraph:
             {"a": a, "b": b, "kind": kind, "detail": detail},
         )
     for eid, label, name, extra in ((g.lake, "Place", "Heron Lake", {}), (g.flood, "Event", "the flood",
-                                    {"years": year_keys([1972])}), (g.watch, "Object", "pocket watch", {})):  # fmt: skip
+                                    {"years": years_property([1972])}), (g.watch, "Object", "pocket watch", {})):  # fmt: skip
         graph.run(f"MERGE (e:{label} {{id: $id}}) SET e.name = $name, e.legacy_id = $l SET e += $extra",
                   {"id": eid, "name": name, "l": g.legacy, "extra": extra})  # fmt: skip
     stories = {
@@ -87,7 +87,7 @@ def build_fixture_graph(graph: GraphStore) -> FixtureGraph:
         graph.run(
             "MATCH (l:Legacy {id: $l}) MERGE (s:Story {id: $id}) SET s.legacy_id = $l, s.title = $id, s.years = $y "
             "MERGE (s)-[r:BELONGS_TO]->(l) SET r.kind = 'BELONGS_TO'",
-            {"id": sid, "l": legacy, "y": year_keys(years)},
+            {"id": sid, "l": legacy, "y": years_property(years)},
         )
         for kind, target in edges:
             graph.run(

@@ -126,7 +126,7 @@ def years_of(periods: Sequence[str], cap: int = 20) -> list[int]:
     return sorted(years)
 
 
-def year_keys(years: Iterable[int]) -> str:
+def years_property(years: Iterable[int]) -> str:
     """Years as one string property, each between bars ("|1962|1965|"): a story or event is
     in year Y when it CONTAINS "|Y|" (the temporal template), no list property needed."""
     ordered = sorted(set(years))
@@ -248,7 +248,7 @@ def plan_story_entities(
                     "legacy_id": legacy,
                     "type": item.type,
                     "date": date,
-                    "years": year_keys(years_of([date])) if date else "",
+                    "years": years_property(years_of([date])) if date else "",
                 }
             )
     grouped: dict[tuple[str, str], list[dict[str, str]]] = {}
@@ -267,7 +267,7 @@ def plan_story_entities(
         person_ids=sorted(set(resolved.values())),
         person_edges=grouped,
         facts={
-            "years": year_keys(years_of(periods + [e.date or "" for e in entities.events])),
+            "years": years_property(years_of(periods + [e.date or "" for e in entities.events])),
             "periods": DISPLAY_SEPARATOR.join(periods),
             "unresolved": DISPLAY_SEPARATOR.join(unresolved),
             "version": entities.extractor_version,

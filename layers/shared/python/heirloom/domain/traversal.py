@@ -109,7 +109,7 @@ ORDER BY entity
 LIMIT $limit
 """
 
-#: `years` is a string of bar-delimited years ("|1962|1965|", `entity_sync.year_keys`); `$years`
+#: `years` is a string of bar-delimited years ("|1962|1965|", `entity_sync.years_property`); `$years`
 #: the keys of the asked range ("|1960|" .. "|1969|")
 TEMPORAL = """
 MATCH (s:Story)
