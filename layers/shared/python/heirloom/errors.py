@@ -70,7 +70,8 @@ class GraphQueryRejected(GraphRequestError):
 
 
 class MalformedGraphQuery(GraphQueryRejected):
-    """The query text does not parse or compile (`MalformedQueryException`): a bug in the query."""
+    """The query does not parse, fails the engine's validation (`MalformedQueryException`) or
+    uses what the engine lacks (`UnsupportedOperationException`): a bug in the query."""
 
 
 class VectorUnavailable(HeirloomError):

@@ -59,7 +59,10 @@ RETRYABLE_CODES = frozenset(
         "MemoryLimitExceededException",
     }
 )
-MALFORMED_CODES = frozenset({"MalformedQueryException", "ParsingException"})
+#: the query itself is wrong for Neptune: it does not parse, fails validation (a list property
+#: value) or uses a construct Neptune's openCypher lacks (AWS docs, "Graph engine error messages
+#: and codes")
+MALFORMED_CODES = frozenset({"MalformedQueryException", "ParsingException", "UnsupportedOperationException"})
 _WRITE_CLAUSE = re.compile(r"\b(CREATE|MERGE|SET|DELETE|REMOVE|DETACH|FOREACH|LOAD)\b", re.IGNORECASE)
 
 
