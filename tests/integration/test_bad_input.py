@@ -33,7 +33,7 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.s3 import S3ObjectStore
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.errors import HeirloomError
+from heirloom.errors import HeirloomError, InternalError
 from heirloom.local.functions import LambdaContext, load_handler, state_name
 from heirloom.local.loader import load_dataset
 from tests.support.dataset import MiniDataset
@@ -200,6 +200,8 @@ def invoke(stack: Stack, function: str, event: Any) -> tuple[str, Any]:
     handler = load_handler(function)
     try:
         return "ok", handler(event, LambdaContext(state_name(function)), services=stack.services)
+    except InternalError as exc:  # the error contract's name for an exception nobody typed
+        return "untyped", exc.__cause__ or exc
     except HeirloomError as exc:
         return "typed", exc
     except Exception as exc:  # what the property forbids
