@@ -328,3 +328,11 @@ def test_context_assembly_falls_back_or_fails_with_the_contract_name(workflows, 
         assert ex.status == "SUCCEEDED" and fallback in ex.states_entered()
     else:
         assert ex.status == "FAILED" and ex.error == expected and ex.output is None
+
+
+def test_the_api_maps_only_contract_names():
+    """The context API turns a failed execution's error name into a status: only names a
+    handler can raise (or Step Functions' own) have a mapping; the rest are a 500."""
+    from heirloom.domain.context_api import ERROR_TYPES as API_ERRORS
+
+    assert {n for n in API_ERRORS if not n.startswith("States.")} <= ERROR_TYPES
