@@ -90,6 +90,7 @@ ACCEPTED = [
     ("exists() on a property", "MATCH (n:Person) WHERE exists(n.name) RETURN n.id AS id", {}),
     ("read-only UNION", "MATCH (n:Person) RETURN n.id AS id UNION ALL MATCH (m:Story) RETURN m.id AS id", {}),
     ("names that look like rules", "MATCH (n:Person) WHERE n.all = 'any(' OR n.skip = 1 RETURN n.limit AS limit", {}),
+    ("rules in a comment", "MATCH (n:Person) // shortestPath( SET n.x = [1]\nRETURN n.id AS id", {}),
 ]
 # fmt: on
 
