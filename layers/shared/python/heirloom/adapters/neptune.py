@@ -53,6 +53,8 @@ SERVICE = "neptune-db"
 RETRYABLE_CODES = frozenset(
     {
         "ConcurrentModificationException",
+        # a 400, but "OK to retry": a parallel modification broke an integrity constraint
+        "ConstraintViolationException",
         "ThrottlingException",
         "TooManyRequestsException",
         "QueryLimitExceededException",
