@@ -294,6 +294,23 @@ def _list_valued(expr: list[Token], scope: _Scope) -> str | None:
             end = next((j for j in range(i + 1, len(expr)) if expr[j].upper == "THEN"), len(expr))
             i = end + 1
             continue
+        elif tok.kind == "param" or (
+            tok.kind == "ident" and tok.text in scope.aliases and not (i > 0 and expr[i - 1].text == ".")
+        ):  # a parameter or unwound name inside an expression (`coalesce($years, 0)`)
+            end = i + 1
+            if (
+                tok.kind == "ident"
+                and end + 1 < len(expr)
+                and expr[end].text == "."
+                and expr[end + 1].kind == "ident"
+            ):
+                end += 2
+            if not (end < len(expr) and expr[end].text in {"[", "."}):  # indexed: one element
+                bad = next((v for v in scope.values(expr[i:end]) or [] if _not_single(v)), None)
+                if bad is not None:
+                    return f"a {type(bad).__name__} from {''.join(t.text for t in expr[i:end])}"
+            i = end
+            continue
         elif tok.text == "[" and not (i > 0 and _indexable(expr[i - 1])):
             return "a list"
         elif tok.text == "{" and not (i > 0 and expr[i - 1].kind == "ident"):
