@@ -25,6 +25,7 @@ from heirloom import errors
 from heirloom.errors import (
     ERROR_TYPES,
     AccessDenied,
+    Conflict,
     GraphProtocolError,
     GraphQueryRejected,
     GraphRequestError,
@@ -86,6 +87,7 @@ ADAPTER_ERRORS: list[tuple[BaseException, str]] = [
     (InvalidRequest("story.title: Field required"), "InvalidRequest"),
     (AccessDenied("not a member"), "AccessDenied"),
     (NotFound("legacy"), "NotFound"),
+    (Conflict("another backfill run is under way"), "Conflict"),
     (KeyError("a bug"), "InternalError"),
 ]
 IDS = [

@@ -123,6 +123,11 @@ class Rejected(HeirloomError):
     model request it refuses, output that fails its schema): retrying cannot help."""
 
 
+class Conflict(HeirloomError):
+    """errorType: the request collides with work already under way (another run of the same
+    workflow, say); the workflow ends it without work rather than failing."""
+
+
 class InternalError(HeirloomError):
     """errorType: anything else (a bug, a misconfiguration). Its message is only the original
     class name: an unexpected exception's text may quote stored data."""
@@ -138,6 +143,7 @@ ERROR_TYPES = frozenset(
         "StoreUnavailable",
         "Retryable",
         "Rejected",
+        "Conflict",
         "InternalError",
     }
 )
@@ -154,6 +160,7 @@ _REDUCTION: tuple[tuple[type[BaseException], type[HeirloomError]], ...] = (
     (ModelError, Rejected),
     (Retryable, Retryable),
     (Rejected, Rejected),
+    (Conflict, Conflict),
 )
 
 
