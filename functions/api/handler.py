@@ -17,7 +17,7 @@ from heirloom.domain.context_api import (
     WorkflowTimedOut,
     answer,
 )
-from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable
+from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
@@ -120,6 +120,7 @@ def _unavailable(exc: Exception) -> Response[dict[str, Any]]:
     return Response(status, content_types.APPLICATION_JSON, {"error": type(exc).__name__, "reason": reason})
 
 
+@error_contract
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

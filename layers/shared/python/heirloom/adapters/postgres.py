@@ -43,6 +43,7 @@ from heirloom.contracts.records import (
     Visibility,
 )
 from heirloom.domain.access import ReadScope, StoryMeta
+from heirloom.errors import StoreUnavailable
 from heirloom.ports import Change, Chunk, ChunkHit, EmbeddedChunk
 
 _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
@@ -50,10 +51,6 @@ _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
 
 class SchemaMismatch(RuntimeError):
     """The database was built for another embedding dimension or model."""
-
-
-class StoreUnavailable(ConnectionError):
-    """PostgreSQL could not be reached."""
 
 
 #: a connection idle longer than this is checked with `SELECT 1` before use (RDS Proxy closes

@@ -7,6 +7,10 @@ from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom.domain.context_api import raise_for_workflow_error, timed_out
+from heirloom.errors import Rejected, Retryable
+
+#: StartExecution errors a later attempt can get past (AWS Step Functions API reference)
+_TRANSIENT = frozenset({"ThrottlingException", "ServiceUnavailable", "InternalServerError", "RequestTimeout"})
 
 
 class StepFunctionsContextWorkflow:
@@ -37,4 +41,17 @@ class StepFunctionsIngestionStarter:
         self._client = client or boto3.client("stepfunctions")
 
     def __call__(self, story_id: Any) -> None:
-        self._client.start_execution(stateMachineArn=self.arn, input=json.dumps({"story_id": str(story_id)}))
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self._client.start_execution(
+                stateMachineArn=self.arn, input=json.dumps({"story_id": str(story_id)})
+            )
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", ""))
+            status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            kind = Retryable if code in _TRANSIENT or status >= 500 else Rejected
+            raise kind(f"StartExecution failed: {code or status}") from exc
+        except BotoCoreError as exc:  # the endpoint could not be reached
+            raise Retryable(f"StartExecution failed: {type(exc).__name__}") from exc
