@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.edges import reason
 from heirloom.ports import Change
 
 M = TypeVar("M", bound=BaseModel)
@@ -74,9 +75,7 @@ def _read(path: Path, model: type[M]) -> Iterator[Located]:
             try:
                 yield Located(path.name, number, model.model_validate(data))
             except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(str(p) for p in err["loc"]) or "record"
-                raise DatasetError(f"{path.name}:{number}: {where}: {err['msg']}") from exc
+                raise DatasetError(f"{path.name}:{number}: {reason(exc, limit=1, whole='record')}") from exc
 
 
 def read_dataset(root: Path) -> Dataset:
@@ -130,13 +129,9 @@ def _check_references(ds: Dataset) -> None:
     for item in ds.links:
         need(item, "legacy_a_id", item.record.legacy_a_id, legacies, "legacy")
         need(item, "legacy_b_id", item.record.legacy_b_id, legacies, "legacy")
-        if item.record.legacy_a_id == item.record.legacy_b_id:
-            raise DatasetError(f"{item.file}:{item.line}: legacy_b_id: a link needs two different legacies")
     for item in ds.stories:
         need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
         need(item, "author_user_id", item.record.author_user_id, users, "user")
-        if item.record.updated_at < item.record.created_at:
-            raise DatasetError(f"{item.file}:{item.line}: updated_at: earlier than created_at")
 
 
 @dataclass
