@@ -63,10 +63,13 @@ def test_loader_and_events_refuse_the_same_records_for_the_same_reason(tmp_path,
     said = str(loaded.value).removeprefix(f"{file}.jsonl:1: ")
 
     detail_type, key = EVENT_OF[file]
-    event = StoryEvent.model_validate(
-        {"id": "1", "source": "heirloom.stories", "detail-type": detail_type, "time": "2024-05-02T10:00:00Z",
-         "detail": {"schema_version": "1", key: rows[0]}}  # fmt: skip
-    )
+    envelope = {
+        "id": "1",
+        "source": "heirloom.stories",
+        "detail-type": detail_type,
+        "time": "2024-05-02T10:00:00Z",
+    }
+    event = StoryEvent.model_validate({**envelope, "detail": {"schema_version": "1", key: rows[0]}})
     with pytest.raises(InvalidRequest) as sent:
         parse_detail(event)
     assert str(sent.value) == f"{detail_type}: {key}.{said}"
@@ -74,8 +77,10 @@ def test_loader_and_events_refuse_the_same_records_for_the_same_reason(tmp_path,
 
 @pytest.mark.parametrize("query", ["   ", "\n\t", "\u2003\u3000"])
 def test_a_blank_question_is_refused(query):
-    with pytest.raises(ValueError, match="query\n.*must not be blank"):
-        ContextRequest(legacy_id=MiniDataset().legacy, user_id=MiniDataset().creator, persona="friend", query=query)
+    with pytest.raises(ValueError, match=r"query\n.*must not be blank"):
+        ContextRequest(
+            legacy_id=MiniDataset().legacy, user_id=MiniDataset().creator, persona="friend", query=query
+        )
 
 
 def test_every_sample_story_event_is_valid():

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 from heirloom.contracts.records import AwareDatetime, Legacy, Link, Member, Person, Relationship, Story, User
 
@@ -111,7 +111,12 @@ DETAIL_TYPES: tuple[str, ...] = (
     "Link Created",
     "Link Updated",
 )
-_DETAIL = TypeAdapter(StoryEventDetail)
+#: the detail model of each detail-type
+_DETAIL: dict[str, type[_Detail]] = {
+    model.model_fields["kind"].default: model
+    for model in (StoryCreated, StoryUpdated, StoryDeleted, LegacyCreated, PersonCreated, UserCreated,
+                  RelationshipAdded, MemberAdded, MemberRemoved, LinkCreated, LinkUpdated)
+}  # fmt: skip
 
 
 class StoryEvent(BaseModel):
@@ -126,6 +131,9 @@ class StoryEvent(BaseModel):
     detail: dict[str, Any]
 
     def parsed_detail(self) -> StoryEventDetail:
-        """The typed detail; the detail-type selects the model."""
-        detail: StoryEventDetail = _DETAIL.validate_python({**self.detail, "kind": self.detail_type})
+        """The typed detail; the detail-type selects the model (so an error's location starts in
+        the detail: `story.title`, not the detail-type)."""
+        detail: StoryEventDetail = _DETAIL[self.detail_type].model_validate(  # type: ignore[assignment]
+            {**self.detail, "kind": self.detail_type}
+        )
         return detail
