@@ -3,6 +3,9 @@
 The whole folder is parsed and its references checked before anything is written, so a bad
 line stops the load with `file:line: field: reason` and nothing of the dataset is stored.
 Writes then go record by record, each in its own transaction; re-loading changes nothing.
+Dataset records carry no time: a membership, link or story that a story event has changed since
+(or removed, or deleted) keeps the event's state, and the report lists what was skipped
+(heirloom.domain.ordering).
 """
 
 from __future__ import annotations
@@ -134,9 +137,19 @@ def _check_references(ds: Dataset) -> None:
         need(item, "author_user_id", item.record.author_user_id, users, "user")
 
 
+#: why a dataset record was not applied (heirloom.domain.ordering), by file
+SKIP_REASONS = {
+    "members": "a story event changed or removed this membership; kept as it left it",
+    "links": "a story event changed this link; kept as it left it",
+    "stories": "a newer version of this story is stored, or it was deleted; kept",
+}
+
+
 @dataclass
 class LoadReport:
     changes: dict[str, Counter[str]] = field(default_factory=dict)
+    #: `file:line: why` for each record not applied because a story event's state stands
+    skipped: list[str] = field(default_factory=list)
 
     def add(self, kind: str, change: Change) -> None:
         self.changes.setdefault(kind, Counter())[change.value] += 1
@@ -166,9 +179,12 @@ def load_dataset(
         items: list[Located] = getattr(dataset, name)
         for item in items:
             try:
-                report.add(name, APPLY[name](ports, item.record))
+                change = APPLY[name](ports, item.record)
             except UnknownReference as exc:
                 raise DatasetError(f"{item.file}:{item.line}: {exc}") from exc
+            report.add(name, change)
+            if change is Change.SKIPPED:
+                report.skipped.append(f"{item.file}:{item.line}: {SKIP_REASONS.get(name, 'skipped')}")
         if progress and items:
             progress(f"{name}: {dict(report.changes.get(name, {}))}")
     return report
