@@ -243,7 +243,7 @@ def test_two_writers_of_one_story_s_chunks_queue_instead_of_crashing(db, ports):
     def other_writer():
         try:
             second.replace_chunks(story, [chunk.model_copy(update={"text": "two"})], "h2")
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             second.db.close()
@@ -279,7 +279,7 @@ def test_two_concurrent_loads_of_one_dataset_both_succeed(db, ports):
         try:
             start.wait()
             load_dataset(p, SAMPLE)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=load, args=(p,)) for p in (ports, other)]
