@@ -170,6 +170,22 @@ def count(world: World, q: dict[str, Any]) -> None:
             STATS[f"link:{link['status']}/{link['share_mode']}"] += 1
 
 
+def count_events(world: World) -> None:
+    """What the world's story events exercised: ties, redeliveries, reloads, moves."""
+    STATS["events"] += len(world.events)
+    STATS["deliveries"] += len(world.deliveries)
+    STATS["redeliveries"] += len(world.deliveries) - len(world.events)
+    STATS["reloads"] += world.reload_at is not None
+    for e in world.events:
+        STATS[f"event:{e.kind}"] += 1
+    stamps = collections.Counter(
+        (e.kind in ("member", "unmember"), json.dumps([e.value.get("id"), e.value.get("legacy_id"),
+                                                       e.value.get("user_id")]), e.at)
+        for e in world.events if e.kind in ("link", "member", "unmember")
+    )  # fmt: skip
+    STATS["events_in_a_tie"] += sum(n for n in stamps.values() if n > 1)
+
+
 def check(world: World, q: dict[str, Any], run: Any) -> None:
     """Run one request with `run(request, force)` and hold what comes back to the oracle."""
     count(world, q)
@@ -193,6 +209,7 @@ def check(world: World, q: dict[str, Any], run: Any) -> None:
 def test_no_context_holds_anything_format_md_forbids(engines, world, data):
     _ports, services = engines.fresh(world)
     STATS["worlds"] += 1
+    count_events(world)
     STATS["facts_in_world"] += len(world.facts())
     for _ in range(QUERIES_PER_WORLD):
         q = data.draw(questions(world))

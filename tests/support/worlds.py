@@ -334,16 +334,27 @@ def worlds(draw: st.DrawFn, max_stories: int = 9) -> World:
             w.events.append(Event("delete", {"id": gone, "legacy_id": first}, when))
         elif kind == "link" and w.initial["links"]:
             old = draw(st.sampled_from(w.initial["links"]))
+            at = hour()
+            tie = tie_with(draw, w.events, ("link",))  # often: the same link at the same time
+            if tie is not None:
+                old, at = next(x for x in w.initial["links"] if x["id"] == tie.value["id"]), tie.at
             new = {**old, "status": draw(st.sampled_from(["active", "pending", "revoked"])),
                    "share_mode": draw(st.sampled_from(["all", "selective"])),
                    "shared_story_ids": draw(st.lists(st.sampled_from(story_ids), unique=True, max_size=4))}  # fmt: skip
-            w.events.append(Event("link", new, hour()))
-        elif kind == "unmember" and w.initial["members"]:
-            w.events.append(Event("unmember", draw(st.sampled_from(w.initial["members"])), hour()))
-        elif kind == "member":
-            member = {"legacy_id": draw(st.sampled_from(legacy_ids)), "user_id": draw(st.sampled_from(user_ids)),
-                      "role": draw(st.sampled_from(ROLES))}  # fmt: skip
-            w.events.append(Event("member", member, hour()))
+            w.events.append(Event("link", new, at))
+        elif kind in ("unmember", "member") and w.initial["members"]:
+            member, at = dict(draw(st.sampled_from(w.initial["members"]))), hour()
+            if kind == "member" and draw(st.booleans()):  # someone joins
+                member = {
+                    "legacy_id": draw(st.sampled_from(legacy_ids)),
+                    "user_id": draw(st.sampled_from(user_ids)),
+                }
+            tie = tie_with(draw, w.events, ("member", "unmember"))  # often: the same membership, same time
+            if tie is not None:
+                member, at = {"legacy_id": tie.value["legacy_id"], "user_id": tie.value["user_id"]}, tie.at
+            if kind == "member":
+                member["role"] = draw(st.sampled_from(ROLES))
+            w.events.append(Event(kind, member, at))
     w.stories = [s for s in w.stories if s["id"] in live]
     w.links = [final_link(x, [c for c in w.events if c.kind == "link" and c.value["id"] == x["id"]])
                for x in w.initial["links"]]  # fmt: skip
@@ -354,6 +365,12 @@ def worlds(draw: st.DrawFn, max_stories: int = 9) -> World:
     w.deliveries = draw(st.permutations([*range(len(w.events)), *again]))
     w.reload_at = draw(st.none() | st.integers(0, len(w.deliveries)))
     return w
+
+
+def tie_with(draw: st.DrawFn, events: list[Event], kinds: tuple[str, ...]) -> Event | None:
+    """Half the time, an earlier event of these kinds to share a record and a time with."""
+    earlier = [e for e in events if e.kind in kinds]
+    return draw(st.sampled_from(earlier)) if earlier and draw(st.booleans()) else None
 
 
 # -- the ordering rules, written a second time (deliberately simply) for the expected state --
