@@ -55,7 +55,9 @@ LINK = sample("link_created")["detail"]["link"]
 NEW_LEGACY = UUID(LINK["legacy_b_id"])  # the sample Legacy Created's
 SAMPLE_LEGACY = UUID(LINK["legacy_a_id"])
 NEW_CREATOR = UUID(sample("member_added")["detail"]["member"]["user_id"])
-PRIVATE = next(s for s in rows("stories") if s["legacy_id"] == str(SAMPLE_LEGACY) and s["visibility"] == "private")
+PRIVATE = next(
+    s for s in rows("stories") if s["legacy_id"] == str(SAMPLE_LEGACY) and s["visibility"] == "private"
+)
 
 
 def link_event(kind, status, when=T, sequence=None, **link):
@@ -73,7 +75,8 @@ def reads_private_story(ports):
 
 def graph_link_status(ports):
     rows_ = ports.graph.run(
-        "MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $id RETURN r.status AS s", {"id": LINK["id"]}
+        "MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $id RETURN r.status AS s",
+        {"id": LINK["id"]},
     )
     return [r["s"] for r in rows_]
 
@@ -214,11 +217,15 @@ def test_reloading_the_dataset_never_gives_back_what_events_removed(send, ports)
 def test_reloading_after_a_story_is_deleted_keeps_it_deleted_and_says_so(send, ports):
     story = rows("stories")[0]
     deleted = sample("story_deleted")
-    deleted["detail"].update(story_id=story["id"], legacy_id=story["legacy_id"], deleted_at="2019-11-05T10:00:00Z")
+    deleted["detail"].update(
+        story_id=story["id"], legacy_id=story["legacy_id"], deleted_at="2019-11-05T10:00:00Z"
+    )
     assert send(deleted) == "deleted"
     report = load_dataset(ports, SAMPLE)
     assert ports.stories.get_story(UUID(story["id"])) is None
-    assert report.skipped == ["stories.jsonl:1: a newer version of this story is stored, or it was deleted; kept"]
+    assert report.skipped == [
+        "stories.jsonl:1: a newer version of this story is stored, or it was deleted; kept"
+    ]
 
 
 # -- concurrency ------------------------------------------------------------------------------

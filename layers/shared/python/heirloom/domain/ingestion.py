@@ -404,7 +404,5 @@ def delete_story(
     before the story's create is remembered, so the late create is skipped."""
     # chunks go with the row (ON DELETE CASCADE)
     change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
-    if ports.stories.get_story(story_id) is not None:  # the stored story is newer than this delete
-        return change
     remove_derived(ports, story_id)
     return change
