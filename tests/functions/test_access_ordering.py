@@ -306,3 +306,53 @@ def test_a_non_member_gets_nothing_after_a_removal_and_its_late_add(send, ports)
     send(sample("member_added", "2019-11-04T09:00:00Z"))  # the same second: the removal wins
     with pytest.raises(AccessDenied):
         scope_for(ports.stories, NEW_CREATOR, NEW_LEGACY)
+
+
+def test_two_concurrent_deliveries_of_one_story_with_its_facts_end_as_one_delivery(db, ports):
+    """Two containers processing the same Story Created at once (chunks, entities, facts): both
+    succeed, and the stored state is what one delivery, re-synced alone, leaves."""
+    from dataclasses import replace
+
+    from tests.support.snapshot import snapshot
+    from tests.support.worlds import ScriptedExtractor
+
+    load_dataset(ports, SAMPLE)
+    extractor = ScriptedExtractor(["Dominic Ferraro"])
+    mine = replace(ports, extractor=extractor, extractor_version=extractor.version)
+    second_db = PgDatabase(db.url, embedding_dim=64)
+    theirs = replace(
+        mine,
+        stories=PgStoryStore(second_db),
+        vectors=PgVectorIndex(second_db, model_id=ports.vectors.model_id),
+    )
+    story = {**rows("stories")[0], "id": "0b9a7f3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "updated_at": "2024-06-01T10:00:00Z",
+             "content": "Dominic Ferraro lived in Brackenford.\n\nDominic Ferraro owned Samovar. Emberfest was in 1951."}  # fmt: skip
+    event = sample("story_created")
+    event["detail"]["story"] = story
+    errors: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def deliver(p):
+        handler = load_handler("story_events")
+        try:
+            start.wait()
+            handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=p))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=deliver, args=(p,)) for p in (mine, theirs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    second_db.close()
+    assert not errors, errors
+    together = snapshot(db, ports.graph)
+    with db.transaction() as conn:  # forget what was built, and build it again alone
+        conn.execute("UPDATE story_processing SET graph_hash = NULL, chunks_hash = NULL WHERE story_id = %s",
+                     (story["id"],))  # fmt: skip
+    handler = load_handler("story_events")
+    handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=mine))
+    alone = snapshot(db, ports.graph)
+    assert together.nodes == alone.nodes and together.edges == alone.edges, together.diff(alone)
+    assert together.tables["story_chunks"] == alone.tables["story_chunks"]
