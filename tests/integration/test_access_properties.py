@@ -87,6 +87,7 @@ class Engines:
             extractor_version=extractor.version,
         )
         ingest(ports, world)
+        self.check_stored(world)
         services = services_with(
             {"TRAVERSAL_BUDGET_MS": "10000"},
             stories=ports.stories,
@@ -97,6 +98,25 @@ class Engines:
             ingestion=ports,
         )
         return ports, services
+
+    def check_stored(self, world: World) -> None:
+        """PostgreSQL holds exactly the world's final state: the ordering rules gave the same
+        memberships, links and stories as their second, simple reading in the test, whatever
+        the delivery order (not only nothing more than allowed: nothing less either)."""
+        conn = self.db.connection()
+        members = {(r["l"], r["u"], r["role"]) for r in conn.execute(
+            "SELECT legacy_id::text AS l, user_id::text AS u, role FROM legacy_members").fetchall()}  # fmt: skip
+        assert members == {(m["legacy_id"], m["user_id"], m["role"]) for m in world.members}
+        links = {r["id"]: (r["status"], r["share_mode"], sorted(r["shared"])) for r in conn.execute(
+            "SELECT l.id::text AS id, l.status, l.share_mode, coalesce(array_agg(s.story_id::text)"
+            " FILTER (WHERE s.story_id IS NOT NULL), '{}') AS shared"
+            " FROM legacy_links l LEFT JOIN legacy_link_shares s ON s.link_id = l.id GROUP BY l.id").fetchall()}  # fmt: skip
+        assert links == {
+            x["id"]: (x["status"], x["share_mode"], sorted(x["shared_story_ids"])) for x in world.links
+        }
+        stories = {(r["id"], r["l"], r["visibility"], r["title"]) for r in conn.execute(
+            "SELECT id::text AS id, legacy_id::text AS l, visibility, title FROM stories").fetchall()}  # fmt: skip
+        assert stories == {(s["id"], s["legacy_id"], s["visibility"], s["title"]) for s in world.stories}
 
 
 @pytest.fixture(scope="module")
