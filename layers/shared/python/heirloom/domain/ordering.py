@@ -11,8 +11,9 @@ equal-time restriction, and the result does not depend on delivery order.
 A deleted story stays deleted: its tombstone outlives any create or update of that id, older
 or newer (a story restored at the source comes back under a new id).
 
-Dataset records (`heirloom load`) carry no time: they apply only where no story event has set
-the record (nor removed the membership); elsewhere they are skipped and reported.
+Dataset memberships and links (`heirloom load`) carry no time: they apply only where no story
+event has set the record (nor removed the membership); elsewhere they are skipped and
+reported. Dataset stories carry their `updated_at` and follow the story rules.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 The whole folder is parsed and its references checked before anything is written, so a bad
 line stops the load with `file:line: field: reason` and nothing of the dataset is stored.
 Writes then go record by record, each in its own transaction; re-loading changes nothing.
-Dataset records carry no time: a membership, link or story that a story event has changed since
-(or removed, or deleted) keeps the event's state, and the report lists what was skipped
-(heirloom.domain.ordering).
+Memberships and links carry no time: one that a story event has changed or removed since keeps
+the event's state, as does a story an event updated later or deleted; the report lists what was
+skipped (heirloom.domain.ordering).
 """
 
 from __future__ import annotations
