@@ -356,3 +356,13 @@ def test_two_concurrent_deliveries_of_one_story_with_its_facts_end_as_one_delive
     alone = snapshot(db, ports.graph)
     assert together.nodes == alone.nodes and together.edges == alone.edges, together.diff(alone)
     assert together.tables["story_chunks"] == alone.tables["story_chunks"]
+
+
+def test_a_story_sequence_orders_versions_of_the_same_updated_at(send, ports):
+    private, public = sample("story_updated", sequence=1), sample("story_updated", sequence=2)
+    private["detail"]["story"]["visibility"] = "private"
+    public["detail"]["story"]["visibility"] = "public"  # a newer decision to share it
+    send(public)
+    assert send(private) == "skipped"
+    assert ports.stories.get_story(UUID(STORY["id"])).visibility.value == "public"
+    assert send(public) == "unchanged"
