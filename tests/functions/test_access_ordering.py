@@ -366,3 +366,20 @@ def test_a_story_sequence_orders_versions_of_the_same_updated_at(send, ports):
     assert send(private) == "skipped"
     assert ports.stories.get_story(UUID(STORY["id"])).visibility.value == "public"
     assert send(public) == "unchanged"
+
+
+def test_a_late_person_event_or_a_reload_never_moves_a_person_back(send, ports):
+    """A person's legacy decides who sees the known relationships it is in."""
+    send(sample("legacy_created"))
+    dominic = next(p for p in rows("persons") if p["name"] == "Dominic Ferraro")
+    moved = sample("person_created", "2019-11-05T09:00:00Z")
+    moved["detail"]["person"] = {**dominic, "legacy_id": str(NEW_LEGACY)}
+    older = sample("person_created", "2019-11-04T09:00:00Z")
+    older["detail"]["person"] = dominic
+    assert send(moved) == "updated"
+    assert send(older) == "skipped"
+    report = load_dataset(ports, SAMPLE)
+    assert ports.stories.get_person(UUID(dominic["id"])).legacy_id == NEW_LEGACY
+    assert any(line.startswith("persons.jsonl:") for line in report.skipped)
+    node = ports.graph.run("MATCH (p:Person {id: $id}) RETURN p.legacy_id AS l", {"id": dominic["id"]})
+    assert node == [{"l": str(NEW_LEGACY)}]

@@ -230,6 +230,12 @@ def _stamp(at: datetime | None, seq: int | None) -> Stamp | None:
     return Stamp.of(at, seq)
 
 
+def _person_order(fields: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A fixed order of two versions of a person with the same stamp (None years first)."""
+    legacy, name, aliases, born, died = fields
+    return (legacy, name, aliases, -1 if born is None else born, -1 if died is None else died)
+
+
 def _seq(seq: int | None) -> int:
     return -1 if seq is None else seq
 
@@ -271,25 +277,51 @@ class PgStoryStore:
             (legacy.id, legacy.name, legacy.subject_person_id),
         )
 
-    def upsert_person(self, person: Person) -> Change:
-        return self._upsert(
-            "INSERT INTO persons (id, legacy_id, name, aliases, birth_year, death_year)"
-            " VALUES (%s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id, name = EXCLUDED.name,"
-            " aliases = EXCLUDED.aliases, birth_year = EXCLUDED.birth_year, death_year = EXCLUDED.death_year"
-            " WHERE (persons.legacy_id, persons.name, persons.aliases, persons.birth_year, persons.death_year)"
-            " IS DISTINCT FROM (EXCLUDED.legacy_id, EXCLUDED.name, EXCLUDED.aliases,"
-            " EXCLUDED.birth_year, EXCLUDED.death_year)"
-            " RETURNING (xmax = 0) AS inserted",
-            (
-                person.id,
-                person.legacy_id,
-                person.name,
-                list(person.aliases),
-                person.birth_year,
-                person.death_year,
-            ),
-        )
+    def upsert_person(self, person: Person, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        """Ordered by (`as_of`, `seq`) (heirloom.domain.ordering): a person's legacy decides who
+        may see the known relationships it is in, so an older change (a late Person Created
+        moving it back) is SKIPPED; at an equal stamp a fixed order of the fields decides.
+        Without `as_of` (a dataset record) it applies only where no event has set the person."""
+        p = person
+        incoming = (str(p.legacy_id), p.name, list(p.aliases), p.birth_year, p.death_year)
+        with self.db.transaction() as conn:
+            _lock(conn, f"person:{p.id}")
+            row = conn.execute(
+                "SELECT legacy_id, name, aliases, birth_year, death_year, changed_at, changed_seq"
+                " FROM persons WHERE id = %s",
+                (p.id,),
+            ).fetchone()
+            stored = (
+                None
+                if row is None
+                else (
+                    str(row["legacy_id"]),
+                    row["name"],
+                    list(row["aliases"]),
+                    row["birth_year"],
+                    row["death_year"],
+                )
+            )
+            same = stored == incoming
+            match verdict(_stamp(row["changed_at"], row["changed_seq"]) if row else None, Stamp.of(as_of, seq),
+                          exists=row is not None):  # fmt: skip
+                case Verdict.SKIP:
+                    return Change.UNCHANGED if same else Change.SKIPPED
+                case Verdict.MERGE if (
+                    not same and stored is not None and _person_order(incoming) < _person_order(stored)
+                ):
+                    return Change.SKIPPED
+            conn.execute(
+                "INSERT INTO persons (id, legacy_id, name, aliases, birth_year, death_year, changed_at, changed_seq)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id, name = EXCLUDED.name,"
+                " aliases = EXCLUDED.aliases, birth_year = EXCLUDED.birth_year, death_year = EXCLUDED.death_year,"
+                " changed_at = EXCLUDED.changed_at, changed_seq = EXCLUDED.changed_seq",
+                (p.id, p.legacy_id, p.name, list(p.aliases), p.birth_year, p.death_year, as_of, seq),
+            )
+        if row is None:
+            return Change.CREATED
+        return Change.UNCHANGED if same else Change.UPDATED
 
     def upsert_user(self, user: User) -> Change:
         return self._upsert(

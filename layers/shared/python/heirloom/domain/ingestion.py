@@ -81,10 +81,15 @@ def apply_legacy(ports: IngestionPorts, legacy: Legacy) -> Change:
     return change
 
 
-def apply_person(ports: IngestionPorts, person: Person) -> Change:
+def apply_person(
+    ports: IngestionPorts, person: Person, as_of: datetime | None = None, seq: int | None = None
+) -> Change:
+    """`as_of`, `seq`: when the change happened (story events), ordered as
+    heirloom.domain.ordering says (a late event never moves a person back). The graph gets the
+    person as stored, never a stale event's."""
     _require_legacy(ports, "legacy_id", person.legacy_id)
-    change = ports.stories.upsert_person(person)
-    graph_sync.sync_person(ports.graph, person)
+    change = ports.stories.upsert_person(person, as_of, seq)
+    graph_sync.sync_person(ports.graph, ports.stories.get_person(person.id) or person)
     return change
 
 

@@ -63,7 +63,7 @@ def handle_story_event(
             case LegacyCreated():
                 return ingestion.apply_legacy(ports, detail.legacy)
             case PersonCreated():
-                return ingestion.apply_person(ports, detail.person)
+                return ingestion.apply_person(ports, detail.person, event.time, detail.sequence)
             case UserCreated():
                 return ingestion.apply_user(ports, detail.user)
             case RelationshipAdded():

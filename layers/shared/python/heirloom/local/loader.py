@@ -139,6 +139,7 @@ def _check_references(ds: Dataset) -> None:
 
 #: why a dataset record was not applied (heirloom.domain.ordering), by file
 SKIP_REASONS = {
+    "persons": "a story event changed this person; kept as it left it",
     "members": "a story event changed or removed this membership; kept as it left it",
     "links": "a story event changed this link; kept as it left it",
     "stories": "a newer version of this story is stored, or it was deleted; kept",
