@@ -79,6 +79,13 @@ AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
 Text = Annotated[str, AfterValidator(_no_nul), _NO_NUL]
 #: text that must say something: not empty, not only whitespace
 NonBlankText = Annotated[str, AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL]
+#: a relationship's detail ("mother") and its years ("1952"): when given, not blank
+Detail = Annotated[
+    str, StringConstraints(max_length=300), AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL
+]
+Period = Annotated[
+    str, StringConstraints(max_length=100), AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL
+]
 #: a name or title: 1-300 characters, not only whitespace
 Name = Annotated[
     str,
@@ -124,9 +131,9 @@ class Relationship(Record):
     from_person_id: UUID
     to_person_id: UUID
     type: RelationshipType
-    detail: Text | None = Field(default=None, max_length=300)
-    since: Text | None = Field(default=None, max_length=100)
-    until: Text | None = Field(default=None, max_length=100)
+    detail: Detail | None = None
+    since: Period | None = None
+    until: Period | None = None
 
     @field_validator("to_person_id")
     @classmethod
