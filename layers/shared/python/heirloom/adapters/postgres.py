@@ -345,19 +345,21 @@ class PgStoryStore:
                 "SELECT removed_at, removed_seq FROM member_removals WHERE legacy_id = %s AND user_id = %s",
                 (m.legacy_id, m.user_id),
             ).fetchone()
-            if removal is not None and (
-                incoming is None or incoming <= Stamp(removal["removed_at"], _seq(removal["removed_seq"]))
-            ):
-                return Change.SKIPPED
             stored = conn.execute(
                 "SELECT role, changed_at, changed_seq FROM legacy_members WHERE legacy_id = %s AND user_id = %s",
                 (m.legacy_id, m.user_id),
             ).fetchone()
-            stored_stamp = _stamp(stored["changed_at"], stored["changed_seq"]) if stored else None
             role = m.role
+            # not applied: what is stored already says so (UNCHANGED), or it differs (SKIPPED)
+            kept = Change.UNCHANGED if stored and stored["role"] == role.value else Change.SKIPPED
+            if removal is not None and (
+                incoming is None or incoming <= Stamp(removal["removed_at"], _seq(removal["removed_seq"]))
+            ):
+                return kept
+            stored_stamp = _stamp(stored["changed_at"], stored["changed_seq"]) if stored else None
             match verdict(stored_stamp, incoming, exists=stored is not None):
                 case Verdict.SKIP:
-                    return Change.UNCHANGED if stored and stored["role"] == role.value else Change.SKIPPED
+                    return kept
                 case Verdict.MERGE:
                     role = lesser_role(Role(stored["role"]), role) if stored else role
             conn.execute(
