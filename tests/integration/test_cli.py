@@ -53,3 +53,19 @@ def test_load_again_lists_what_story_events_changed_since(cli_env, capsys):
     out = capsys.readouterr().out
     assert "(no changes)" in out
     assert "skipped 1 records that story events changed since:\n  members.jsonl:2: a story event" in out
+
+
+def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):
+    from heirloom.local.runtime import open_runtime
+    from tests.support.snapshot import graph_state
+
+    root = MiniDataset().write(cli_env / "ds")
+    assert main(["load", str(root)]) == 0
+    graph = open_runtime().graph
+    loaded = graph_state(graph)
+    capsys.readouterr()
+    assert main(["backfill", "--rebuild-graph"]) == 0
+    assert "graph rebuilt: 2 legacies, 3 persons" in capsys.readouterr().out
+    assert graph_state(graph) == loaded
+    assert main(["backfill", "--rebuild-graph"]) == 0
+    assert graph_state(graph) == loaded
