@@ -74,6 +74,7 @@ def test_a_user_id_in_the_body_is_refused_not_trusted():
     [
         ({"query": "", "persona": "family"}, "query"),
         ({"query": "x" * 2001, "persona": "family"}, "query"),
+        ({"query": " \n\t ", "persona": "family"}, "query"),
         ({"query": "hi", "persona": "pirate"}, "persona"),
         ({"query": "hi", "persona": "family", "token_budget": 100}, "token_budget"),
         ({"query": "hi", "persona": "family", "history": [{"role": "system", "content": "x"}]}, "history"),

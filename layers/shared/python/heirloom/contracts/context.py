@@ -15,7 +15,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from heirloom.contracts.records import Text
+from heirloom.contracts.records import NonBlankText, Text
 
 MAX_QUERY_CHARS = 2000
 MAX_HISTORY_MESSAGES = 20
@@ -55,7 +55,7 @@ class ContextRequest(Edge):
     legacy_id: UUID
     user_id: UUID
     persona: Persona
-    query: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: NonBlankText = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
     linked_story_id: UUID | None = None
     token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)

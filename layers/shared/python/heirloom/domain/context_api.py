@@ -18,7 +18,7 @@ from heirloom.contracts.context import (
     Message,
     Persona,
 )
-from heirloom.contracts.records import Text
+from heirloom.contracts.records import NonBlankText
 from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound, StoreUnavailable
 
 
@@ -71,7 +71,7 @@ class ContextBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    query: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: NonBlankText = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     persona: Persona
     history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
     linked_story_id: UUID | None = None

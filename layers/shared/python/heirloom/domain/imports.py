@@ -102,6 +102,11 @@ def import_object(ports: IngestionPorts, objects: ObjectStore, bucket: str, key:
     except InvalidRequest as exc:
         objects.tag(bucket, key, {"heirloom-status": "rejected", "heirloom-reason": _tag_value(str(exc))})
         raise
+    if change is Change.SKIPPED:  # heirloom.domain.ordering: a newer version, or deleted for good
+        why = "a newer version of this story is stored or it was deleted"
+        objects.tag(bucket, key, {"heirloom-status": "skipped", "heirloom-story": str(story.id),
+                                  "heirloom-reason": why})  # fmt: skip
+        return change
     objects.tag(bucket, key, {"heirloom-status": "imported", "heirloom-story": str(story.id)})
     return change
 

@@ -54,6 +54,10 @@ def _cmd_load(args: argparse.Namespace) -> int:
         f"loaded {root}: {report.changed} records created or updated"
         + (" (no changes)" if report.changed == 0 else "")
     )
+    if report.skipped:
+        print(f"skipped {len(report.skipped)} records that story events changed since:")
+        for line in report.skipped:
+            print(f"  {line}")
     return 0
 
 
