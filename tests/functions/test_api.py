@@ -122,3 +122,40 @@ def test_the_openapi_document_describes_the_route_and_its_body():
     assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("ContextBody")
     body = doc["components"]["schemas"]["ContextBody"]
     assert body["properties"]["query"]["maxLength"] == 2000 and "persona" in body["required"]
+
+
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested more than 8 levels"),
+        ("[" * 100_000, "nested more than 8 levels"),  # never closed
+        ('{"query": "hi", "persona": "family", "history": ' + "[" * 3000 + "]" * 3000 + "}", "nested"),
+        ('{"query": "hi", "persona": "family", "token_budget": ' + "9" * 5000 + "}", "more than 20 digits"),
+        ('{"query": "hi", "persona": "family", "token_budget": -' + "1" * 5000 + "}", "more than 20 digits"),
+        ('{"query": "' + "x" * 1_100_000 + '", "persona": "family"}', "larger than 1048576 bytes"),
+    ],
+)
+def test_hostile_bodies_are_400_before_the_parser_gives_way(body, reason):
+    """Python's JSON parser raises RecursionError on deep nesting and ValueError on a 5,000-digit
+    integer: unhandled, those were a 502 in Lambda."""
+    status, out, wf = call(body=body)
+    assert status == 400 and out["error"] == "InvalidRequest" and reason in out["reason"]
+    assert wf.requests == []
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    body = {
+        "query": '[[[[[[[[[[{{{{{{{{{{ \\" ]]',
+        "persona": "family",
+        "history": [{"role": "user", "content": "{["}],
+    }
+    status, _, wf = call(body=json.dumps(body))
+    assert status == 200 and wf.requests[0].query == body["query"]
+
+
+def test_a_base64_body_is_held_to_the_same_limits():
+    import base64
+
+    deep = base64.b64encode(("[" * 50_000).encode()).decode()
+    status, out, _ = call(body=deep, isBase64Encoded=True)
+    assert status == 400 and "nested" in out["reason"]

@@ -3,6 +3,9 @@ become HTTP outcomes. The user id comes from the verified identity, never from t
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -57,13 +60,56 @@ def timed_out(status: str, error: str | None) -> str | None:
 
 def raise_for_workflow_error(error: str | None, cause: str | None) -> None:
     message = cause or error or "workflow failed"
-    try:
-        import json
-
+    with contextlib.suppress(ValueError, AttributeError):
         message = json.loads(message).get("errorMessage", message)
-    except (ValueError, AttributeError):
-        pass
     raise ERROR_TYPES.get(error or "", WorkflowFailed)(message)
+
+
+#: the largest body accepted, in UTF-8 bytes: a full history (20 x 4,000 characters) and the
+#: query stay far below it even with every character \u-escaped
+MAX_BODY_BYTES = 1_048_576
+#: the deepest nesting of arrays and objects accepted (a valid body nests 3 deep)
+MAX_BODY_DEPTH = 8
+#: the longest integer literal accepted (token_budget is at most 5 digits)
+MAX_INT_DIGITS = 20
+
+#: a JSON string (an unterminated one runs to the end) or one bracket; everything else is skipped
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise InvalidRequest(f"body: a number has more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def parse_body(text: str | bytes) -> Any:
+    """A request body as JSON, refused with InvalidRequest (400) before the parser goes past
+    MAX_BODY_BYTES, MAX_BODY_DEPTH or MAX_INT_DIGITS: Python's parser would otherwise raise
+    RecursionError on deep nesting and ValueError on a 5,000-digit integer."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if len(raw) > MAX_BODY_BYTES:
+        raise InvalidRequest(f"body: larger than {MAX_BODY_BYTES} bytes")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRequest(f"body: not valid UTF-8 at byte {exc.start}") from exc
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_BODY_DEPTH:
+                raise InvalidRequest(f"body: nested more than {MAX_BODY_DEPTH} levels deep")
+        elif token in ("]", "}"):
+            depth -= 1
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError:
+        raise  # the API's validation answers it with a 400 and the position
+    except (ValueError, RecursionError) as exc:  # pragma: no cover - the checks above come first
+        raise InvalidRequest(f"body: not valid JSON ({type(exc).__name__})") from exc
 
 
 class ContextBody(BaseModel):
