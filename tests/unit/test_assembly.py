@@ -252,20 +252,28 @@ def test_format_sections_and_provenance(tok, personas):
         fact("Ada Marsh", "FAMILY_OF", "Ivy Marsh", detail="sister"),
         fact("Ada Marsh", "WORKED_WITH", "Bo Lund", detail="foreman at the mill"),
     )
-    out = assemble(request(), filtered(college, jim, lake, facts=facts), personas[Persona.FAMILY], tok)
+    out = assemble(
+        request(), filtered(college, jim, lake, facts=facts), personas[Persona.FAMILY], tok, fence="f00d"
+    )
     assert out.formatted_context == (
         "## Known Connections\n"
         "Ada Marsh's sister is Ivy Marsh. Ada Marsh worked with Bo Lund (foreman at the mill).\n\n"
         "## Relevant Stories (from Ada Marsh)\n"
         '### "Summer at the Lake House" (1985)\n'
-        "We swam every morning. The water was cold.\n"
+        "<story-f00d>\n"
+        "> We swam every morning. The water was cold.\n"
+        "</story-f00d>\n"
         "Source: Primary legacy, matched by: embedding similarity + place connection\n\n"
         '### "Meeting Uncle Jim"\n'
-        "Jim came in 1972.\n"
+        "<story-f00d>\n"
+        "> Jim came in 1972.\n"
+        "</story-f00d>\n"
         "Source: Primary legacy, matched by: family connection (FAMILY_OF)\n\n"
         "## Stories from Connected Legacies\n"
         '### "Dad\'s College Years" — from Ivy Marsh\n'
-        "He studied engineering.\n"
+        "<story-f00d>\n"
+        "> He studied engineering.\n"
+        "</story-f00d>\n"
         "Source: Linked legacy (Ivy Marsh), matched by: embedding similarity\n"
         "Shared via: Legacy link (selected stories shared)"
     )
@@ -365,7 +373,7 @@ def test_repeated_text_is_dropped_and_adjacent_chunks_merge(tok, personas):
     copy = cand(2, embedding=0.8, chunks=(chunk(s2, 0, "first   PARAGRAPH.", 0.8),))
     out = assemble(request(), filtered(first, copy), personas[Persona.FAMILY], tok)
     assert out.ranked_story_ids == (s1,)
-    assert "First paragraph.\n\nSecond paragraph.\n\nThird paragraph.\n…\nA later paragraph." in (
+    assert "> First paragraph.\n>\n> Second paragraph.\n>\n> Third paragraph.\n> …\n> A later paragraph." in (
         out.formatted_context
     )
 

@@ -22,6 +22,11 @@ Token budget (cl100k_base through the `Tokenizer` port)
        ranked story is shortened (then dropped), then the last connection sentence is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
+Fencing (heirloom.fencing): story text, titles, names and fact parts are rendered as data. Each
+story's excerpt sits between `<story-NONCE>` and `</story-NONCE>` (one nonce per request), every
+line of it quoted with "> ", `#` escaped and `<`/`>` (and look-alikes) written as entities, so no
+story can forge a section, a heading, a provenance line or a tag (docs/architecture.md).
+
 Excerpts keep whole sentences; only a first sentence longer than what is left is cut, on a word
 boundary, with "…". Chunks whose text already appears (in this or a higher-ranked story) are
 dropped, and consecutive chunks of one story are merged into one passage.
@@ -49,6 +54,7 @@ from heirloom.contracts.context import (
 )
 from heirloom.domain.chunking import sentences
 from heirloom.domain.personas import PersonaDefinition, TraversalConfig
+from heirloom.fencing import inline, nonce, one_line, quoted_title, story_close, story_open
 from heirloom.ports import Tokenizer
 
 Mode = Literal["hybrid", "vector", "graph"]
@@ -77,8 +83,12 @@ GRAPH_SHARE = 0.3
 #: a story is not worth including with less excerpt than this (unless it is shorter)
 MIN_EXCERPT_TOKENS = 24
 ELLIPSIS = "…"
+#: every line of a story's excerpt starts with this (a markdown quote)
+QUOTE = "> "
+#: between two paragraphs (chunks) of one passage
+PARAGRAPH_BREAK = "\n>\n> "
 #: between two passages of one story that are not consecutive chunks
-PASSAGE_GAP = "\n…\n"
+PASSAGE_GAP = "\n> …\n> "
 
 CONNECTIONS_HEADER = "## Known Connections"
 CONNECTED_HEADER = "## Stories from Connected Legacies"
@@ -291,8 +301,8 @@ def split_budget(remainder: int) -> BudgetSplit:
 
 # -- text -------------------------------------------------------------------------------------
 def _clean(text: str) -> str:
-    """One line: no newline in a title or name can open a section of its own."""
-    return " ".join(text.split())
+    """One line, no tag, no heading: a title, name or fact part cannot open a section."""
+    return inline(text)
 
 
 def _dedupe_key(text: str) -> str:
@@ -345,22 +355,22 @@ class StoryText:
         units: list[_Unit] = []
         for p, passage in enumerate(passages):
             for c, chunk in enumerate(passage):
-                for s, sentence in enumerate(sentences(_clean(chunk.text))):
+                for s, sentence in enumerate(sentences(one_line(chunk.text))):
                     if not units:
                         sep = ""
                     elif s == 0 and c == 0 and p > 0:
                         sep = PASSAGE_GAP
                     elif s == 0:
-                        sep = "\n\n"
+                        sep = PARAGRAPH_BREAK
                     else:
                         sep = " "
-                    units.append(_Unit(sep, sentence, chunk))
+                    units.append(_Unit(sep, inline(sentence), chunk))
         self.units = tuple(units)
         #: the UTF-8 size of the whole text (more than its units' tokens could add up to), once needed
         self._bytes: int | None = None
         #: tokens of each unit with its separator, for the units counted so far
         self._costs: list[int] = []
-        self._sep_cost: dict[str, int] = {"": 0, " ": 0, "\n\n": 1}
+        self._sep_cost: dict[str, int] = {"": 0, " ": 0}
 
     def _cost(self, i: int) -> int:
         while len(self._costs) <= i:
@@ -496,7 +506,7 @@ def _connections(sentences_: Sequence[str]) -> str:
 
 # -- assembly ---------------------------------------------------------------------------------
 def _heading(candidate: Candidate) -> str:
-    title = _clean(candidate.title)
+    title = quoted_title(candidate.title)
     if not candidate.primary:
         return f'### "{title}" — from {_clean(candidate.legacy_name)}'
     return f'### "{title}" ({candidate.year})' if candidate.year is not None else f'### "{title}"'
@@ -518,10 +528,11 @@ def _provenance(scored: ScoredCandidate) -> list[str]:
 class _Slot:
     scored: ScoredCandidate
     text: StoryText
-    #: heading + provenance + the newlines around the excerpt and between blocks
+    #: heading + fence + provenance + the newlines around the excerpt and between blocks
     meta: int
     heading: str
     provenance: list[str]
+    fence: str
     excerpt: Excerpt | None = None
 
     @property
@@ -530,7 +541,15 @@ class _Slot:
 
     def block(self) -> str:
         assert self.excerpt is not None
-        return "\n".join([self.heading, self.excerpt.text, *self.provenance])
+        return "\n".join(
+            [
+                self.heading,
+                story_open(self.fence),
+                QUOTE + self.excerpt.text,
+                story_close(self.fence),
+                *self.provenance,
+            ]
+        )
 
 
 def _render(connections: str, primary_header: str, slots: Sequence[_Slot]) -> str:
@@ -547,9 +566,14 @@ def assemble(
     filtered: FilteredContext,
     persona: PersonaDefinition,
     tokenizer: Tokenizer,
+    *,
+    fence: str | None = None,
 ) -> AssembledContext:
-    """Rank the readable candidates and format them within `request.token_budget` tokens."""
+    """Rank the readable candidates and format them within `request.token_budget` tokens.
+    `fence` is the story blocks' nonce (a fresh one per call unless given)."""
     started = time.perf_counter()
+    fence = fence or nonce()
+    fence_lines = [story_open(fence), QUOTE.strip(), story_close(fence)]
     budget = request.token_budget
     ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
 
@@ -573,8 +597,8 @@ def assemble(
         if not text.units:
             continue
         heading, provenance = _heading(scored.candidate), _provenance(scored)
-        meta = tokenizer.count("\n".join([heading, *provenance])) + 3
-        slots.append(_Slot(scored, text, meta, heading, provenance))
+        meta = tokenizer.count("\n".join([heading, *fence_lines, *provenance])) + 1
+        slots.append(_Slot(scored, text, meta, heading, provenance, fence))
 
     primary_header = f"## Relevant Stories (from {_clean(filtered.legacy_name)})"
     header_cost = {
