@@ -159,3 +159,33 @@ def test_a_base64_body_is_held_to_the_same_limits():
     deep = base64.b64encode(("[" * 50_000).encode()).decode()
     status, out, _ = call(body=deep, isBase64Encoded=True)
     assert status == 400 and "nested" in out["reason"]
+
+
+class DegradedWorkflow(FakeWorkflow):
+    def run(self, request):
+        out = super().run(request)
+        return out.model_copy(update={"sources_used": ("vector",), "degraded": ("graph",)})
+
+
+def test_every_caller_is_told_which_sources_answered_and_which_are_missing():
+    """Degradation was visible only in admin debug output (graph_status)."""
+    status, body, _ = call(workflow=DegradedWorkflow())  # a member, not an admin
+    assert status == 200 and body["debug"] is None
+    assert body["sources_used"] == ["vector"] and body["degraded"] == ["graph"]
+    status, body, _ = call()
+    assert status == 200 and body["degraded"] == []
+
+
+def test_the_openapi_document_describes_sources_used_and_degraded():
+    import importlib.util
+
+    handler_path = Path(__file__).parents[2] / "functions" / "api" / "handler.py"
+    spec = importlib.util.spec_from_file_location("api_openapi_probe_degraded", handler_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    doc = json.loads(module.app.get_openapi_json_schema(title="Heirloom context API", version="1"))
+    response = doc["components"]["schemas"]["ContextResponse"]
+    assert {"sources_used", "degraded"} <= set(response["required"])
+    for field in ("sources_used", "degraded"):
+        assert response["properties"][field]["items"]["enum"] == ["vector", "graph"]
+        assert response["properties"][field]["description"]

@@ -551,3 +551,49 @@ def test_the_final_exact_count_trims_from_the_bottom(personas, budget):
     out = assemble(request(budget=budget), filtered(*stories, facts=facts), personas[Persona.FAMILY], fake)
     assert fake.count(out.formatted_context) <= budget
     assert out.ranked_story_ids and out.ranked_story_ids[0] == sid(0)
+
+
+# -- degradation ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "graph_status,vector_status,breaker,graph_enabled,mode,used,degraded",
+    [
+        ("ok", "ok", "closed", True, "hybrid", ("vector", "graph"), ()),
+        ("timeout", "ok", "closed", True, "hybrid", ("vector",), ("graph",)),
+        ("failed", "ok", "closed", True, "hybrid", ("vector",), ("graph",)),
+        ("skipped", "ok", "open", True, "hybrid", ("vector",), ("graph",)),  # behind the breaker
+        ("skipped", "ok", "closed", False, "hybrid", ("vector",), ()),  # augmentation switched off
+        ("skipped", "ok", "open", True, "vector", ("vector",), ()),  # vector mode does not want it
+        ("ok", "failed", "closed", True, "hybrid", ("graph",), ("vector",)),
+        ("failed", "timeout", "closed", True, "hybrid", (), ("vector", "graph")),
+    ],
+)
+def test_every_context_says_which_sources_answered_and_which_are_missing(
+    tok, personas, graph_status, vector_status, breaker, graph_enabled, mode, used, degraded
+):
+    """With the graph hung or down the context was 200 with Known Connections silently missing;
+    only admin debug said graph_status=timeout."""
+    req = request(mode=mode).model_copy(update={"graph_enabled": graph_enabled})
+    data = filtered(
+        cand(1, embedding=0.5),
+        intent=QueryIntent(breaker_state=breaker),
+        graph_status=graph_status,
+        vector_status=vector_status,
+    )
+    out = assemble(req, data, personas[Persona.FAMILY], tok)
+    assert (out.sources_used, out.degraded) == (used, degraded)
+    first = out.formatted_context.split("\n", 1)[0]
+    if degraded:
+        assert first.startswith("Note: ") and "unavailable for this answer" in first
+        assert ("known connections" in first) is ("graph" in degraded)
+        assert ("story search" in first) is ("vector" in degraded)
+    else:
+        assert not first.startswith("Note:")
+    assert out.metadata.tokens_used == tok.count(out.formatted_context) <= req.token_budget
+
+
+def test_the_note_fits_the_budget_with_everything_else(tok, personas):
+    text = " ".join(f"Sentence number {i} tells a little more of the story." for i in range(400))
+    data = filtered(cand(1, embedding=0.5, text=text), graph_status="timeout")
+    out = assemble(request(budget=500), data, personas[Persona.FAMILY], tok)
+    assert out.formatted_context.startswith("Note: known connections")
+    assert out.metadata.tokens_used == tok.count(out.formatted_context) <= 500

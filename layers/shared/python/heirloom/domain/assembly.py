@@ -22,6 +22,10 @@ Token budget (cl100k_base through the `Tokenizer` port)
        ranked story is shortened (then dropped), then the last connection sentence is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
+Degradation: a source the request wanted that failed, timed out or sat behind an open breaker is
+listed in `degraded` (the ones that answered in `sources_used`), and the text opens with a short
+"Note:" line saying what is missing; the note counts against the budget like the rest.
+
 Fencing (heirloom.fencing): story text, titles, names and fact parts are rendered as data. Each
 story's excerpt sits between `<story-NONCE>` and `</story-NONCE>` (one nonce per request), every
 line of it quoted with "> ", `#` escaped and `<`/`>` (and look-alikes) written as entities, so no
@@ -50,6 +54,7 @@ from heirloom.contracts.context import (
     FilteredContext,
     GraphFact,
     GraphHit,
+    RetrievalSource,
     SourceInfo,
 )
 from heirloom.domain.chunking import sentences
@@ -500,6 +505,42 @@ def fact_sentences(facts: Iterable[GraphFact]) -> list[str]:
     return out
 
 
+#: what a persona may tell the family when a source is missing
+MISSING: dict[RetrievalSource, str] = {
+    "graph": "known connections (the family relationship graph)",
+    "vector": "story search by meaning",
+}
+
+
+def source_report(
+    request: ContextRequest, filtered: FilteredContext
+) -> tuple[tuple[RetrievalSource, ...], tuple[RetrievalSource, ...]]:
+    """(sources used, sources degraded). A source the request did not want (vector or graph
+    mode, graph augmentation off) is neither; a graph skipped although wanted was behind an
+    open breaker."""
+    used: list[RetrievalSource] = []
+    degraded: list[RetrievalSource] = []
+    wanted = {
+        "vector": request.mode != "graph",
+        "graph": request.mode != "vector" and request.graph_enabled,
+    }
+    source: RetrievalSource
+    for source, status in (("vector", filtered.vector_status), ("graph", filtered.graph_status)):
+        if status == "ok":
+            used.append(source)
+        elif wanted[source] and (status != "skipped" or filtered.intent.breaker_state != "closed"):
+            degraded.append(source)
+    return tuple(used), tuple(degraded)
+
+
+def degradation_note(degraded: Sequence[RetrievalSource]) -> str:
+    if not degraded:
+        return ""
+    missing = " and ".join(MISSING[d] for d in degraded)
+    verb = "is" if len(degraded) == 1 else "are"
+    return f"Note: {missing} {verb} unavailable for this answer, so what follows may be incomplete."
+
+
 def _connections(sentences_: Sequence[str]) -> str:
     return f"{CONNECTIONS_HEADER}\n{' '.join(sentences_)}" if sentences_ else ""
 
@@ -552,8 +593,8 @@ class _Slot:
         )
 
 
-def _render(connections: str, primary_header: str, slots: Sequence[_Slot]) -> str:
-    sections = [connections] if connections else []
+def _render(note: str, connections: str, primary_header: str, slots: Sequence[_Slot]) -> str:
+    sections = [part for part in (note, connections) if part]
     for header, primary in ((primary_header, True), (CONNECTED_HEADER, False)):
         blocks = [s.block() for s in slots if s.excerpt is not None and s.primary is primary]
         if blocks:
@@ -577,6 +618,11 @@ def assemble(
     budget = request.token_budget
     ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
 
+    # 0. what is missing, said first
+    sources_used, degraded = source_report(request, filtered)
+    note = degradation_note(degraded)
+    noted = tokenizer.count(note) + 2 if note else 0
+
     # 1. known connections, whole sentences under their cap
     facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
     cap = connections_cap(budget)
@@ -587,7 +633,7 @@ def assemble(
             break
         kept.append(sentence)
     connections = _connections(kept)
-    used = tokenizer.count(connections) + 2 if connections else 0
+    used = noted + (tokenizer.count(connections) + 2 if connections else 0)
 
     # 2. slots: each story's deduplicated text and its frame
     seen: set[str] = set()
@@ -646,7 +692,7 @@ def assemble(
             opened.add(slot.primary)
 
     # 5. the whole text, counted exactly; trim from the bottom until it fits
-    formatted = _render(connections, primary_header, slots)
+    formatted = _render(note, connections, primary_header, slots)
     total = tokenizer.count(formatted)
     while total > budget:
         victim = next((s for s in reversed(slots) if s.excerpt is not None), None)
@@ -661,7 +707,7 @@ def assemble(
             connections = _connections(kept)
         else:  # pragma: no cover - an empty text is 0 tokens
             break
-        formatted = _render(connections, primary_header, slots)
+        formatted = _render(note, connections, primary_header, slots)
         total = tokenizer.count(formatted)
 
     # the stories in the text, in its order (primary section first), with their excerpts
@@ -693,6 +739,8 @@ def assemble(
         formatted_context=formatted,
         embedding_results=embedding_results,
         graph_results=graph_results,
+        sources_used=sources_used,
+        degraded=degraded,
         ranked_story_ids=tuple(
             s.scored.candidate.story_id
             for s in sorted(

@@ -20,6 +20,7 @@ from heirloom.contracts.context import (
     ContextRequest,
     Message,
     Persona,
+    RetrievalSource,
 )
 from heirloom.contracts.records import Text
 from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound, StoreUnavailable
@@ -134,6 +135,13 @@ class ContextResponse(BaseModel):
     context: str
     sources: list[ContextSource]
     tokens: int
+    sources_used: list[RetrievalSource] = Field(
+        description="The retrieval sources that answered: vector (story search by meaning), graph"
+    )
+    degraded: list[RetrievalSource] = Field(
+        description="Sources this request wanted that failed, timed out or are switched off by the"
+        " circuit breaker; when not empty the context is incomplete and opens with a Note line"
+    )
     debug: dict[str, Any] | None = None
 
 
@@ -169,5 +177,7 @@ def answer(
         context=assembled.formatted_context,
         sources=sources,
         tokens=assembled.metadata.tokens_used,
+        sources_used=list(assembled.sources_used),
+        degraded=list(assembled.degraded),
         debug=assembled.metadata.model_dump(mode="json") if debug else None,
     )
