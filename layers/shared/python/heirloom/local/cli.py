@@ -111,8 +111,9 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _use_local_stack(**env: str) -> Any:
-    """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them)."""
+def _use_local_stack(*, graph_optional: bool = False, **env: str) -> Any:
+    """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them).
+    `graph_optional`: see `open_runtime`."""
     import os
 
     from heirloom.local.runtime import open_runtime
@@ -121,7 +122,7 @@ def _use_local_stack(**env: str) -> Any:
 
     os.environ.update(env)
     get_settings.cache_clear()
-    runtime = open_runtime()
+    runtime = open_runtime(graph_optional=graph_optional)
     os.environ["DATABASE_URL"] = runtime.settings.database.url
     os.environ["FALKOR_SOCKET"] = runtime.settings.graph.falkor_socket
     get_settings.cache_clear()
@@ -230,7 +231,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
         print(f"heirloom ask: {reason(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _use_local_stack()
+    _use_local_stack(graph_optional=True)  # a graph that is down or hung degrades the answer
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows)
         try:
