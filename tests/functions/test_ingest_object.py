@@ -93,3 +93,18 @@ def test_bad_documents_are_tagged_rejected_and_store_nothing(s3, ports, body, re
 def test_oversized_objects_are_rejected_before_reading(s3, ports):
     result, _ = s3(b"x" * 1_000_001)
     assert result["status"] == "rejected" and "limit" in result["reason"]
+
+
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested more than 8 levels"),
+        (b'{"id": ' + b"7" * 5000 + b"}", "more than 20 digits"),
+    ],
+)
+def test_hostile_json_documents_are_rejected_not_a_crash(s3, ports, body, reason):
+    """json.loads raised RecursionError / ValueError: the handler crashed instead of tagging."""
+    before = ports.stories.counts()
+    result, tags = s3(body, key="imports/hostile.json")
+    assert result["status"] == "rejected" and reason in result["reason"]
+    assert tags["heirloom-status"] == "rejected" and ports.stories.counts() == before

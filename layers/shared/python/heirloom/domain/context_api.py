@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -24,6 +23,7 @@ from heirloom.contracts.context import (
 )
 from heirloom.contracts.records import Text
 from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound, StoreUnavailable
+from heirloom.safejson import bounded_loads
 
 
 class ContextWorkflow(Protocol):
@@ -69,48 +69,13 @@ def raise_for_workflow_error(error: str | None, cause: str | None) -> None:
 #: the largest body accepted, in UTF-8 bytes: a full history (20 x 4,000 characters) and the
 #: query stay far below it even with every character \u-escaped
 MAX_BODY_BYTES = 1_048_576
-#: the deepest nesting of arrays and objects accepted (a valid body nests 3 deep)
-MAX_BODY_DEPTH = 8
-#: the longest integer literal accepted (token_budget is at most 5 digits)
-MAX_INT_DIGITS = 20
-
-#: a JSON string (an unterminated one runs to the end) or one bracket; everything else is skipped
-_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise InvalidRequest(f"body: a number has more than {MAX_INT_DIGITS} digits")
-    return int(text)
 
 
 def parse_body(text: str | bytes) -> Any:
     """A request body as JSON, refused with InvalidRequest (400) before the parser goes past
-    MAX_BODY_BYTES, MAX_BODY_DEPTH or MAX_INT_DIGITS: Python's parser would otherwise raise
-    RecursionError on deep nesting and ValueError on a 5,000-digit integer."""
-    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    if len(raw) > MAX_BODY_BYTES:
-        raise InvalidRequest(f"body: larger than {MAX_BODY_BYTES} bytes")
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidRequest(f"body: not valid UTF-8 at byte {exc.start}") from exc
-    depth = 0
-    for match in _STRUCTURE.finditer(text):
-        token = match.group()
-        if token in ("[", "{"):
-            depth += 1
-            if depth > MAX_BODY_DEPTH:
-                raise InvalidRequest(f"body: nested more than {MAX_BODY_DEPTH} levels deep")
-        elif token in ("]", "}"):
-            depth -= 1
-    try:
-        return json.loads(text, parse_int=_bounded_int)
-    except json.JSONDecodeError:
-        raise  # the API's validation answers it with a 400 and the position
-    except (ValueError, RecursionError) as exc:  # pragma: no cover - the checks above come first
-        raise InvalidRequest(f"body: not valid JSON ({type(exc).__name__})") from exc
+    MAX_BODY_BYTES or the limits of `heirloom.safejson` (deep nesting raised RecursionError, a
+    5,000-digit integer ValueError: a 502 in Lambda)."""
+    return bounded_loads(text, what="body", max_bytes=MAX_BODY_BYTES)
 
 
 class ContextBody(BaseModel):
