@@ -10,9 +10,10 @@ every story the graph did not reach). Ties: score desc, primary legacy first, st
 
 Token budget (cl100k_base through the `Tokenizer` port)
     1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
-    2. What remains after the connections actually used (R) is split 60% / 30% / 10%:
+    2. What remains after the note (if degraded) and the connections used (R) is split 60/30/10%:
        stories found by embedding (alone or with the graph), stories only the graph found, and
-       the metadata that frames every story (section headers, "###" headings, provenance lines).
+       the metadata that frames every story (section headers, "###" headings, story markers,
+       provenance lines).
     3. Pass 1 walks the stories in ranked order; a story goes in when its metadata fits the 10%
        share and at least a minimal excerpt fits its category's share (excerpts are cut to fit).
     4. Flow rule: pass 2 pools everything any category left unused (e.g. the 30% graph share of a
