@@ -104,3 +104,20 @@ def test_ask_with_the_graph_hung_or_stopped_answers_within_budget_marked_degrade
     assert any(line.startswith("Note: known connections (the family") for line in out.splitlines()), out
     assert "Ada planted apple trees by the river." in out  # the vector branch still answers
     assert '"graph_status": "' + ("timeout" if state == "hung" else "failed") in out.replace("\n", "")
+
+
+def test_a_command_that_needs_the_graph_exits_3_with_the_reason_when_it_is_stopped(
+    loaded, database_url, graph, tmp_path, monkeypatch, capsys
+):
+    from heirloom.settings import get_settings
+
+    with monkeypatch.context() as m:
+        m.delenv("NEPTUNE_ENDPOINT", raising=False)
+        for key, value in {"DATABASE_URL": database_url, "GRAPH_ENV_PREFIX": graph.prefix,
+                           "FALKOR_SOCKET": str(tmp_path / "nobody-listens.sock"),
+                           "EMBEDDING_PROVIDER": "fake", "EMBEDDING_DIM": "64"}.items():  # fmt: skip
+            m.setenv(key, value)
+        get_settings.cache_clear()
+        code = main(["stats"])
+    get_settings.cache_clear()
+    assert code == 3 and "graph store unavailable" in capsys.readouterr().err

@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from heirloom.errors import GraphUnavailable
 from heirloom.settings import SettingsError, get_settings
 
 EXIT_BAD_INPUT = 2
+#: a store a command cannot do without (the graph for load, stats, backfill) did not answer
+EXIT_UNAVAILABLE = 3
 
 
 def _cmd_local(args: argparse.Namespace) -> int:
@@ -364,6 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"heirloom: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except GraphUnavailable as exc:  # `ask` answers without the graph; the others need it
+        print(f"heirloom: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     return code
 
 
