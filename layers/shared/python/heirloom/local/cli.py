@@ -134,7 +134,7 @@ def _use_local_stack(*, graph_optional: bool = False, **env: str) -> Any:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from heirloom.local.eval import dataset_digest, evaluate, format_table
+    from heirloom.local.eval import dataset_digest, evaluate, format_table, read_jsonl
     from heirloom.local.loader import DatasetError, load_dataset, read_dataset
     from heirloom.local.runtime import project_root
     from heirloom.local.stack import LocalStack, ensure_database
@@ -144,6 +144,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         read_dataset(root)
         if not (root / "queries.jsonl").is_file():
             raise DatasetError(f"{root}/queries.jsonl: missing")
+        read_jsonl(root / "queries.jsonl")
     except DatasetError as exc:
         print(f"heirloom eval: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
