@@ -30,9 +30,11 @@ def normalise_value(value: Any, prefix: str) -> Any:
 
 
 class FalkorGraphStore:
-    """Connects on first use, with connect and socket timeouts: the client's constructor already
-    talks to the server (it asks whether it is a sentinel), so a hung server held it forever and
-    a stopped one raised ConnectionError from wherever the store was built."""
+    """Connects on first use, with connect and socket timeouts (`factory.build_graph` passes
+    FALKOR_CONNECT_TIMEOUT_S / FALKOR_SOCKET_TIMEOUT_S): the client's constructor already talks
+    to the server (it asks whether it is a sentinel), so a hung server held it forever and a
+    stopped one raised ConnectionError from wherever the store was built. Connection failures
+    and timeouts are GraphUnavailable."""
 
     def __init__(
         self,
@@ -42,7 +44,7 @@ class FalkorGraphStore:
         timeout_ms: int | None = None,
         *,
         connect_timeout_s: float | None = 1.0,
-        socket_timeout_s: float | None = 10.0,
+        socket_timeout_s: float | None = None,
     ):
         self.prefix = validate_prefix(prefix)
         self._socket_path = socket_path
