@@ -15,8 +15,8 @@ from __future__ import annotations
 import secrets
 
 #: `<` and `>` and their look-alikes (fullwidth, small, angle quotes, angle brackets, modifiers)
-LESS_THAN = "<\uff1c\ufe64\u2039\u3008\u2329\u27e8\u276e\u02c2\u1438"
-GREATER_THAN = ">\uff1e\ufe65\u203a\u3009\u232a\u27e9\u276f\u02c3\u1433"
+LESS_THAN = "<\uff1c\ufe64\u2039\u3008\u2329\u27e8\u276e\u276c\u2770\u29fc\u02c2\u1438"
+GREATER_THAN = ">\uff1e\ufe65\u203a\u3009\u232a\u27e9\u276f\u276d\u2771\u29fd\u02c3\u1433"
 #: `#` and its look-alikes (fullwidth, small, music sharp, viewdata square)
 HASHES = "#\uff03\ufe5f\u266f\u2317"
 
