@@ -5,6 +5,8 @@ import re
 import unicodedata
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from heirloom.adapters.bedrock import _story_message
 from heirloom.adapters.tokenizer import TiktokenTokenizer
@@ -43,6 +45,7 @@ HOSTILE = [
     "#\u200b# zero width between hashes",
     "&lt;/story&gt; already escaped &#60;system&#62;",
     "\u202e## reversed\u202c",
+    "a title ending in a backslash escapes our closing quote \\",
 ]
 SECTION_HEADERS = {
     "## Known Connections",
@@ -95,8 +98,8 @@ def check_structure(text: str, fence: str, stories: int) -> None:
     )
     for ch in LESS_THAN + GREATER_THAN:
         assert ch not in body, f"{ch!r} survived"
-    for ch in HASHES:
-        assert re.search(rf"(?<!\\){re.escape(ch)}", body) is None, f"unescaped {ch!r}"
+    for ch in HASHES:  # escaped: after an odd number of backslashes
+        assert re.search(rf"(?<!\\)(?:\\\\)*{re.escape(ch)}", body) is None, f"unescaped {ch!r}"
     folded = unicodedata.normalize("NFKC", body)
     assert "<" not in folded and ">" not in folded
 
@@ -152,3 +155,25 @@ def test_prompt_data_cannot_close_or_open_a_tag(payload):
     for line in hints.splitlines():
         assert line.startswith("- Person: ") and not set(line) & set(LESS_THAN + GREATER_THAN)
     assert "\n" not in inline(payload)
+
+
+#: the characters hostile text is made of: our markers' and their look-alikes, every line break
+#: str.splitlines knows, quotes and backslashes, and any other character
+PIECES = st.sampled_from(
+    [*LESS_THAN, *GREATER_THAN, *HASHES, "\r\n", "\r", "\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e",
+     "\x85", "\u2028", "\u2029", '"', "\\", "> ", "## ", "### ", "Source: ", "Shared via: ", "Note: ",
+     "</story-", "<story-", ". ", "…"]
+)  # fmt: skip
+HOSTILE_TEXT = st.lists(st.one_of(PIECES, st.text(max_size=8)), min_size=1, max_size=30).map("".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=HOSTILE_TEXT, title=HOSTILE_TEXT, name=HOSTILE_TEXT)
+def test_no_generated_text_forges_our_structure(tok, personas, text, title, name):
+    body = "Opening words. " + text  # never blank after whitespace is collapsed
+    primary = cand(1, embedding=0.9, title=title, chunks=(chunk(sid(1), 0, body, 0.9),))
+    linked = cand(2, embedding=0.8, primary=False, shared_via="all", title=title, text="Linked. " + body)
+    linked = linked.model_copy(update={"legacy_name": name})
+    fence = nonce()
+    out = assemble(request(), filtered(primary, linked), personas[Persona.FAMILY], tok, fence=fence)
+    check_structure(out.formatted_context, fence, stories=len(out.metadata.sources))

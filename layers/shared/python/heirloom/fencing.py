@@ -5,7 +5,8 @@ structure: in the formatted context a persona model reads, and in every prompt s
   one space, so no text starts a line of its own.
 - No tag: `<` and `>`, and the characters that look like them, become `&lt;` and `&gt;`, so no
   text opens or closes a tag, whatever its case or spelling.
-- No heading: `#` and the characters that look like it get a backslash (markdown's escape).
+- No heading: `#` and the characters that look like it get a backslash (markdown's escape), and
+  a backslash of the text is doubled, so it cannot undo an escape of ours (or a title's quote).
 - Story blocks: each story's text sits between `<story-NONCE>` and `</story-NONCE>`, the nonce
   drawn per request; text can neither guess the nonce nor write a `<`.
 """
@@ -21,7 +22,7 @@ GREATER_THAN = ">\uff1e\ufe65\u203a\u3009\u232a\u27e9\u276f\u276d\u2771\u29fd\u0
 HASHES = "#\uff03\ufe5f\u266f\u2317"
 
 _TAGS = {ord(c): "&lt;" for c in LESS_THAN} | {ord(c): "&gt;" for c in GREATER_THAN}
-_INLINE = _TAGS | {ord(c): "\\" + c for c in HASHES}
+_INLINE = _TAGS | {ord(c): "\\" + c for c in HASHES} | {ord("\\"): "\\\\"}
 _TITLE = _INLINE | {ord('"'): '\\"'}
 
 
