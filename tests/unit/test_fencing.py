@@ -177,3 +177,16 @@ def test_no_generated_text_forges_our_structure(tok, personas, text, title, name
     fence = nonce()
     out = assemble(request(), filtered(primary, linked), personas[Persona.FAMILY], tok, fence=fence)
     check_structure(out.formatted_context, fence, stories=len(out.metadata.sources))
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=HOSTILE_TEXT)
+def test_no_generated_text_closes_or_opens_a_prompt_tag(text):
+    assert re.fullmatch(r"<story>\n[^<>]*\n</story>", _story_message(text), re.S)
+    said = text.replace("\x00", "") or "x"  # a message (Text) never holds NUL
+    turn = intent_user_message(said, [Message(role="user", content=said)]) if said.strip() else ""
+    assert not turn or re.fullmatch(
+        r"<conversation>\n[^<>]*\n</conversation>\n<message>\n[^<>]*\n</message>", turn, re.S
+    )
+    angles = set(LESS_THAN + GREATER_THAN)
+    assert not angles & set(extraction_prompt(known_names=[text]).rsplit("\n", 1)[-1])
