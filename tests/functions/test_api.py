@@ -189,3 +189,42 @@ def test_the_openapi_document_describes_sources_used_and_degraded():
     for field in ("sources_used", "degraded"):
         assert response["properties"][field]["items"]["enum"] == ["vector", "graph"]
         assert response["properties"][field]["description"]
+
+
+class _UnansweringStepFunctions:
+    def __init__(self, error):
+        self.error = error
+
+    def start_sync_execution(self, **_kwargs):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error,status",
+    [
+        ("read", 504),  # no answer within the read timeout: retry later
+        ("connect", 500),  # the endpoint cannot be reached
+    ],
+)
+def test_step_functions_that_does_not_answer_is_a_typed_5xx_not_a_hang_or_a_crash(error, status):
+    """botocore's defaults (60 s connect and read timeouts, retries) outlived API Gateway's 29 s,
+    and its exceptions escaped the handler (a bare 502)."""
+    from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+
+    from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
+
+    raised = (ReadTimeoutError if error == "read" else ConnectTimeoutError)(endpoint_url="https://states")
+    workflow = StepFunctionsContextWorkflow(
+        "arn:aws:states:us-east-1:1:stateMachine:x", _UnansweringStepFunctions(raised)
+    )
+    code, out, _ = call(workflow=workflow)
+    assert code == status and out["reason"] and "states" not in out["reason"]
+
+
+def test_the_step_functions_client_has_short_connect_and_bounded_read_timeouts(monkeypatch):
+    from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    config = StepFunctionsContextWorkflow("arn:aws:states:us-east-1:1:stateMachine:x")._client.meta.config
+    # two attempts within API Gateway's 29 s integration timeout
+    assert config.connect_timeout == 2 and 2 * config.read_timeout < 29

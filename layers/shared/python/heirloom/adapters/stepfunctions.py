@@ -6,20 +6,37 @@ import json
 from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest
-from heirloom.domain.context_api import raise_for_workflow_error, timed_out
+from heirloom.domain.context_api import WorkflowFailed, WorkflowTimedOut, raise_for_workflow_error, timed_out
+
+#: the workflow stops itself at 10 s (the ASL's TimeoutSeconds): two attempts of 12 s stay within
+#: API Gateway's 29 s integration timeout, and an unreachable endpoint fails in 2 s, not 60
+CLIENT_TIMEOUTS = {
+    "connect_timeout": 2,
+    "read_timeout": 12,
+    "retries": {"max_attempts": 2, "mode": "standard"},
+}
 
 
 class StepFunctionsContextWorkflow:
     def __init__(self, state_machine_arn: str, client: Any | None = None):
         import boto3
+        from botocore.config import Config
 
         self.arn = state_machine_arn
-        self._client = client or boto3.client("stepfunctions")
+        self._client = client or boto3.client("stepfunctions", config=Config(**CLIENT_TIMEOUTS))
 
     def run(self, request: ContextRequest) -> AssembledContext:
-        response = self._client.start_sync_execution(
-            stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
-        )
+        from botocore.exceptions import ConnectionError as EndpointUnreachable
+        from botocore.exceptions import ReadTimeoutError
+
+        try:
+            response = self._client.start_sync_execution(
+                stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
+            )
+        except ReadTimeoutError as exc:
+            raise WorkflowTimedOut("no answer from Step Functions within the read timeout") from exc
+        except EndpointUnreachable as exc:  # connect timeouts and refused connections
+            raise WorkflowFailed(f"Step Functions unreachable: {type(exc).__name__}") from exc
         if response["status"] != "SUCCEEDED":
             raise_for_workflow_error(
                 timed_out(response["status"], response.get("error")), response.get("cause")
