@@ -204,16 +204,21 @@ class _UnansweringStepFunctions:
     [
         ("read", 504),  # no answer within the read timeout: retry later
         ("connect", 500),  # the endpoint cannot be reached
+        ("throttled", 500),
     ],
 )
 def test_step_functions_that_does_not_answer_is_a_typed_5xx_not_a_hang_or_a_crash(error, status):
     """botocore's defaults (60 s connect and read timeouts, retries) outlived API Gateway's 29 s,
     and its exceptions escaped the handler (a bare 502)."""
-    from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+    from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutError
 
     from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
 
-    raised = (ReadTimeoutError if error == "read" else ConnectTimeoutError)(endpoint_url="https://states")
+    raised = {
+        "read": ReadTimeoutError(endpoint_url="https://states"),
+        "connect": ConnectTimeoutError(endpoint_url="https://states"),
+        "throttled": ClientError({"Error": {"Code": "ThrottlingException"}}, "StartSyncExecution"),
+    }[error]
     workflow = StepFunctionsContextWorkflow(
         "arn:aws:states:us-east-1:1:stateMachine:x", _UnansweringStepFunctions(raised)
     )
@@ -226,5 +231,6 @@ def test_the_step_functions_client_has_short_connect_and_bounded_read_timeouts(m
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     config = StepFunctionsContextWorkflow("arn:aws:states:us-east-1:1:stateMachine:x")._client.meta.config
-    # two attempts within API Gateway's 29 s integration timeout
-    assert config.connect_timeout == 2 and 2 * config.read_timeout < 29
+    # longer than the workflow's own 10 s, shorter than the API function's 15 s; no second attempt
+    assert config.connect_timeout == 2 and 10 < config.read_timeout < 15
+    assert config.retries["total_max_attempts"] == 1

@@ -47,4 +47,4 @@ def test_the_default_client_has_short_connect_and_read_timeouts(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     config = DynamoBreakerStore("breaker")._client.meta.config
     assert (config.connect_timeout, config.read_timeout) == (1, 1)
-    assert config.retries["mode"] == "standard"
+    assert config.retries == {"mode": "standard", "total_max_attempts": 2}

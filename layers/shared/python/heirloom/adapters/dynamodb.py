@@ -16,7 +16,7 @@ BREAKER_TTL_S = 86_400
 CLIENT_TIMEOUTS = {
     "connect_timeout": 1,
     "read_timeout": 1,
-    "retries": {"max_attempts": 2, "mode": "standard"},
+    "retries": {"total_max_attempts": 2, "mode": "standard"},
 }
 
 

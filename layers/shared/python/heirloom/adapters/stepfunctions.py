@@ -8,12 +8,12 @@ from typing import Any
 from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom.domain.context_api import WorkflowFailed, WorkflowTimedOut, raise_for_workflow_error, timed_out
 
-#: the workflow stops itself at 10 s (the ASL's TimeoutSeconds): two attempts of 12 s stay within
-#: API Gateway's 29 s integration timeout, and an unreachable endpoint fails in 2 s, not 60
+#: the workflow stops itself at 10 s (the ASL's TimeoutSeconds) and the API function at 15 s
+#: (cdk/access.py): one attempt of 12 s answers in between; an unreachable endpoint fails in 2 s
 CLIENT_TIMEOUTS = {
     "connect_timeout": 2,
     "read_timeout": 12,
-    "retries": {"max_attempts": 2, "mode": "standard"},
+    "retries": {"total_max_attempts": 1, "mode": "standard"},
 }
 
 
@@ -26,8 +26,8 @@ class StepFunctionsContextWorkflow:
         self._client = client or boto3.client("stepfunctions", config=Config(**CLIENT_TIMEOUTS))
 
     def run(self, request: ContextRequest) -> AssembledContext:
+        from botocore.exceptions import ClientError, ReadTimeoutError
         from botocore.exceptions import ConnectionError as EndpointUnreachable
-        from botocore.exceptions import ReadTimeoutError
 
         try:
             response = self._client.start_sync_execution(
@@ -37,6 +37,8 @@ class StepFunctionsContextWorkflow:
             raise WorkflowTimedOut("no answer from Step Functions within the read timeout") from exc
         except EndpointUnreachable as exc:  # connect timeouts and refused connections
             raise WorkflowFailed(f"Step Functions unreachable: {type(exc).__name__}") from exc
+        except ClientError as exc:  # throttling, service errors: not the caller's
+            raise WorkflowFailed(f"Step Functions refused: {exc.response['Error'].get('Code')}") from exc
         if response["status"] != "SUCCEEDED":
             raise_for_workflow_error(
                 timed_out(response["status"], response.get("error")), response.get("cause")
