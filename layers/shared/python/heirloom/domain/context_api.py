@@ -67,7 +67,7 @@ def raise_for_workflow_error(error: str | None, cause: str | None) -> None:
 
 
 #: the largest body accepted, in UTF-8 bytes: a full history (20 x 4,000 characters) and the
-#: query stay far below it even with every character \u-escaped
+#: query stay below it even with every character \u-escaped
 MAX_BODY_BYTES = 1_048_576
 
 
