@@ -91,9 +91,8 @@ def test_ask_with_the_graph_hung_or_stopped_answers_within_budget_marked_degrade
         target=lambda: done.append(_ask(monkeypatch, capsys, loaded, database_url, graph.prefix, falkor)),
         daemon=True,
     )
-    with pytest.warns(UserWarning, match="the graph is unavailable"):
-        ask.start()
-        ask.join(WITHIN_S)
+    ask.start()
+    ask.join(WITHIN_S)
     assert not ask.is_alive(), f"heirloom ask still running after {WITHIN_S} s"
     assert done, "heirloom ask raised instead of answering without the graph"
     code, out, seconds = done[0]
