@@ -3,6 +3,7 @@ one listening): the answer comes within the workflow's budgets, marked degraded.
 hang forever in the FalkorDB client's constructor, or die with ConnectionError."""
 
 import contextlib
+import json
 import socket
 import threading
 import time
@@ -14,8 +15,12 @@ from heirloom.local.loader import load_dataset
 from tests.support.dataset import MiniDataset
 
 #: the workflow's own budget (TOTAL_BUDGET_MS, default), the CLI's graph check (the same), and
-#: room for moto's interpreter, the embedded engines and a loaded 2-core machine
-WITHIN_S = 2.0 + 2.0 + 8.0
+#: room for moto's interpreter and the embedded engines on a shared 2-core machine (measured
+#: 5-7 s hung, under 1 s stopped); the graph steps' own budgets are asserted from the answer
+WITHIN_S = 2.0 + 2.0 + 16.0
+#: the traversal budget plus its grace (graph_step.GRACE)
+GRAPH_STEP_MS = 300 * 1.2
+SLACK_MS = 400
 
 
 @pytest.fixture
@@ -102,7 +107,10 @@ def test_ask_with_the_graph_hung_or_stopped_answers_within_budget_marked_degrade
     # (the handlers' JSON log lines go to stdout too)
     assert any(line.startswith("Note: known connections (the family") for line in out.splitlines()), out
     assert "Ada planted apple trees by the river." in out  # the vector branch still answers
-    assert '"graph_status": "' + ("timeout" if state == "hung" else "failed") in out.replace("\n", "")
+    debug = json.loads("{" + out.rpartition("\n{\n")[2])
+    assert debug["graph_status"] == ("timeout" if state == "hung" else "failed")
+    # the traversal gave up on the graph within its own budget (the fault suite asserts the rest)
+    assert debug["latency_ms"]["graph"] <= GRAPH_STEP_MS + SLACK_MS, debug["latency_ms"]
 
 
 def test_a_command_that_needs_the_graph_exits_3_with_the_reason_when_it_is_stopped(
