@@ -107,3 +107,18 @@ def test_a_document_of_a_deleted_story_is_skipped_and_tagged_so(s3, ports):
     result, tags = s3(json.dumps(doc).encode(), key="imports/glass.json")
     assert result["change"] == "skipped" and tags["heirloom-status"] == "skipped" and tags["heirloom-reason"]
     assert ports.stories.get_story(doc["id"]) is None
+
+
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested more than 8 levels"),
+        (b'{"id": ' + b"7" * 5000 + b"}", "more than 20 digits"),
+    ],
+)
+def test_hostile_json_documents_are_rejected_not_a_crash(s3, ports, body, reason):
+    """json.loads raised RecursionError / ValueError: the handler crashed instead of tagging."""
+    before = ports.stories.counts()
+    result, tags = s3(body, key="imports/hostile.json")
+    assert result["status"] == "rejected" and reason in result["reason"]
+    assert tags["heirloom-status"] == "rejected" and ports.stories.counts() == before

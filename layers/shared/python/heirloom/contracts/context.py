@@ -151,6 +151,8 @@ class TraversalStat(Edge):
 
 
 BranchStatus = Literal["ok", "failed", "timeout", "skipped"]
+#: a retrieval source: the chunk index (vector) or the knowledge graph
+RetrievalSource = Literal["vector", "graph"]
 
 
 class GraphResults(Edge):
@@ -264,4 +266,9 @@ class AssembledContext(Edge):
     #: the stories in the context, best score first (the ranked list eval scores); the text
     #: groups them by legacy, so linked-legacy stories may appear later than their rank
     ranked_story_ids: tuple[UUID, ...] = ()
+    #: the sources that answered this request (shown to every caller, not only in debug)
+    sources_used: tuple[RetrievalSource, ...] = ()
+    #: the sources the request wanted that failed, timed out or sat behind an open breaker: the
+    #: context is incomplete and its text says so
+    degraded: tuple[RetrievalSource, ...] = ()
     metadata: ContextMetadata

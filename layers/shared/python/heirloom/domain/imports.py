@@ -20,6 +20,7 @@ from heirloom.domain.ingestion import IngestionPorts, UnknownReference
 from heirloom.edges import reason
 from heirloom.errors import InvalidRequest
 from heirloom.ports import Change
+from heirloom.safejson import bounded_loads
 
 #: largest object read at all (bytes); a story body is further capped at MAX_STORY_CHARS
 MAX_OBJECT_BYTES = 1_000_000
@@ -62,7 +63,7 @@ def parse_document(bucket: str, key: str, body: bytes, now: datetime | None = No
         raise InvalidRequest("the document is not UTF-8 text") from exc
     try:
         if key.lower().endswith(".json"):
-            data = json.loads(text)
+            data = bounded_loads(text, what="document", max_bytes=MAX_OBJECT_BYTES)
             if not isinstance(data, dict):
                 raise InvalidRequest("a JSON document must be one story object")
             return Story.model_validate(data)

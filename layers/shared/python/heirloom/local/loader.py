@@ -11,6 +11,7 @@ skipped (heirloom.domain.ordering).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from heirloom.edges import reason
 from heirloom.ports import Change
 
 M = TypeVar("M", bound=BaseModel)
+#: what `errors="surrogateescape"` makes of a byte that is not UTF-8
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
 
 
 class DatasetError(ValueError):
@@ -65,14 +68,23 @@ FILES: tuple[tuple[str, type[BaseModel]], ...] = (
 
 
 def _read(path: Path, model: type[M]) -> Iterator[Located]:
-    with path.open(encoding="utf-8") as fh:
+    # undecodable bytes become lone surrogates (valid UTF-8 never decodes to one): found per line
+    with path.open(encoding="utf-8", errors="surrogateescape") as fh:
         for number, raw in enumerate(fh, start=1):
+            bad = _UNDECODABLE.search(raw)
+            if bad:
+                byte = ord(bad.group()) - 0xDC00
+                raise DatasetError(
+                    f"{path.name}:{number}: not valid UTF-8 (byte 0x{byte:02x} at column {bad.start() + 1})"
+                )
             if not raw.strip():
                 continue
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise DatasetError(f"{path.name}:{number}: not valid JSON: {exc.msg}") from exc
+            except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting too deep
+                raise DatasetError(f"{path.name}:{number}: not valid JSON: {type(exc).__name__}") from exc
             if not isinstance(data, dict):
                 raise DatasetError(f"{path.name}:{number}: expected a JSON object")
             try:
