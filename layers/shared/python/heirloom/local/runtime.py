@@ -64,13 +64,28 @@ class LocalRuntime:
     ports: IngestionPorts
 
 
-def open_runtime(settings: Settings | None = None, *, start: bool = True) -> LocalRuntime:
+def open_runtime(
+    settings: Settings | None = None, *, start: bool = True, write: bool = False
+) -> LocalRuntime:
+    """Ports over the local stack. Only a writing command (`write=True`: load, backfill, the
+    write steps) migrates, creates graph indexes and repairs a lost graph; every other command
+    gets PostgreSQL sessions that refuse writes and never writes to the graph."""
     settings = with_stack(settings or get_settings(), start=start)
+    if not write:
+        settings = settings.model_copy(
+            update={
+                "database": settings.database.model_copy(update={"url": read_only_url(settings.database.url)})
+            }
+        )
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(project_root() / ".heirloom" / "tiktoken"))
     db = factory.build_database(settings)
-    db.migrate()
+    if write:
+        db.migrate()
+    else:
+        require_schema(db)
     graph = factory.build_graph(settings)
-    graph.ensure_indexes()
+    if write:
+        graph.ensure_indexes()
     embedder = factory.build_embedder(settings)
     extractor = factory.build_extractor(settings)
     ports = IngestionPorts(
@@ -83,8 +98,67 @@ def open_runtime(settings: Settings | None = None, *, start: bool = True) -> Loc
         extractor=extractor,
         extractor_version=getattr(extractor, "version", "") if extractor else "",
     )
-    repair_lost_graph(ports)
+    if write and marks_describe(db, settings.graph.env_prefix):
+        repair_lost_graph(ports)
     return LocalRuntime(settings=settings, db=db, graph=graph, ports=ports)
+
+
+class NotSetUp(RuntimeError):
+    """A read-only command found a database without the current schema."""
+
+
+def read_only_url(url: str) -> str:
+    """`url` whose sessions start read-only: PostgreSQL itself refuses any write."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    parts = conninfo_to_dict(url)
+    options = str(parts.get("options") or "")
+    if "default_transaction_read_only" in options:
+        return url
+    parts["options"] = f"{options} -c default_transaction_read_only=on".strip()
+    return make_conninfo("", **{k: str(v) for k, v in parts.items() if v is not None})
+
+
+def require_schema(db: PgDatabase) -> None:
+    """A read-only command applies no migration: it needs a database a write command set up."""
+    from importlib import resources
+
+    from heirloom.adapters.postgres import _MIGRATION_NAME
+
+    packaged = {
+        f.name for f in resources.files("heirloom.migrations").iterdir() if _MIGRATION_NAME.fullmatch(f.name)
+    }
+    found = db.connection().execute("SELECT to_regclass('schema_migrations') IS NOT NULL AS ok").fetchone()
+    missing = packaged - set(db.applied_migrations()) if found and found["ok"] else packaged
+    if missing:
+        raise NotSetUp(
+            f"the database {db.source.description} lacks migrations {', '.join(sorted(missing))}:"
+            " run `heirloom load DIR` (or `heirloom backfill`) first; read-only commands write nothing"
+        )
+
+
+#: index_meta key: the graph prefix the graph sync marks of this database describe
+MARKS_PREFIX_KEY = "graph_env_prefix"
+
+
+def marks_describe(db: PgDatabase, prefix: str) -> bool:
+    """Whether this database's graph sync marks describe the graph under `prefix` (the first
+    writing command claims them for its prefix). Marks made for another prefix say nothing
+    about this one's graph, so the repair must not compare them with it."""
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT INTO index_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
+            (MARKS_PREFIX_KEY, prefix),
+        )
+        row = conn.execute("SELECT value FROM index_meta WHERE key = %s", (MARKS_PREFIX_KEY,)).fetchone()
+    owner = str(row["value"]) if row else prefix
+    if owner != prefix:
+        warnings.warn(
+            f"this database's graph sync marks describe GRAPH_ENV_PREFIX={owner!r}, not {prefix!r}:"
+            " the lost-graph repair does not run (use a database of its own for another prefix)",
+            stacklevel=3,
+        )
+    return owner == prefix
 
 
 def repair_lost_graph(ports: IngestionPorts) -> bool:
