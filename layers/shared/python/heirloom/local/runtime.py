@@ -71,12 +71,8 @@ def open_runtime(
     write steps) migrates, creates graph indexes and repairs a lost graph; every other command
     gets PostgreSQL sessions that refuse writes and never writes to the graph."""
     settings = with_stack(settings or get_settings(), start=start)
-    if not write:
-        settings = settings.model_copy(
-            update={
-                "database": settings.database.model_copy(update={"url": read_only_url(settings.database.url)})
-            }
-        )
+    url = session_url(settings.database.url, read_only=not write)
+    settings = settings.model_copy(update={"database": settings.database.model_copy(update={"url": url})})
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(project_root() / ".heirloom" / "tiktoken"))
     db = factory.build_database(settings)
     if write:
@@ -107,15 +103,22 @@ class NotSetUp(RuntimeError):
     """A read-only command found a database without the current schema."""
 
 
-def read_only_url(url: str) -> str:
-    """`url` whose sessions start read-only: PostgreSQL itself refuses any write."""
+READ_ONLY_OPTION = "-c default_transaction_read_only=on"
+
+
+def session_url(url: str, *, read_only: bool) -> str:
+    """`url` whose sessions start read-only (PostgreSQL itself refuses any write), or without
+    that option: the command decides, whatever an earlier command of the process left in the
+    environment."""
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     parts = conninfo_to_dict(url)
-    options = str(parts.get("options") or "")
-    if "default_transaction_read_only" in options:
+    options = str(parts.get("options") or "").replace(READ_ONLY_OPTION, "").strip()
+    if read_only:
+        options = f"{options} {READ_ONLY_OPTION}".strip()
+    if options == str(parts.get("options") or ""):
         return url
-    parts["options"] = f"{options} -c default_transaction_read_only=on".strip()
+    parts["options"] = options or None
     return make_conninfo("", **{k: str(v) for k, v in parts.items() if v is not None})
 
 
