@@ -312,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     local.add_argument("action", choices=["up", "down", "status"])
     local.set_defaults(func=_cmd_local)
 
-    load = sub.add_parser("load", help="load a FORMAT.md dataset folder")
+    load = sub.add_parser("load", help="load a docs/dataset-format.md dataset folder")
     load.add_argument("dir")
     load.set_defaults(func=_cmd_load)
 
