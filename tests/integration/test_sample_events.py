@@ -163,8 +163,31 @@ def test_every_top_level_sample_has_a_check():
 
 @pytest.mark.parametrize("file", FILES)
 def test_the_sample_event_runs_through_heirloom_invoke(stack, file, capsys):
+    from heirloom.local.invoke import READ_ONLY
+    from tests.support.fuzz import differences, snapshot
+
     function = file.removesuffix(".json")
+    db, graph = stores(stack)
+    before = snapshot(db, graph) if function in READ_ONLY else None
     CHECKS[function](invoke(function, EVENTS / file, capsys), stack)
+    if before is not None:  # a read step wrote nothing, in PostgreSQL or the graph
+        assert differences(before, snapshot(db, graph)) == []
+    db.close()
+
+
+def stores(uri: str) -> tuple[Any, Any]:
+    """The stack's database and default graph prefix, opened directly."""
+    from heirloom.adapters.falkor import FalkorGraphStore
+    from heirloom.adapters.postgres import PgDatabase
+    from heirloom.settings import settings_from_env
+
+    defaults = settings_from_env({})
+    from heirloom.local.stack import LocalStack
+
+    home = Path(uri.partition("host=")[2]).parent  # the stack keeps PostgreSQL in <home>/pg
+    socket = str(LocalStack(home).falkor_socket)
+    graph = FalkorGraphStore(socket, defaults.graph.graph_name, defaults.graph.env_prefix)
+    return PgDatabase(uri, embedding_dim=defaults.embedding.dimension), graph
 
 
 def test_a_failing_invocation_reports_like_lambda_and_exits_non_zero(stack, capsys, tmp_path):
