@@ -138,11 +138,30 @@ class LocalStack:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.falkor_socket.exists() and self._falkor_pid() is not None:
+                self._await_loaded()
                 if from_snapshot:
                     self._switch_to_log()
                 return
             time.sleep(0.02)
         raise StackError(f"FalkorDB did not start; see {self.falkor_dir / 'redis.log'}")
+
+    def _await_loaded(self, timeout_s: float = 300) -> None:
+        """Return once the server answers: it listens while it still replays its log (or reads
+        its snapshot), and answers LOADING until then."""
+        import redis
+
+        client = redis.Redis(unix_socket_path=str(self.falkor_socket), socket_timeout=10)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    client.ping()
+                    return
+                except (redis.BusyLoadingError, redis.ConnectionError):
+                    time.sleep(0.05)
+        finally:
+            client.close()
+        raise StackError(f"FalkorDB did not finish loading its data; see {self.falkor_dir / 'redis.log'}")
 
     def _switch_to_log(self) -> None:
         """Turn the append-only log on in a server started from a snapshot: Redis writes the
@@ -159,7 +178,7 @@ class LocalStack:
                     if client.config_get("appendonly").get("appendonly") != "yes":
                         client.config_set("appendonly", "yes")
                     info = client.info("persistence")
-                except (redis.BusyLoadingError, redis.ConnectionError):  # still reading the snapshot
+                except redis.BusyLoadingError:
                     time.sleep(0.05)
                     continue
                 if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
