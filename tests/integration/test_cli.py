@@ -89,7 +89,7 @@ def test_read_only_commands_with_another_graph_prefix_write_nothing(loaded, monk
 
     data, db, graph = loaded
     _, other = _stores("other")
-    before, other_before = snapshot(db, graph), snapshot(db, other)
+    before, other_before, indexes = snapshot(db, graph), snapshot(db, other), _indexes(graph)
     _use_prefix(monkeypatch, "other")
     assert main(["stats", "--json"]) == 0
     question = ["ask", "What did Ada do?", "--legacy", data.legacy, "--user", data.creator]
@@ -97,6 +97,11 @@ def test_read_only_commands_with_another_graph_prefix_write_nothing(loaded, monk
     capsys.readouterr()
     assert differences(before, snapshot(db, graph)) == []
     assert differences(other_before, snapshot(db, other)) == []
+    assert _indexes(graph) == indexes  # not even an index for the other prefix's labels
+
+
+def _indexes(graph) -> list[str]:
+    return sorted(row["label"] for row in graph.run("CALL db.indexes() YIELD label RETURN label"))
 
 
 def test_the_lost_graph_repair_never_compares_another_prefixs_graph(loaded, cli_env, monkeypatch, capsys):
