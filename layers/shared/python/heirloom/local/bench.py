@@ -1382,9 +1382,9 @@ NOTES: tuple[str, ...] = (
     "examples/sample-legacy` (27 stories, local models) took a median 13.4 s with the log and 13.6 s "
     "without (8 pairs, per-pair ratio 0.82-1.46, median 1.02; an earlier series of 10 pairs: medians 8.8 "
     "and 9.2 s), no difference above the noise, since the models' CPU is the load's time and the graph "
-    "server spent 0.13-0.28 s of CPU on it either way. 2,000 single-MERGE graph writes cost the server a "
+    "server spent 0.13-0.34 s of CPU on it either way. 2,000 single-MERGE graph writes cost the server a "
     "median 0.40 ms of CPU each with the log and 0.31 ms without (a write() to the log per event-loop "
-    "turn; throughput medians 814 and 1,076 writes/s, each ranging over 262-1,860). The loss window after"
+    "turn; throughput medians 814 and 1,076 writes/s, ranges 262-1,450 and 355-1,860). The loss window after"
     " a crash went from up to a minute of writes to about a second.",
     "Run-to-run spread on this shared 2-core VM is large: four runs of "
     "this code on 2026-11-23 (load 0.7-2.4) gave vector_search p95 17.8-23.5 ms, rank_budget_format "
