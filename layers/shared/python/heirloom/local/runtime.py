@@ -134,9 +134,14 @@ def require_schema(db: PgDatabase) -> None:
     found = db.connection().execute("SELECT to_regclass('schema_migrations') IS NOT NULL AS ok").fetchone()
     missing = packaged - set(db.applied_migrations()) if found and found["ok"] else packaged
     if missing:
+        what = (
+            "has no Heirloom schema"
+            if missing == packaged
+            else f"lacks migrations {', '.join(sorted(missing))}"
+        )
         raise NotSetUp(
-            f"the database {db.source.description} lacks migrations {', '.join(sorted(missing))}:"
-            " run `heirloom load DIR` (or `heirloom backfill`) first; read-only commands write nothing"
+            f"the database ({db.source.description}) {what}: run `heirloom load DIR` first;"
+            " read-only commands write nothing"
         )
 
 
