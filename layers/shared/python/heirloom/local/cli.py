@@ -379,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     args = build_parser().parse_args(argv)
-    from heirloom.local.runtime import NotSetUp
+    from heirloom.local.stack import NotSetUp
 
     try:
         code: int = args.func(args)

@@ -11,7 +11,7 @@ from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.stack import LocalStack
+from heirloom.local.stack import LocalStack, NotSetUp
 from heirloom.ports import GraphStore
 from heirloom.settings import Settings, get_settings
 
@@ -97,10 +97,6 @@ def open_runtime(
     if write and marks_describe(db, settings.graph.env_prefix):
         repair_lost_graph(ports)
     return LocalRuntime(settings=settings, db=db, graph=graph, ports=ports)
-
-
-class NotSetUp(RuntimeError):
-    """A read-only command found a database without the current schema."""
 
 
 READ_ONLY_OPTION = "-c default_transaction_read_only=on"

@@ -21,6 +21,10 @@ class StackError(RuntimeError):
     """The local stack could not be started or reached."""
 
 
+class NotSetUp(StackError):
+    """A read-only command found a database that no writing command has set up."""
+
+
 @dataclass(frozen=True)
 class StackStatus:
     postgres_pid: int | None
