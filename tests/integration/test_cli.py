@@ -129,3 +129,17 @@ def test_a_read_only_command_on_a_fresh_database_says_what_to_run(cli_env, capsy
     # it used to create the schema (a write) and print zeros
     assert main(["stats"]) == 1
     assert "run `heirloom load DIR`" in capsys.readouterr().err
+
+
+def test_invoking_one_write_step_never_repairs_the_graph(loaded, cli_env, capsys):
+    # the repair (unmark every story) belongs to `load` and `backfill`, not to one step
+    from tests.support.fuzz import snapshot
+
+    data, db, graph = loaded
+    graph.delete_all()
+    marks = snapshot(db, graph)["story_processing"]
+    event = cli_env / "chunk_embed.json"
+    event.write_text(json.dumps({"story_id": data.public_story}))
+    assert main(["invoke", "chunk_embed", "-e", str(event)]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "up_to_date"
+    assert snapshot(db, graph)["story_processing"] == marks

@@ -111,18 +111,18 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _use_local_stack(*, write: bool, **env: str) -> Any:
+def _use_local_stack(*, write: bool, repair: bool | None = None, env: dict[str, str] | None = None) -> Any:
     """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them).
-    Without `write`, their PostgreSQL sessions refuse writes and no repair runs."""
+    Without `write`, their PostgreSQL sessions refuse writes; see `open_runtime` for `repair`."""
     import os
 
     from heirloom.local.runtime import open_runtime
     from heirloom.services import default_services
     from heirloom.settings import get_settings
 
-    os.environ.update(env)
+    os.environ.update(env or {})
     get_settings.cache_clear()
-    runtime = open_runtime(write=write)
+    runtime = open_runtime(write=write, repair=repair)
     os.environ["DATABASE_URL"] = runtime.settings.database.url
     os.environ["FALKOR_SOCKET"] = runtime.settings.graph.falkor_socket
     get_settings.cache_clear()
@@ -148,10 +148,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     home = project_root() / ".heirloom" / "eval"
     url = ensure_database(LocalStack(home).up().postgres_uri or "", f"eval_{digest}")
     env = {"HEIRLOOM_HOME": str(home), "GRAPH_ENV_PREFIX": f"eval_{digest}", "DATABASE_URL": url}
-    runtime = _use_local_stack(write=True, **env)
+    runtime = _use_local_stack(write=True, env=env)
     report = load_dataset(runtime.ports, root)
     print(f"dataset {root} ({digest}): {report.changed} records loaded or updated")
-    _use_local_stack(write=False, **env)  # the queries only read
+    _use_local_stack(write=False, env=env)  # the queries only read
     ks = tuple(int(k) for k in args.k.split(","))
     result = evaluate(root, args.mode, ks, args.budget)
     print(format_table(result))
@@ -169,7 +169,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     runtime = _use_local_stack(write=True)
     report = load_dataset(runtime.ports, root)
     print(f"loaded {root}: {report.changed} records created or updated\n")
-    _use_local_stack(write=False, DATABASE_URL=runtime.settings.database.url)  # the questions only read
+    _use_local_stack(
+        write=False, env={"DATABASE_URL": runtime.settings.database.url}
+    )  # the questions only read
     print_stats(collect_stats())
     plan = json.loads((root / "demo.json").read_text())
     with LocalWorkflows().start() as workflows:
@@ -293,7 +295,8 @@ def _cmd_invoke(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(f"heirloom invoke: {args.event}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    runtime = _use_local_stack(write=args.function not in READ_ONLY)
+    # one step never repairs a lost graph: `load` and `backfill` do
+    runtime = _use_local_stack(write=args.function not in READ_ONLY, repair=False)
     objects = objects_beside(event_file) if event_file else None
     try:
         result = invoke(args.function, event, runtime.settings, objects=objects)

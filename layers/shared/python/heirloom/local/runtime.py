@@ -65,11 +65,12 @@ class LocalRuntime:
 
 
 def open_runtime(
-    settings: Settings | None = None, *, start: bool = True, write: bool = False
+    settings: Settings | None = None, *, start: bool = True, write: bool = False, repair: bool | None = None
 ) -> LocalRuntime:
-    """Ports over the local stack. Only a writing command (`write=True`: load, backfill, the
-    write steps) migrates, creates graph indexes and repairs a lost graph; every other command
-    gets PostgreSQL sessions that refuse writes and never writes to the graph."""
+    """Ports over the local stack. Only a writing command (`write=True`: load, backfill, `invoke`
+    of a write step) migrates and creates graph indexes, and only one that loads or backfills
+    (`repair`, by default `write`) repairs a lost graph; every other command gets PostgreSQL
+    sessions that refuse writes and never writes to the graph."""
     settings = with_stack(settings or get_settings(), start=start)
     url = session_url(settings.database.url, read_only=not write)
     settings = settings.model_copy(update={"database": settings.database.model_copy(update={"url": url})})
@@ -94,7 +95,7 @@ def open_runtime(
         extractor=extractor,
         extractor_version=getattr(extractor, "version", "") if extractor else "",
     )
-    if write and marks_describe(db, settings.graph.env_prefix):
+    if write and repair is not False and marks_describe(db, settings.graph.env_prefix):
         repair_lost_graph(ports)
     return LocalRuntime(settings=settings, db=db, graph=graph, ports=ports)
 
