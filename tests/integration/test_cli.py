@@ -143,3 +143,19 @@ def test_invoking_one_write_step_never_repairs_the_graph(loaded, cli_env, capsys
     assert main(["invoke", "chunk_embed", "-e", str(event)]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "up_to_date"
     assert snapshot(db, graph)["story_processing"] == marks
+
+
+def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):
+    from heirloom.local.runtime import open_runtime
+    from tests.support.snapshot import graph_state
+
+    root = MiniDataset().write(cli_env / "ds")
+    assert main(["load", str(root)]) == 0
+    graph = open_runtime().graph
+    loaded = graph_state(graph)
+    capsys.readouterr()
+    assert main(["backfill", "--rebuild-graph"]) == 0
+    assert "graph rebuilt: 2 legacies, 3 persons" in capsys.readouterr().out
+    assert graph_state(graph) == loaded
+    assert main(["backfill", "--rebuild-graph"]) == 0
+    assert graph_state(graph) == loaded
