@@ -4,6 +4,7 @@ hang forever in the FalkorDB client's constructor, or die with ConnectionError."
 
 import contextlib
 import json
+import os
 import socket
 import threading
 import time
@@ -21,6 +22,20 @@ WITHIN_S = 2.0 + 2.0 + 16.0
 #: the traversal budget plus its grace (graph_step.GRACE)
 GRAPH_STEP_MS = 300 * 1.2
 SLACK_MS = 400
+
+
+#: what the CLI's main() sets in the process environment: restored after each test
+CLI_DEFAULTS = {"POWERTOOLS_SERVICE_NAME": "heirloom", "POWERTOOLS_METRICS_NAMESPACE": "Heirloom",
+                "AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_LOG_LEVEL": "WARNING",
+                "POWERTOOLS_METRICS_DISABLED": "true"}  # fmt: skip
+
+
+def _cli_env(m, env):
+    for key, value in CLI_DEFAULTS.items():
+        m.setenv(key, os.environ.get(key, value))
+    m.delenv("NEPTUNE_ENDPOINT", raising=False)
+    for key, value in env.items():
+        m.setenv(key, value)
 
 
 @pytest.fixture
@@ -70,9 +85,7 @@ def _ask(monkeypatch, capsys, loaded, database_url, prefix, falkor_socket):
     env = {"DATABASE_URL": database_url, "GRAPH_ENV_PREFIX": prefix, "FALKOR_SOCKET": falkor_socket,
            "EMBEDDING_PROVIDER": "fake", "EMBEDDING_DIM": "64", "EXTRACTOR_PROVIDER": "none"}  # fmt: skip
     with monkeypatch.context() as m:
-        m.delenv("NEPTUNE_ENDPOINT", raising=False)
-        for key, value in env.items():
-            m.setenv(key, value)
+        _cli_env(m, env)
         get_settings.cache_clear()
         default_services.cache_clear()
         started = time.monotonic()
@@ -119,11 +132,9 @@ def test_a_command_that_needs_the_graph_exits_3_with_the_reason_when_it_is_stopp
     from heirloom.settings import get_settings
 
     with monkeypatch.context() as m:
-        m.delenv("NEPTUNE_ENDPOINT", raising=False)
-        for key, value in {"DATABASE_URL": database_url, "GRAPH_ENV_PREFIX": graph.prefix,
-                           "FALKOR_SOCKET": str(tmp_path / "nobody-listens.sock"),
-                           "EMBEDDING_PROVIDER": "fake", "EMBEDDING_DIM": "64"}.items():  # fmt: skip
-            m.setenv(key, value)
+        _cli_env(m, {"DATABASE_URL": database_url, "GRAPH_ENV_PREFIX": graph.prefix,
+                     "FALKOR_SOCKET": str(tmp_path / "nobody-listens.sock"),
+                     "EMBEDDING_PROVIDER": "fake", "EMBEDDING_DIM": "64"})  # fmt: skip
         get_settings.cache_clear()
         code = main(["stats"])
     get_settings.cache_clear()
