@@ -66,6 +66,7 @@ def training_gazetteer(path: Path | None = None) -> Gazetteer:
                     f"n{number}",
                     row["label"],
                     str(row["name"]),
+                    tuple(row.get("aliases", ())),
                     legacy_id=str(row["legacy"]),
                     linked_subject=bool(row.get("linked_subject", False)),
                 )
@@ -199,9 +200,19 @@ def cross_validate(embedder: Embedder, folds: int = 5, seed: int = 0) -> float:
     return sum(scores) / len(scores)
 
 
+def weights_file(directory: Path, model_id: str, digest: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in model_id)
+    return directory / f"intent-{safe}-{digest[:16]}.json"
+
+
+#: weights a build wrote into the layer (`heirloom intent-model --out`), read only
+SHIPPED_RESOURCE = "intents/models"
+
+
 class IntentModelCache:
-    """One trained model per embedder model id (and data file), trained once per container;
-    with `directory`, the weights are also kept there as JSON for the next cold start."""
+    """One trained model per embedder model id (and data files), trained once per container
+    unless the layer ships its weights (`config/intents/models/`); with `directory`, the weights
+    are also kept there as JSON for the next cold start."""
 
     def __init__(self, directory: Path | None = None, path: Path | None = None):
         self.directory = directory
@@ -209,11 +220,14 @@ class IntentModelCache:
         self._models: dict[str, IntentModel] = {}
         self._lock = threading.Lock()
 
-    def _file(self, model_id: str, digest: str) -> Path | None:
-        if self.directory is None:
+    def _read(self, file: Path, model_id: str, digest: str) -> IntentModel | None:
+        if not file.is_file():
             return None
-        safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in model_id)
-        return self.directory / f"intent-{safe}-{digest[:16]}.json"
+        try:
+            model = IntentModel.from_json(file.read_text())
+        except (ValueError, KeyError, TypeError):
+            return None
+        return model if (model.model_id, model.data_sha256) == (model_id, digest) else None
 
     def get(self, embedder: Embedder) -> IntentModel:
         with self._lock:
@@ -221,15 +235,11 @@ class IntentModelCache:
             if hit is not None:
                 return hit
             digest = data_digest(self.path)
-            file = self._file(embedder.model_id, digest)
-            model: IntentModel | None = None
-            if file is not None and file.is_file():
-                try:
-                    model = IntentModel.from_json(file.read_text())
-                except (ValueError, KeyError, TypeError):
-                    model = None
-                if model is not None and (model.model_id, model.data_sha256) != (embedder.model_id, digest):
-                    model = None
+            shipped = weights_file(data_path(SHIPPED_RESOURCE), embedder.model_id, digest)
+            file = weights_file(self.directory, embedder.model_id, digest) if self.directory else None
+            model = self._read(shipped, embedder.model_id, digest)
+            if model is None and file is not None:
+                model = self._read(file, embedder.model_id, digest)
             if model is None:
                 model = train(embedder, self.path)
                 if file is not None:
