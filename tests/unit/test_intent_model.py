@@ -146,7 +146,10 @@ def request(query: str) -> IntentRequest:
 
 @pytest.fixture(scope="module")
 def classifier() -> EmbeddingIntentClassifier:
-    return EmbeddingIntentClassifier(HashingEmbedder(), IntentModelCache())
+    embedder = HashingEmbedder()
+    models = IntentModelCache()
+    models.get(embedder)  # trained before the first request (as a layer's shipped weights are)
+    return EmbeddingIntentClassifier(embedder, models)
 
 
 def test_the_learned_classifier_answers_with_the_gazetteers_entities(classifier):
@@ -156,6 +159,25 @@ def test_the_learned_classifier_answers_with_the_gazetteers_entities(classifier)
     assert result.entities.people == ("Otto Marsh",) and result.entities.places == ("Lisbon",)
     assert result.entities.time_periods == ("1962",)
     assert {m.node_id for m in result.matches} == {"p2", "l1"}
+
+
+def test_an_untrained_model_answers_from_the_rules_while_it_trains(small_set):
+    class SlowEmbedder(HashingEmbedder):
+        def embed(self, texts):
+            if len(texts) > 1:  # training, not the message
+                release.wait(5)
+            return super().embed(texts)
+
+    import threading
+
+    release = threading.Event()
+    models = IntentModelCache(path=small_set)
+    cold = EmbeddingIntentClassifier(SlowEmbedder(), models)
+    first = analyse_intent(request("Where did Uncle Otto live?"), RULES, cold)
+    assert first.source == "rules" and first.intent is Intent.SPATIAL
+    release.set()
+    models.get(cold.embedder)
+    assert analyse_intent(request("Where did Uncle Otto live?"), RULES, cold).source == "model"
 
 
 def test_a_failing_embedder_falls_back_to_the_rules():

@@ -257,13 +257,18 @@ def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
 MODEL_BUDGET_S = 0.5
 
 
+#: how long the local classifier may take (embedding the message; its first use in a container
+#: also trains it unless the layer ships its weights, and that call answers from the rules)
+LOCAL_BUDGET_S = 0.3
+
+
 def local_intent(request: IntentRequest, local: IntentClassifier = RULES) -> QueryIntent:
-    """The local classifier's answer; if it fails (its embedder unavailable or throttled), the
-    rule-based one's."""
+    """The local classifier's answer; if it fails (its embedder unavailable or throttled) or
+    takes longer than `LOCAL_BUDGET_S`, the rule-based one's."""
     if isinstance(local, RuleBasedIntentClassifier):
         return local.classify(request)
     try:
-        return local.classify(request)
+        return call_within(LOCAL_BUDGET_S, lambda: local.classify(request), name="intent local")
     except Exception as exc:  # the rule-based answer needs no model
         log.warning("intent_local_fallback", extra={"error": type(exc).__name__})
         return RULES.classify(request)
