@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from heirloom.contracts.context import Intent
-from heirloom.domain.intent import Gazetteer, GazetteerEntry, entity_features
+from heirloom.domain.intent import FEATURE_NAMES, Gazetteer, GazetteerEntry, entity_features
 from heirloom.ports import Embedder
 
 DATA_RESOURCE = "intents/train.jsonl"
@@ -210,7 +210,7 @@ SHIPPED_RESOURCE = "intents/models"
 
 
 class IntentModelCache:
-    """One trained model per embedder model id (and data files), trained once per container
+    """One trained model per embedder (model id and dimension) and data files, trained once per container
     unless the layer ships its weights (`config/intents/models/`); with `directory`, the weights
     are also kept there as JSON for the next cold start."""
 
@@ -220,26 +220,29 @@ class IntentModelCache:
         self._models: dict[str, IntentModel] = {}
         self._lock = threading.Lock()
 
-    def _read(self, file: Path, model_id: str, digest: str) -> IntentModel | None:
+    def _read(self, file: Path, embedder: Embedder, digest: str) -> IntentModel | None:
         if not file.is_file():
             return None
         try:
             model = IntentModel.from_json(file.read_text())
         except (ValueError, KeyError, TypeError):
             return None
-        return model if (model.model_id, model.data_sha256) == (model_id, digest) else None
+        width = embedder.dimension + len(FEATURE_NAMES) + 1
+        fits = all(len(row) == width for row in model.weights) and len(model.weights) == len(CLASSES)
+        return model if fits and (model.model_id, model.data_sha256) == (embedder.model_id, digest) else None
 
     def get(self, embedder: Embedder) -> IntentModel:
+        key = f"{embedder.model_id}-{embedder.dimension}"
         with self._lock:
-            hit = self._models.get(embedder.model_id)
+            hit = self._models.get(key)
             if hit is not None:
                 return hit
             digest = data_digest(self.path)
-            shipped = weights_file(data_path(SHIPPED_RESOURCE), embedder.model_id, digest)
-            file = weights_file(self.directory, embedder.model_id, digest) if self.directory else None
-            model = self._read(shipped, embedder.model_id, digest)
+            shipped = weights_file(data_path(SHIPPED_RESOURCE), key, digest)
+            file = weights_file(self.directory, key, digest) if self.directory else None
+            model = self._read(shipped, embedder, digest)
             if model is None and file is not None:
-                model = self._read(file, embedder.model_id, digest)
+                model = self._read(file, embedder, digest)
             if model is None:
                 model = train(embedder, self.path)
                 if file is not None:
@@ -250,7 +253,7 @@ class IntentModelCache:
                         tmp.replace(file)
                     except OSError:
                         pass  # a read-only directory: the in-memory model still serves
-            self._models[embedder.model_id] = model
+            self._models[key] = model
             return model
 
 

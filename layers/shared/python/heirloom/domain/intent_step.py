@@ -156,6 +156,9 @@ class RuleBasedIntentClassifier:
 
 RULES = RuleBasedIntentClassifier()
 
+#: how long embedding the message for the learned classifier may take
+LOCAL_BUDGET_S = 0.3
+
 
 class EmbeddingIntentClassifier:
     """The learned classifier (`domain.intent_model`) over the query's embedding and the
@@ -173,8 +176,10 @@ class EmbeddingIntentClassifier:
     def classify(self, request: IntentRequest) -> QueryIntent:
         started = time.perf_counter()
         base = RULES.classify(request)
-        model = self.models.get(self.embedder)
-        vector = self.embedder.embed([request.query])[0]
+        model = self.models.get(self.embedder)  # trained on first use unless shipped (decision 0005)
+        vector = call_within(
+            LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
+        )
         feats = entity_features(request.query, request.gazetteer, request.subject_name, request.legacy_id)
         intent, probability = model.predict(vector, feats)
         return base.model_copy(
@@ -257,18 +262,13 @@ def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
 MODEL_BUDGET_S = 0.5
 
 
-#: how long the local classifier may take (embedding the message; its first use in a container
-#: also trains it unless the layer ships its weights, and that call answers from the rules)
-LOCAL_BUDGET_S = 0.3
-
-
 def local_intent(request: IntentRequest, local: IntentClassifier = RULES) -> QueryIntent:
-    """The local classifier's answer; if it fails (its embedder unavailable or throttled) or
-    takes longer than `LOCAL_BUDGET_S`, the rule-based one's."""
+    """The local classifier's answer; if it fails (its embedder unavailable, throttled or slower
+    than `LOCAL_BUDGET_S`), the rule-based one's."""
     if isinstance(local, RuleBasedIntentClassifier):
         return local.classify(request)
     try:
-        return call_within(LOCAL_BUDGET_S, lambda: local.classify(request), name="intent local")
+        return local.classify(request)
     except Exception as exc:  # the rule-based answer needs no model
         log.warning("intent_local_fallback", extra={"error": type(exc).__name__})
         return RULES.classify(request)

@@ -293,7 +293,7 @@ def _cmd_intent_model(args: argparse.Namespace) -> int:
     print("  ".join(f"{k} {v}" for k, v in result.items()))
     if args.out:
         model = train(embedder)
-        path = weights_file(Path(args.out), model.model_id, model.data_sha256)
+        path = weights_file(Path(args.out), f"{model.model_id}-{embedder.dimension}", model.data_sha256)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(model.to_json())
         print(f"weights written to {path}")
