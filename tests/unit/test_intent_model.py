@@ -182,7 +182,9 @@ def test_an_embedder_of_another_dimension_gets_its_own_model(classifier):
     narrow = HashingEmbedder(64)
     model = classifier.models.get(narrow)
     assert all(len(row) == 64 + len(FEATURE_NAMES) + 1 for row in model.weights)
-    result = analyse_intent(request("Where did Uncle Otto live?"), RULES, EmbeddingIntentClassifier(narrow, classifier.models))
+    result = analyse_intent(
+        request("Where did Uncle Otto live?"), RULES, EmbeddingIntentClassifier(narrow, classifier.models)
+    )
     assert result.source == "model"
 
 
