@@ -226,3 +226,12 @@ def test_the_step_uses_the_learned_classifier_and_falls_back_to_it(classifier):
 def test_the_training_gazetteer_and_data_are_what_the_package_ships():
     assert intent_model.data_path().name == "train.jsonl"
     assert intent_model.data_path(intent_model.NAMES_RESOURCE).is_file()
+
+
+def test_the_shipped_weights_are_of_the_current_data():
+    """`heirloom intent-model --out config/intents/models` after editing the intent set: stale
+    weights would be ignored and the model retrained inside a request."""
+    shipped = sorted(intent_model.data_path(intent_model.SHIPPED_RESOURCE).glob("intent-*.json"))
+    assert shipped
+    for file in shipped:
+        assert json.loads(file.read_text())["data_sha256"] == intent_model.data_digest(), file.name
