@@ -19,6 +19,9 @@ class Change(StrEnum):
     UPDATED = "updated"
     UNCHANGED = "unchanged"
     DELETED = "deleted"
+    #: not applied: the stored state is newer or more restrictive, or the story is deleted
+    #: (heirloom.domain.ordering)
+    SKIPPED = "skipped"
 
 
 class Chunk(BaseModel):
@@ -50,22 +53,26 @@ class StoryStore(Protocol):
     """Legacies, persons, users, members, stories and links: the permission source of truth."""
 
     def upsert_legacy(self, legacy: Legacy) -> Change: ...
-    def upsert_person(self, person: Person) -> Change: ...
+    def upsert_person(
+        self, person: Person, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change: ...
     def upsert_user(self, user: User) -> Change: ...
-    def upsert_member(self, member: Member, as_of: datetime | None = None) -> Change:
-        """With `as_of` (when the change happened): older than the last change or removal of the
-        membership, a no-op (so are the other `as_of` writes)."""
+    def upsert_member(self, member: Member, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        """Ordered by (`as_of`, `seq`) as heirloom.domain.ordering says (so are the other
+        stamped writes); without `as_of`, a dataset record."""
         ...
 
-    def remove_member(self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None) -> Change: ...
+    def remove_member(
+        self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change: ...
     def upsert_relationship(self, relationship: Relationship) -> Change: ...
-    def upsert_link(self, link: Link, as_of: datetime | None = None) -> Change: ...
-    def upsert_story(self, story: Story, content_hash: str) -> Change: ...
+    def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change: ...
+    def upsert_story(self, story: Story, content_hash: str, seq: int | None = None) -> Change: ...
     def delete_story(
         self, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
     ) -> Change:
-        """Delete and leave a tombstone (also for a story not stored yet when `legacy_id` is
-        given: its late create must not revive it)."""
+        """Delete and leave a tombstone, final for the id (also for a story not stored yet when
+        `legacy_id` is given: its late create must not revive it)."""
         ...
 
     def get_legacy(self, legacy_id: UUID) -> Legacy | None: ...
@@ -84,14 +91,24 @@ class StoryStore(Protocol):
         """(content hash, extractor version) the graph was last built from, if any."""
         ...
 
-    def mark_graph_synced(self, story_id: UUID, content_hash: str, extractor_version: str) -> None: ...
+    def mark_graph_synced(
+        self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
+    ) -> None:
+        """`fingerprint`: what the graph holds for the story once synced (`entity_sync`)."""
+        ...
+
     def graph_synced_count(self) -> int:
         """How many stories are marked as having their graph facts built."""
         ...
 
-    def forget_graph_synced(self) -> None:
-        """Unmark every story's graph facts (the graph store lost them): the next delivery of
-        each story, a reload or a backfill rebuilds them."""
+    def graph_fingerprints(self) -> dict[UUID, str | None]:
+        """The stored fingerprint of every story marked as synced (None: marked before
+        fingerprints were kept)."""
+        ...
+
+    def forget_graph_synced(self, story_ids: Sequence[UUID] | None = None) -> None:
+        """Unmark these stories' graph facts (all stories when None: the graph store lost
+        them): the next delivery of each story, a reload or a backfill rebuilds them."""
         ...
 
     def stories_needing_processing(
