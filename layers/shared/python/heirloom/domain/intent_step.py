@@ -176,7 +176,7 @@ class EmbeddingIntentClassifier:
     def classify(self, request: IntentRequest) -> QueryIntent:
         started = time.perf_counter()
         base = RULES.classify(request)
-        model = self.models.get(self.embedder)  # trained on first use unless shipped (decision 0005)
+        model = self.models.get(self.embedder)  # trained on first use unless shipped (decision 0008)
         vector = call_within(
             LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
         )
