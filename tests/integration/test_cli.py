@@ -1,6 +1,8 @@
 """The CLI on a private stack: load twice (second reports no changes), stats as JSON."""
 
 import json
+from datetime import UTC, datetime
+from uuid import UUID
 
 import pytest
 
@@ -34,6 +36,23 @@ def test_load_twice_and_stats(cli_env, capsys):
     assert stats["graph_nodes"] == {"Legacy": 2, "Person": 3, "Story": 4}
     assert main(["local", "status"]) == 0
     assert "running" in capsys.readouterr().out
+
+
+def test_load_again_lists_what_story_events_changed_since(cli_env, capsys):
+    from heirloom.local.runtime import open_runtime
+
+    mini = MiniDataset()
+    root = mini.write(cli_env / "ds")
+    assert main(["load", str(root)]) == 0
+    # a Member Removed event for the admirer, after the first load
+    open_runtime().ports.stories.remove_member(
+        UUID(mini.legacy), UUID(mini.admirer), datetime(2025, 1, 1, tzinfo=UTC)
+    )
+    capsys.readouterr()
+    assert main(["load", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "(no changes)" in out
+    assert "skipped 1 records that story events changed since:\n  members.jsonl:2: a story event" in out
 
 
 def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):

@@ -25,6 +25,7 @@ import string
 import sys
 import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -223,7 +224,8 @@ def workload(twin, module_db, tokenizer, tmp_path_factory):
         build_gazetteer(uuid.UUID(mini.legacy), stories, twin)  # the intent step's graph query
     story = next(s.record for s in read_dataset(tmp / "ds").stories if str(s.record.id) == mini.private_story)
     extractor.table["sick"] = ExtractedEntities()  # the edit withdraws the hospital
-    ingestion.apply_story(ports, story.model_copy(update={"content": "Ada was sick, nothing more."}))
+    edit = {"content": "Ada was sick, nothing more.", "updated_at": story.updated_at + timedelta(hours=1)}
+    ingestion.apply_story(ports, story.model_copy(update=edit))
     ingestion.delete_story(ports, uuid.UUID(mini.public_story))  # withdraw + delete the node
     bumped = dataclasses.replace(ports, extractor_version="scripted-2")
     load_dataset(bumped, mini.write(tmp / "again"))  # re-extraction over existing facts

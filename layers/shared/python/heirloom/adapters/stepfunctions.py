@@ -6,24 +6,43 @@ import json
 from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest
-from heirloom.domain.context_api import raise_for_workflow_error, timed_out
+from heirloom.domain.context_api import WorkflowFailed, WorkflowTimedOut, raise_for_workflow_error, timed_out
 from heirloom.errors import Rejected, Retryable
 
 #: StartExecution errors a later attempt can get past (AWS Step Functions API reference)
 _TRANSIENT = frozenset({"ThrottlingException", "ServiceUnavailable", "InternalServerError", "RequestTimeout"})
 
+#: the workflow stops itself at 10 s (the ASL's TimeoutSeconds) and the API function at 15 s
+#: (cdk/access.py): one attempt of 12 s answers in between; an unreachable endpoint fails in 2 s
+CLIENT_TIMEOUTS = {
+    "connect_timeout": 2,
+    "read_timeout": 12,
+    "retries": {"total_max_attempts": 1, "mode": "standard"},
+}
+
 
 class StepFunctionsContextWorkflow:
     def __init__(self, state_machine_arn: str, client: Any | None = None):
         import boto3
+        from botocore.config import Config
 
         self.arn = state_machine_arn
-        self._client = client or boto3.client("stepfunctions")
+        self._client = client or boto3.client("stepfunctions", config=Config(**CLIENT_TIMEOUTS))
 
     def run(self, request: ContextRequest) -> AssembledContext:
-        response = self._client.start_sync_execution(
-            stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
-        )
+        from botocore.exceptions import ClientError, ReadTimeoutError
+        from botocore.exceptions import ConnectionError as EndpointUnreachable
+
+        try:
+            response = self._client.start_sync_execution(
+                stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
+            )
+        except ReadTimeoutError as exc:
+            raise WorkflowTimedOut("no answer from Step Functions within the read timeout") from exc
+        except EndpointUnreachable as exc:  # connect timeouts and refused connections
+            raise WorkflowFailed(f"Step Functions unreachable: {type(exc).__name__}") from exc
+        except ClientError as exc:  # throttling, service errors: not the caller's
+            raise WorkflowFailed(f"Step Functions refused: {exc.response['Error'].get('Code')}") from exc
         if response["status"] != "SUCCEEDED":
             raise_for_workflow_error(
                 timed_out(response["status"], response.get("error")), response.get("cause")

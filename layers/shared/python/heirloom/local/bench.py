@@ -520,6 +520,8 @@ def build_samples(corpus: Corpus, count: int, seed: int = SEED) -> list[Sample]:
 
 def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
     """Realistic parameters for every traversal template, from one sample."""
+    from heirloom.domain.traversal import year_keys
+
     subject = str(sample.plan.subject.id)
     base = {"legacy_ids": sample.legacy_ids, "limit": limit}
     decade = sample.event[2] // 10 * 10
@@ -530,7 +532,7 @@ def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
         "person_mentions": {**base, "ids": [sample.person_id]},
         "entity_focused": {**base, "ids": [sample.event[0], sample.obj[0]]},
         "spatial": {**base, "ids": [sample.place[0]], "names": [sample.place[1].lower()]},
-        "temporal": {**base, "start": decade, "end": decade + 9},
+        "temporal": {**base, "years": year_keys(decade, decade + 9)},
         "cross_legacy": {
             **base,
             "legacy_id": sample.legacy_ids[0],

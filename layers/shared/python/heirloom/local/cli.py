@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from heirloom.errors import GraphUnavailable
 from heirloom.settings import SettingsError, get_settings
 
 EXIT_BAD_INPUT = 2
+#: a store a command cannot do without (the graph for load, stats, backfill) did not answer
+EXIT_UNAVAILABLE = 3
 
 
 def _cmd_local(args: argparse.Namespace) -> int:
@@ -54,6 +57,10 @@ def _cmd_load(args: argparse.Namespace) -> int:
         f"loaded {root}: {report.changed} records created or updated"
         + (" (no changes)" if report.changed == 0 else "")
     )
+    if report.skipped:
+        print(f"skipped {len(report.skipped)} records that story events changed since:")
+        for line in report.skipped:
+            print(f"  {line}")
     return 0
 
 
@@ -111,8 +118,9 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _use_local_stack(**env: str) -> Any:
-    """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them)."""
+def _use_local_stack(*, graph_optional: bool = False, **env: str) -> Any:
+    """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them).
+    `graph_optional`: see `open_runtime`."""
     import os
 
     from heirloom.local.runtime import open_runtime
@@ -121,7 +129,7 @@ def _use_local_stack(**env: str) -> Any:
 
     os.environ.update(env)
     get_settings.cache_clear()
-    runtime = open_runtime()
+    runtime = open_runtime(graph_optional=graph_optional)
     os.environ["DATABASE_URL"] = runtime.settings.database.url
     os.environ["FALKOR_SOCKET"] = runtime.settings.graph.falkor_socket
     get_settings.cache_clear()
@@ -130,7 +138,7 @@ def _use_local_stack(**env: str) -> Any:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from heirloom.local.eval import dataset_digest, evaluate, format_table
+    from heirloom.local.eval import dataset_digest, evaluate, format_table, read_jsonl
     from heirloom.local.loader import DatasetError, load_dataset, read_dataset
     from heirloom.local.runtime import project_root
     from heirloom.local.stack import LocalStack, ensure_database
@@ -140,6 +148,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         read_dataset(root)
         if not (root / "queries.jsonl").is_file():
             raise DatasetError(f"{root}/queries.jsonl: missing")
+        read_jsonl(root / "queries.jsonl")
     except DatasetError as exc:
         print(f"heirloom eval: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -230,7 +239,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
         print(f"heirloom ask: {reason(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _use_local_stack()
+    _use_local_stack(graph_optional=True)  # a graph that is down or hung degrades the answer
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows)
         try:
@@ -381,6 +390,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"heirloom: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except GraphUnavailable as exc:  # `ask` answers without the graph; the others need it
+        print(f"heirloom: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     return code
 
 

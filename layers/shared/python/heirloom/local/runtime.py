@@ -11,7 +11,9 @@ from uuid import UUID
 from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
 from heirloom.adapters.tokenizer import TiktokenTokenizer
+from heirloom.domain.deadline import DeadlineExceeded, call_within
 from heirloom.domain.ingestion import IngestionPorts
+from heirloom.errors import GraphUnavailable
 from heirloom.local.stack import LocalStack
 from heirloom.ports import GraphStore
 from heirloom.settings import Settings, get_settings
@@ -65,13 +67,19 @@ class LocalRuntime:
     ports: IngestionPorts
 
 
-def open_runtime(settings: Settings | None = None, *, start: bool = True) -> LocalRuntime:
+def open_runtime(
+    settings: Settings | None = None, *, start: bool = True, graph_optional: bool = False
+) -> LocalRuntime:
+    """The local ports. `graph_optional` (questions, which fall back without the graph): a graph
+    that fails or does not answer its index and repair checks within the total budget is
+    warned about, not fatal."""
     settings = with_stack(settings or get_settings(), start=start)
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(project_root() / ".heirloom" / "tiktoken"))
     db = factory.build_database(settings)
     db.migrate()
     graph = factory.build_graph(settings)
-    graph.ensure_indexes()
+    if not graph_optional:
+        graph.ensure_indexes()
     embedder = factory.build_embedder(settings)
     extractor = factory.build_extractor(settings)
     ports = IngestionPorts(
@@ -84,8 +92,20 @@ def open_runtime(settings: Settings | None = None, *, start: bool = True) -> Loc
         extractor=extractor,
         extractor_version=getattr(extractor, "version", "") if extractor else "",
     )
-    repair_lost_graph(ports)
+    if not graph_optional:
+        repair_lost_graph(ports)
+    else:
+        try:
+            budget_s = settings.resilience.total_budget_ms / 1000
+            call_within(budget_s, lambda: _check_graph(ports), name="graph check")
+        except (GraphUnavailable, DeadlineExceeded) as exc:
+            warnings.warn(f"the graph is unavailable ({exc}); answers go without it", stacklevel=2)
     return LocalRuntime(settings=settings, db=db, graph=graph, ports=ports)
+
+
+def _check_graph(ports: IngestionPorts) -> None:
+    ports.graph.ensure_indexes()
+    repair_lost_graph(ports)
 
 
 def repair_lost_graph(ports: IngestionPorts) -> bool:
