@@ -77,6 +77,9 @@ class HeirloomConfig:
     require_built_layers: bool = False
     api_rate_limit: int = 50
     api_burst_limit: int = 100
+    #: Express workflows log every event with its input and output (users' questions, chat
+    #: history, story text) instead of only errors without execution data
+    debug_logging: bool = False
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9_]+", self.graph_prefix):

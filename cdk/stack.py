@@ -78,7 +78,13 @@ class HeirloomStack(Stack):
             log_retention=retention,
         )
         self.workflows = Workflows(
-            self, "Workflows", sources=sources, functions=self.functions, log_retention=retention, root=root
+            self,
+            "Workflows",
+            sources=sources,
+            functions=self.functions,
+            log_retention=retention,
+            root=root,
+            config=config,
         )
         context = self.workflows.by_name.get(CONTEXT_WORKFLOW)
         if context is None:

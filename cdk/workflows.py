@@ -1,6 +1,7 @@
 """The state machines of statemachines/*.asl.json, inlined with `DefinitionBody.from_string`
 (so cfn-lint sees them) and filled with `definition_substitutions`. EXPRESS unless listed in
-`STANDARD_WORKFLOWS`; logging of execution data and X-Ray tracing on every one."""
+`STANDARD_WORKFLOWS`; X-Ray tracing on every one. Logging keeps users' data out of CloudWatch
+unless `debug_logging` is set (`logging_options`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from cdk.config import STANDARD_WORKFLOWS
+from cdk.config import STANDARD_WORKFLOWS, HeirloomConfig
 from cdk.functions import Functions
 from cdk.naming import FUNCTION_ARN_SUFFIX, TaskRef, lambda_tasks, placeholders, state_name, workflow_name
 
@@ -46,6 +47,19 @@ class WorkflowSource:
         )
 
 
+def logging_levels(kind: sfn.StateMachineType, *, debug: bool) -> tuple[sfn.LogLevel, bool]:
+    """(level, include execution data) of a workflow's CloudWatch logs.
+
+    Express executions have no console history: by default they log only failures (ERROR) and
+    without execution data, so questions, chat history and assembled story text never reach
+    CloudWatch; `debug` logs every event with its data. Standard executions keep their history
+    (with data) in Step Functions itself; their logs carry event types only.
+    """
+    if kind == sfn.StateMachineType.STANDARD:
+        return sfn.LogLevel.ALL, False
+    return (sfn.LogLevel.ALL, True) if debug else (sfn.LogLevel.ERROR, False)
+
+
 def task_timeouts(sources: list[WorkflowSource]) -> dict[str, int]:
     """Construct id -> the smallest TimeoutSeconds of the Tasks that call it."""
     out: dict[str, int] = {}
@@ -66,13 +80,14 @@ class Workflows(Construct):
         functions: Functions,
         log_retention: logs.RetentionDays,
         root: Path,
+        config: HeirloomConfig,
     ) -> None:
         super().__init__(scope, construct_id)
         self.by_name: dict[str, sfn.StateMachine] = {}
         stack = Stack.of(self)
         for source in sources:
             substitutions = self._substitutions(source, functions, root)
-            express = source.kind == sfn.StateMachineType.EXPRESS
+            level, include_data = logging_levels(source.kind, debug=config.debug_logging)
             log_group = logs.LogGroup(
                 self,
                 f"{source.construct_id}Logs",
@@ -88,12 +103,7 @@ class Workflows(Construct):
                 state_machine_type=source.kind,
                 definition_body=sfn.DefinitionBody.from_string(source.text),
                 definition_substitutions=substitutions,
-                logs=sfn.LogOptions(
-                    destination=log_group,
-                    level=sfn.LogLevel.ALL,
-                    # Standard workflows keep their history in the console already
-                    include_execution_data=express,
-                ),
+                logs=sfn.LogOptions(destination=log_group, level=level, include_execution_data=include_data),
                 tracing_enabled=True,
             )
             # from_string hides the Tasks from CDK: grant each called function explicitly, and
@@ -113,6 +123,15 @@ class Workflows(Construct):
                     "invocation is granted on the called functions' ARNs only.",
                 )
             )
+            if level != sfn.LogLevel.ALL:
+                Validations.of(machine).acknowledge(
+                    Acknowledgment(
+                        id="AwsSolutions-SF1",
+                        reason="Privacy: Express executions would log users' questions, chat "
+                        "history and story text; they log errors only unless "
+                        "heirloom:debugLogging is set (docs/deploy.md, Logging).",
+                    )
+                )
             self.by_name[source.name] = machine
 
     @staticmethod

@@ -34,6 +34,7 @@ ACKNOWLEDGED = {
     "AwsSolutions-L1",
     "AwsSolutions-RDS11",
     "AwsSolutions-S1",
+    "AwsSolutions-SF1",
 }
 
 

@@ -35,14 +35,25 @@ def test_required_workflows_exist():
 
 @pytest.mark.parametrize("name", sorted(WORKFLOWS))
 def test_type_logging_and_tracing(built, name):
+    """Privacy by default: no workflow writes execution data (questions, chat history, story
+    text) to CloudWatch; Express workflows log only errors."""
     _, props = machine(built, name)
     express = name not in STANDARD_WORKFLOWS
     assert props["StateMachineType"] == ("EXPRESS" if express else "STANDARD")
     logging = props["LoggingConfiguration"]
-    assert logging["Level"] == "ALL"
-    assert logging["IncludeExecutionData"] is express
+    assert logging["Level"] == ("ERROR" if express else "ALL")
+    assert logging["IncludeExecutionData"] is False
     assert logging["Destinations"][0]["CloudWatchLogsLogGroup"]["LogGroupArn"]
     assert props["TracingConfiguration"] == {"Enabled": True}
+
+
+@pytest.mark.parametrize("name", sorted(WORKFLOWS))
+def test_debug_logging_flag_logs_express_execution_data(variant, name):
+    debug = variant(**{"heirloom:debugLogging": True})
+    _, props = machine(debug, name)
+    express = name not in STANDARD_WORKFLOWS
+    assert props["LoggingConfiguration"]["Level"] == "ALL"
+    assert props["LoggingConfiguration"]["IncludeExecutionData"] is express
 
 
 def test_context_and_ingestion_are_express_and_backfill_standard(built):
