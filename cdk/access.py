@@ -45,6 +45,8 @@ class Access:
     start_context: bool = False
     #: states:StartExecution on the ingest_story workflow (INGEST_STATE_MACHINE_ARN)
     start_ingestion: bool = False
+    #: states:ListExecutions on the backfill workflow (its one-run-at-a-time check)
+    list_backfill: bool = False
     #: invoked asynchronously (EventBridge, S3): gets an SQS dead-letter queue
     asynchronous: bool = False
     #: for functions no workflow Task calls; workflow tasks take the Task's TimeoutSeconds
@@ -91,7 +93,7 @@ ACCESS: dict[str, Access] = {
     "ExtractEntities": Access(database=True, models=CLASSIFY, memory_mb=1024),
     "GraphSync": Access(database=True, graph=Graph.WRITE),
     "IngestFailed": Access(database=True),
-    "BackfillPlan": Access(database=True),
+    "BackfillPlan": Access(database=True, list_backfill=True),
 }
 
 

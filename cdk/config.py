@@ -69,6 +69,8 @@ class HeirloomConfig:
     #: EventBridge schedule of the backfill workflow (when statemachines/backfill.asl.json exists)
     backfill_schedule: str = "cron(0 3 * * ? *)"
     backfill_page_size: int = 50
+    #: stories one backfill execution ingests before it continues as a new one (at most 600)
+    backfill_stories_per_execution: int = 500
     backfill_pace_seconds: int = 2
     #: alarm thresholds
     context_p95_ms: int = 2000

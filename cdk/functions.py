@@ -300,9 +300,21 @@ class Functions:
         logical_id: str = self.stack.resolve(self.stack.get_logical_id(element))
         return logical_id
 
-    def grant_workflows(self, context: sfn.StateMachine, ingest: sfn.StateMachine | None) -> None:
-        """Functions that start a workflow get that one workflow's ARN and start action only."""
+    def grant_workflows(
+        self, context: sfn.StateMachine, ingest: sfn.StateMachine | None, backfill_arn: str | None = None
+    ) -> None:
+        """Functions that start a workflow get that one workflow's ARN and start action only;
+        BackfillPlan lists the backfill's executions (`backfill_arn` is built from the workflow's
+        name: a reference would close a cycle through the workflow's own role)."""
         for deployed in self.by_id.values():
+            if deployed.access.list_backfill:
+                if backfill_arn is None:
+                    raise LookupError(
+                        f"{deployed.construct_id} lists backfill executions: no backfill ASL file"
+                    )
+                deployed.role.add_to_principal_policy(
+                    iam.PolicyStatement(actions=["states:ListExecutions"], resources=[backfill_arn])
+                )
             if deployed.access.start_context:
                 context.grant_start_sync_execution(deployed.role)
                 deployed.function.add_environment("CONTEXT_STATE_MACHINE_ARN", context.state_machine_arn)

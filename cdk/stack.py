@@ -19,7 +19,7 @@ from cdk.migrations import Migrations
 from cdk.monitoring import Monitoring
 from cdk.naming import REPO_ROOT, function_folders, state_name, workflow_files
 from cdk.network import Network
-from cdk.workflows import Workflows, WorkflowSource, task_timeouts
+from cdk.workflows import Workflows, WorkflowSource, state_machine_arn, task_timeouts
 
 #: lower-level construct the S3 notification custom resource puts in the stack
 NOTIFICATIONS_HANDLER_ID = "BucketNotificationsHandler050a0587b7544547bf325f094a3db834"
@@ -89,7 +89,13 @@ class HeirloomStack(Stack):
         context = self.workflows.by_name.get(CONTEXT_WORKFLOW)
         if context is None:
             raise MissingFunction(f"statemachines/{CONTEXT_WORKFLOW}.asl.json is missing")
-        self.functions.grant_workflows(context, self.workflows.by_name.get(INGEST_WORKFLOW))
+        self.functions.grant_workflows(
+            context,
+            self.workflows.by_name.get(INGEST_WORKFLOW),
+            state_machine_arn(self, BACKFILL_WORKFLOW)
+            if BACKFILL_WORKFLOW in self.workflows.by_name
+            else None,
+        )
         self.api = ContextApi(
             self, "ContextApi", handler=self._required("Api").function, config=config, log_retention=retention
         )
@@ -103,7 +109,12 @@ class HeirloomStack(Stack):
             config=config,
         )
         self.monitoring = Monitoring(
-            self, "Monitoring", context_workflow=context, functions=self.functions, config=config
+            self,
+            "Monitoring",
+            context_workflow=context,
+            functions=self.functions,
+            config=config,
+            other_workflows={n: m for n, m in self.workflows.by_name.items() if n != CONTEXT_WORKFLOW},
         )
         self._acknowledge_notifications_handler()
         self._outputs()

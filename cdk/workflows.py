@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, ArnFormat, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
@@ -45,6 +45,22 @@ class WorkflowSource:
         return (
             sfn.StateMachineType.STANDARD if self.name in STANDARD_WORKFLOWS else sfn.StateMachineType.EXPRESS
         )
+
+
+#: the ASL's Resource for starting an execution (the backfill starts itself to continue)
+START_EXECUTION = "arn:aws:states:::states:startExecution"
+
+
+def state_machine_arn(scope: Construct, name: str) -> str:
+    """The ARN of workflow `name` (e.g. "backfill") from its fixed state machine name, without a
+    reference to the resource (which may be the one asking)."""
+    stack = Stack.of(scope)
+    return stack.format_arn(
+        service="states",
+        resource="stateMachine",
+        resource_name=f"{stack.stack_name}-{state_name(name)}",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
 
 
 def logging_levels(kind: sfn.StateMachineType, *, debug: bool) -> tuple[sfn.LogLevel, bool]:
@@ -99,7 +115,7 @@ class Workflows(Construct):
             machine = sfn.StateMachine(
                 self,
                 source.construct_id,
-                state_machine_name=f"{stack.stack_name}-{state_name(source.name)}",
+                state_machine_name=f"{stack.stack_name}-{state_name(source.name)}",  # state_machine_arn
                 state_machine_type=source.kind,
                 definition_body=sfn.DefinitionBody.from_string(source.text),
                 definition_substitutions=substitutions,
@@ -115,6 +131,13 @@ class Workflows(Construct):
                     resources=[functions[cid].function.function_arn for cid in invoked],
                 )
             )
+            if START_EXECUTION in source.text:
+                # continue-as-new: the workflow starts a new execution of itself
+                machine.add_to_role_policy(
+                    iam.PolicyStatement(
+                        actions=["states:StartExecution"], resources=[state_machine_arn(self, source.name)]
+                    )
+                )
             Validations.of(machine.role).acknowledge(
                 Acknowledgment(
                     id="AwsSolutions-IAM5[Resource::*]",

@@ -44,7 +44,7 @@ EXPECTED: dict[str, set[str]] = {
     "ExtractEntities": DB | BEDROCK,
     "GraphSync": DB | GRAPH_WRITE,
     "IngestFailed": DB,
-    "BackfillPlan": DB,
+    "BackfillPlan": DB | {"states:ListExecutions"},
 }
 IN_VPC = {cid for cid, actions in EXPECTED.items() if actions & (DB | GRAPH_READ)}
 FUNCTIONS = [state_name(f) for f in function_folders()]
@@ -159,6 +159,36 @@ def test_only_api_runs_the_context_workflow(built):
 def test_story_events_starts_only_the_ingestion_workflow(built):
     ingest = {"Ref": built.logical_id(built.stack.workflows.by_name["ingest_story"])}
     assert resources_for(built, "StoryEvents", "states:StartExecution") == [ingest]
+
+
+def test_only_backfill_plan_lists_the_backfills_executions(built):
+    listers = {cid for cid in FUNCTIONS if "states:ListExecutions" in actions_of(built, cid)}
+    assert listers == {"BackfillPlan"}
+    (resource,) = resources_for(built, "BackfillPlan", "states:ListExecutions")
+    assert _arn_text(resource).endswith(":stateMachine:Heirloom-Backfill")
+    # the name it is built from is the deployed one
+    backfill = built.resources[built.logical_id(built.stack.workflows.by_name["backfill"])]
+    assert backfill["Properties"]["StateMachineName"] == "Heirloom-Backfill"
+
+
+def test_the_backfill_may_start_only_itself(built):
+    """Continue-as-new: the backfill's role starts executions of the backfill and nothing else;
+    the Express workflows start none."""
+    for name, machine in built.stack.workflows.by_name.items():
+        role_id = built.logical_id(machine.role)
+        starts = [
+            r
+            for res in built.resources.values()
+            if res["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in res["Properties"]["Roles"]
+            for st in res["Properties"]["PolicyDocument"]["Statement"]
+            if "states:StartExecution" in _list(st["Action"])
+            for r in _list(st["Resource"])
+        ]
+        if name == "backfill":
+            (arn,) = starts
+            assert _arn_text(arn).endswith(":stateMachine:Heirloom-Backfill")
+        else:
+            assert starts == []
 
 
 def test_secret_read_only_for_database_functions(built):

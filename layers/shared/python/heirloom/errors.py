@@ -95,3 +95,8 @@ class ModelAccessDenied(ModelError):
 class MalformedModelOutput(ModelError):
     """The model answered, but not with what was asked: no tool call, another tool, a stop
     reason other than tool_use, or input that fails the schema. Never trusted, not retried."""
+
+
+class BackfillAlreadyRunning(HeirloomError):
+    """Another backfill execution is running: this one stops before planning anything (the
+    workflow ends it as skipped, not failed)."""

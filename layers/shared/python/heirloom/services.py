@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from heirloom.domain.ingestion import IngestionPorts
     from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
     from heirloom.domain.traversal import NeighbourhoodCache
-    from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
+    from heirloom.ports import BackfillRuns, Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 
 
 class Services:
@@ -124,6 +124,12 @@ class Services:
         from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
 
         return StepFunctionsIngestionStarter(arn)
+
+    @cached_property
+    def backfill_runs(self) -> BackfillRuns:
+        from heirloom.adapters.stepfunctions import StepFunctionsBackfillRuns
+
+        return StepFunctionsBackfillRuns()
 
     @cached_property
     def neighbourhoods(self) -> NeighbourhoodCache:

@@ -1,4 +1,5 @@
-"""The context workflow on AWS: StartSyncExecution on the Express state machine."""
+"""Step Functions on AWS: the context workflow (StartSyncExecution on the Express state
+machine), starting ingestions, and the backfill's running executions."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest
+from heirloom.contracts.ingestion import RunningExecution
 from heirloom.domain.context_api import raise_for_workflow_error, timed_out
 
 
@@ -38,3 +40,27 @@ class StepFunctionsIngestionStarter:
 
     def __call__(self, story_id: Any) -> None:
         self._client.start_execution(stateMachineArn=self.arn, input=json.dumps({"story_id": str(story_id)}))
+
+
+class StepFunctionsBackfillRuns:
+    """The running executions of the backfill state machine (ListExecutions, RUNNING)."""
+
+    def __init__(self, client: Any | None = None):
+        self._client = client
+
+    def running(self, state_machine_arn: str) -> list[RunningExecution]:
+        if self._client is None:
+            import boto3
+
+            # arn:aws:states:<region>:<account>:stateMachine:<name>
+            self._client = boto3.client("stepfunctions", region_name=state_machine_arn.split(":")[3])
+        out: list[RunningExecution] = []
+        pages = self._client.get_paginator("list_executions").paginate(
+            stateMachineArn=state_machine_arn, statusFilter="RUNNING"
+        )
+        for page in pages:
+            out.extend(
+                RunningExecution(arn=e["executionArn"], name=e["name"], start_time=e["startDate"])
+                for e in page["executions"]
+            )
+        return out

@@ -255,11 +255,13 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
     _use_local_stack()
     payload = {"next": {"after": None, "page_size": args.page_size}, "pace_seconds": args.pace}
     with LocalWorkflows().start() as workflows:
-        execution = workflows.run("backfill", payload, timeout_s=3600)
+        chain = workflows.run_chain("backfill", payload, timeout_s=3600)
+        execution = chain[-1]
         processed = workflows.invocations.count("GraphSync")
         failed = workflows.invocations.count("IngestFailed")
     print(
         f"backfill {execution.status.lower()}: {processed} stories processed, {failed} failed"
+        + (f" in {len(chain)} executions" if len(chain) > 1 else "")
         + (" (nothing to do)" if processed == 0 and failed == 0 else "")
     )
     return 0 if execution.status == "SUCCEEDED" and failed == 0 else 1
