@@ -100,6 +100,7 @@ def test_the_intent_model_gets_the_intent_budget_and_no_retries():
     assert isinstance(classifier, BedrockIntentClassifier)
     config = classifier._client.meta.config
     assert config.read_timeout == 0.8 and config.connect_timeout == 0.8
+    assert classifier.budget_s == 0.8  # the call's deadline in analyse_intent, from the same setting
     assert config.retries["total_max_attempts"] == 1
 
 

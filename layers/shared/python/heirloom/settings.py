@@ -221,16 +221,19 @@ class ChunkingSettings(_Frozen):
 
 
 class ResilienceSettings(_Frozen):
-    """Budgets (seed 000 section 10) and the breaker's shared state."""
+    """Budgets (seed 000 section 10) enforced where the work happens, and the breaker's shared
+    state. The vector step and the whole request have no setting of their own: their hard caps
+    are the ASL's Task and workflow `TimeoutSeconds`, and the 2 s target is the p95 alarm
+    (docs/configuration.md, Budgets)."""
 
     #: DynamoDB table for the breaker; empty keeps the state in the container (local runs)
     breaker_table: str = ""
     breaker_failures: int = Field(default=3, ge=1, le=100)
     breaker_cooldown_s: float = Field(default=30.0, ge=0.0, le=3600.0)
+    #: the intent model's deadline (adapters.factory.build_intent_classifier)
     intent_budget_ms: int = Field(default=500, ge=10, le=30_000)
-    vector_budget_ms: int = Field(default=500, ge=10, le=30_000)
+    #: the traversal's deadline (functions/graph_traversal)
     traversal_budget_ms: int = Field(default=300, ge=10, le=30_000)
-    total_budget_ms: int = Field(default=2000, ge=100, le=60_000)
     vector_k: int = Field(default=24, ge=1, le=200)
     gazetteer_ttl_s: float = Field(default=300.0, ge=0.0, le=86_400.0)
 
@@ -328,9 +331,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 breaker_failures=int(env.get("BREAKER_FAILURES", "3")),
                 breaker_cooldown_s=float(env.get("BREAKER_COOLDOWN_S", "30")),
                 intent_budget_ms=int(env.get("INTENT_BUDGET_MS", "500")),
-                vector_budget_ms=int(env.get("VECTOR_BUDGET_MS", "500")),
                 traversal_budget_ms=int(env.get("TRAVERSAL_BUDGET_MS", "300")),
-                total_budget_ms=int(env.get("TOTAL_BUDGET_MS", "2000")),
                 vector_k=int(env.get("VECTOR_K", "24")),
                 gazetteer_ttl_s=float(env.get("GAZETTEER_TTL_S", "300")),
             ),

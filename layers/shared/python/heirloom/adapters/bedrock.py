@@ -370,11 +370,13 @@ class BedrockIntentClassifier:
     given the gazetteer's matches as hints; `heirloom.domain.intent_step` runs the rule-based
     classifier first and keeps its result whenever this one fails."""
 
-    def __init__(self, client: Any, *, model_id: str, max_tokens: int = 512):
+    def __init__(self, client: Any, *, model_id: str, max_tokens: int = 512, budget_s: float | None = None):
         self._client = client
         self.model_id = model_id
         self._max_tokens = max_tokens
         self._schema = intent_json_schema()
+        #: the intent budget: the caller abandons a slower call (`analyse_intent`)
+        self.budget_s = budget_s
 
     @property
     def version(self) -> str:

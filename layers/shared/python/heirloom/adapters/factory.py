@@ -150,8 +150,9 @@ def build_extractor(settings: Settings) -> EntityExtractor | None:
 
 
 def build_intent_classifier(settings: Settings) -> IntentClassifier:
-    """The rule-based classifier, or Claude Haiku after it. The model call gets the intent
-    budget as its read timeout and no retries: the rule-based result is the fallback."""
+    """The rule-based classifier, or Claude Haiku after it. The intent budget (INTENT_BUDGET_MS,
+    read here only) is the model call's deadline and its read timeout, without retries: the
+    rule-based result is the fallback."""
     provider = settings.intent.provider
     if provider == "rules":
         return RULES
@@ -163,6 +164,7 @@ def build_intent_classifier(settings: Settings) -> IntentClassifier:
             bedrock_runtime(settings, read_timeout_s=budget_s, max_attempts=1),
             model_id=settings.bedrock.intent_model_id,
             max_tokens=settings.bedrock.intent_max_tokens,
+            budget_s=budget_s,
         )
     raise SettingsError(f"intent provider {provider!r} is not available in this build")
 

@@ -131,6 +131,12 @@ class IntentRequest:
 
 
 class IntentClassifier(Protocol):
+    @property
+    def budget_s(self) -> float | None:
+        """Seconds a call may take before the rule-based result is used (INTENT_BUDGET_MS, set
+        by the factory); None: no deadline (the rule-based classifier)."""
+        ...
+
     def classify(self, request: IntentRequest) -> QueryIntent: ...
 
 
@@ -138,6 +144,7 @@ class RuleBasedIntentClassifier:
     """The local default: gazetteer matches, cue words, time expressions, no model."""
 
     version = "rules"
+    budget_s: float | None = None
 
     def classify(self, request: IntentRequest) -> QueryIntent:
         return classify(
@@ -214,14 +221,10 @@ def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
     )
 
 
-#: how long a model classifier may take (the intent budget of seed 000 section 10)
-MODEL_BUDGET_S = 0.5
-
-
 def analyse_intent(request: IntentRequest, classifier: IntentClassifier = RULES) -> QueryIntent:
     """Known-entity matching and the rule-based classifier first (no model, milliseconds); then,
     when `classifier` is another one, that classifier with the matches as hints. Its failure
-    (throttling, timeout, malformed output, no answer within `MODEL_BUDGET_S`, anything) or a
+    (throttling, timeout, malformed output, no answer within its `budget_s`, anything) or a
     confidence below 0.5 keeps the rule-based result."""
     rules = RULES.classify(request)
     if isinstance(classifier, RuleBasedIntentClassifier):
@@ -229,7 +232,12 @@ def analyse_intent(request: IntentRequest, classifier: IntentClassifier = RULES)
     try:
         hinted = replace(request, matches=rules.matches)
         # a slow model must not hold the request past the intent budget (seed 000 section 10)
-        model = call_within(MODEL_BUDGET_S, lambda: classifier.classify(hinted), name="intent model")
+        budget = classifier.budget_s
+        model = (
+            classifier.classify(hinted)
+            if budget is None
+            else call_within(budget, lambda: classifier.classify(hinted), name="intent model")
+        )
     except Exception as exc:  # the rule-based answer is always there to fall back on
         log.warning(
             "intent_model_fallback",
