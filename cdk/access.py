@@ -65,7 +65,7 @@ CLASSIFY = frozenset({Model.CLASSIFY})
 #: Each row is what the handler's code path calls (heirloom.services / domain), nothing more.
 ACCESS: dict[str, Access] = {
     # API Gateway -> runs the Express context workflow synchronously; nothing else
-    "Api": Access(start_context=True, timeout_s=15),
+    "Api": Access(start_context=True, timeout_s=22),
     # -- context_assembly (Express) --
     # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
     "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True),

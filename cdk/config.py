@@ -79,6 +79,18 @@ class HeirloomConfig:
     require_built_layers: bool = False
     api_rate_limit: int = 50
     api_burst_limit: int = 100
+    #: RDS Proxy in front of Aurora (connection pooling, failover); without it the functions
+    #: connect to the writer endpoint (family traffic never nears Aurora's connection limit)
+    rds_proxy: bool = True
+    #: minutes of idleness before an Aurora at `aurora_min_acu=0` pauses (5 to 1440)
+    aurora_auto_pause_minutes: int = 10
+    #: the interface endpoints in one AZ (subnet) instead of every AZ of the VPC
+    single_az_endpoints: bool = False
+    #: the CloudWatch Logs interface endpoint (Lambda's own logs do not use it; nothing else does)
+    logs_endpoint: bool = True
+    #: provisioned concurrency of each context-workflow function (an alias `live` per function,
+    #: invoked by the workflow); 0 (default) leaves every function on demand
+    provisioned_concurrency: int = 0
     #: Express workflows log every event with its input and output (users' questions, chat
     #: history, story text) instead of only errors without execution data
     debug_logging: bool = False
@@ -86,6 +98,10 @@ class HeirloomConfig:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9_]+", self.graph_prefix):
             raise ValueError(f"graph_prefix {self.graph_prefix!r} must match [a-z0-9_]+ (GRAPH_ENV_PREFIX)")
+        if not 5 <= self.aurora_auto_pause_minutes <= 1440:
+            raise ValueError(f"aurora_auto_pause_minutes {self.aurora_auto_pause_minutes} must be 5 to 1440")
+        if not 0 <= self.provisioned_concurrency <= 100:
+            raise ValueError(f"provisioned_concurrency {self.provisioned_concurrency} must be 0 (off) to 100")
         if self.log_retention_days not in {7, 14, 30, 90, 180, 365}:
             raise ValueError(
                 f"log_retention_days {self.log_retention_days} is not one of 7, 14, 30, 90, 180, 365"
@@ -93,8 +109,12 @@ class HeirloomConfig:
 
     @classmethod
     def from_context(cls, node: Node) -> HeirloomConfig:
-        """Each field can be set as context `heirloom:<camelCaseName>`."""
-        values: dict[str, Any] = {}
+        """Each field can be set as context `heirloom:<camelCaseName>`; `heirloom:preset` (see
+        `PRESETS`) sets several at once, and a field set on its own wins over the preset."""
+        preset = node.try_get_context("heirloom:preset") or "production"
+        if preset not in PRESETS:
+            raise ValueError(f"heirloom:preset {preset!r} is not one of {', '.join(sorted(PRESETS))}")
+        values: dict[str, Any] = dict(PRESETS[preset])
         for f in fields(cls):
             head, *rest = f.name.split("_")
             raw = node.try_get_context("heirloom:" + head + "".join(p.capitalize() for p in rest))
@@ -108,3 +128,21 @@ class HeirloomConfig:
             else:
                 values[f.name] = type(default)(raw)
         return cls(**values)
+
+
+#: cost presets (docs/deploy.md, Presets and costs). `production`: the defaults above (HA reader,
+#: RDS Proxy, endpoints in both AZs). `family`: one family's traffic (~3,000 questions a month):
+#: Aurora pauses when idle (the first request after a pause waits while it resumes), no reader,
+#: no proxy, endpoints in one AZ, no Logs endpoint.
+PRESETS: dict[str, dict[str, Any]] = {
+    "production": {},
+    "family": {
+        "aurora_min_acu": 0.0,
+        "aurora_max_acu": 4.0,
+        "aurora_readers": 0,
+        "rds_proxy": False,
+        "single_az_endpoints": True,
+        "logs_endpoint": False,
+        "neptune_max_ncu": 4.0,
+    },
+}

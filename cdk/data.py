@@ -1,5 +1,5 @@
-"""Stateful resources: Aurora PostgreSQL Serverless v2 behind RDS Proxy (the permission source of
-truth and the pgvector chunk index), Neptune Serverless with IAM auth (the graph), the DynamoDB
+"""Stateful resources: Aurora PostgreSQL Serverless v2 behind RDS Proxy (or not: `rds_proxy`;
+the permission source of truth and the pgvector chunk index), Neptune Serverless with IAM auth (the graph), the DynamoDB
 tables (breaker, idempotency) and the S3 import bucket."""
 
 from __future__ import annotations
@@ -60,6 +60,10 @@ class Data(Construct):
             readers=readers,
             serverless_v2_min_capacity=config.aurora_min_acu,
             serverless_v2_max_capacity=config.aurora_max_acu,
+            # at 0 ACU the cluster pauses when idle; the first connection then waits for it
+            serverless_v2_auto_pause_duration=(
+                Duration.minutes(config.aurora_auto_pause_minutes) if config.aurora_min_acu == 0 else None
+            ),
             parameter_group=parameters,
             vpc=vpc,
             vpc_subnets=network.subnets,
@@ -90,9 +94,16 @@ class Data(Construct):
             ),
             automatically_after=Duration.days(30),
         )
+        self.proxy: rds.DatabaseProxy | None = None
+        if not config.rds_proxy:
+            # the functions connect to the writer endpoint: they are admitted by the cluster's group
+            self.client_security_group = self.database_security_group
+            self.database_host = self.cluster.cluster_endpoint.hostname
+            return
         self.proxy_security_group = ec2.SecurityGroup(
             self, "ProxySecurityGroup", vpc=vpc, description="RDS Proxy: from database functions only"
         )
+        self.client_security_group = self.proxy_security_group
         self.proxy = self.cluster.add_proxy(
             "Proxy",
             secrets=[self.secret],
@@ -107,6 +118,7 @@ class Data(Construct):
             init_query=f"SET statement_timeout = {DB_STATEMENT_TIMEOUT_MS}",
         )
         self.cluster.connections.allow_default_port_from(self.proxy_security_group, "RDS Proxy")
+        self.database_host = self.proxy.endpoint
 
     def _rotation_security_group(self, network: Network) -> ec2.SecurityGroup:
         group = ec2.SecurityGroup(

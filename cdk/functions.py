@@ -65,6 +65,8 @@ class DeployedFunction:
     access: Access
     function: lambda_.Function
     role: iam.Role
+    #: what workflows invoke: the function, or its `live` alias with provisioned concurrency
+    target: lambda_.IFunction
     dead_letters: sqs.Queue | None
     security_group: ec2.SecurityGroup | None
 
@@ -116,6 +118,7 @@ class Functions:
         log_retention: logs.RetentionDays,
         task_timeouts: dict[str, int],
         folders: list[str],
+        provisioned: frozenset[str] = frozenset(),
     ) -> None:
         self.stack = stack
         self.network = network
@@ -126,7 +129,12 @@ class Functions:
         for folder in folders:
             construct_id = state_name(folder)
             self.by_id[construct_id] = self._function(
-                root, folder, construct_id, layers, task_timeouts.get(construct_id)
+                root,
+                folder,
+                construct_id,
+                layers,
+                task_timeouts.get(construct_id),
+                config.provisioned_concurrency if construct_id in provisioned else 0,
             )
 
     def __getitem__(self, construct_id: str) -> DeployedFunction:
@@ -149,7 +157,13 @@ class Functions:
         }
 
     def _function(
-        self, root: Path, folder: str, construct_id: str, layers: Layers, task_timeout: int | None
+        self,
+        root: Path,
+        folder: str,
+        construct_id: str,
+        layers: Layers,
+        task_timeout: int | None,
+        provisioned: int = 0,
     ) -> DeployedFunction:
         stack, access = self.stack, access_for(construct_id)
         role = iam.Role(
@@ -217,14 +231,26 @@ class Functions:
                 "VPC, the ec2 network-interface actions Lambda needs to attach to the subnets.",
             )
         )
-        return DeployedFunction(construct_id, folder, access, function, role, dead_letters, security_group)
+        target: lambda_.IFunction = function
+        if provisioned:
+            # provisioned concurrency lives on a version; the alias follows each new one
+            target = lambda_.Alias(
+                stack,
+                f"{construct_id}Live",
+                alias_name="live",
+                version=function.current_version,
+                provisioned_concurrent_executions=provisioned,
+            )
+        return DeployedFunction(
+            construct_id, folder, access, function, role, target, dead_letters, security_group
+        )
 
     def _environment(self, access: Access) -> dict[str, str]:
         data, env = self.data, {}
         if access.database:
-            # the cluster secret's username and password, through the proxy (TLS required)
+            # the cluster secret's username and password, through the proxy when there is one (TLS)
             env["DB_SECRET_ARN"] = data.secret.secret_arn
-            env["DB_HOST"] = data.proxy.endpoint
+            env["DB_HOST"] = data.database_host
             env["DB_PORT"] = str(DATABASE_PORT)
             env["DB_NAME"] = DATABASE_NAME
             env["DB_SSLMODE"] = "require"
@@ -248,7 +274,7 @@ class Functions:
         if access.database:
             assert security_group is not None
             data.secret.grant_read(role)
-            data.proxy_security_group.add_ingress_rule(
+            data.client_security_group.add_ingress_rule(
                 security_group, ec2.Port.tcp(5432), f"from {security_group.node.id}"
             )
         if access.graph is not Graph.NONE:

@@ -54,7 +54,7 @@ class HeirloomStack(Stack):
         retention = RETENTION[config.log_retention_days]
         sources = [WorkflowSource.read(path) for path in workflow_files(root)]
 
-        self.network = Network(self, "Network", log_retention=retention)
+        self.network = Network(self, "Network", log_retention=retention, config=config)
         self.data = Data(self, "Data", network=self.network, config=config)
         self.layers = Layers(self, "Layers", root=root, require_built=config.require_built_layers)
         self.functions = Functions(
@@ -67,6 +67,12 @@ class HeirloomStack(Stack):
             log_retention=retention,
             task_timeouts=task_timeouts(sources),
             folders=function_folders(root),
+            provisioned=frozenset(
+                task.construct_id
+                for source in sources
+                if source.name == CONTEXT_WORKFLOW
+                for task in source.tasks
+            ),
         )
         self.migrations = Migrations(
             self,

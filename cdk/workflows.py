@@ -128,7 +128,7 @@ class Workflows(Construct):
             machine.add_to_role_policy(
                 iam.PolicyStatement(
                     actions=["lambda:InvokeFunction"],
-                    resources=[functions[cid].function.function_arn for cid in invoked],
+                    resources=[functions[cid].target.function_arn for cid in invoked],
                 )
             )
             if START_EXECUTION in source.text:
@@ -164,7 +164,7 @@ class Workflows(Construct):
         for key in sorted(placeholders(source.text)):
             construct_id = key.removesuffix(FUNCTION_ARN_SUFFIX)
             if key.endswith(FUNCTION_ARN_SUFFIX) and construct_id in functions.by_id:
-                values[key] = functions[construct_id].function.function_arn
+                values[key] = functions[construct_id].target.function_arn
             else:
                 missing.append(key)
         if missing:

@@ -138,3 +138,25 @@ def test_build_database_picks_the_connection_source():
     )
     assert isinstance(iam.source, IamSource) and iam.pooled
     assert iam.url == "iam app@proxy.example:5432/heirloom"
+
+
+@pytest.mark.parametrize(
+    ("env", "model_id"),
+    [
+        ({}, "all-MiniLM-L6-v2-onnx-int8"),
+        ({"EMBEDDING_PROVIDER": "fake", "EMBEDDING_DIM": "64"}, "hashing-bow"),
+        (
+            {**AWS, "EMBEDDING_PROVIDER": "bedrock", "EMBEDDING_DIM": "1024"},
+            "amazon.titan-embed-text-v2:0@1024",
+        ),
+    ],
+)
+def test_reading_the_index_builds_no_embedder(env, model_id):
+    """AccessFilter reads excerpts only: its cold start loads no model and no Bedrock client."""
+    from heirloom.services import Services
+
+    services = Services(settings_from_env(env))
+    services.__dict__["db"] = object()  # never connected here
+    assert services.vectors.model_id == model_id
+    assert "embedder" not in services.__dict__
+    assert factory.embedding_model_id(services.settings) == factory.build_embedder(services.settings).model_id

@@ -54,7 +54,11 @@ class Services:
     def vectors(self) -> VectorIndex:
         from heirloom.adapters import factory
 
-        return factory.build_vector_index(self.db, self.embedder)
+        # an embedder already built (or injected) names the model; else the settings do
+        embedder = self.__dict__.get("embedder")
+        return factory.build_vector_index(
+            self.db, embedder if embedder is not None else factory.embedding_model_id(self.settings)
+        )
 
     @cached_property
     def graph(self) -> GraphStore:

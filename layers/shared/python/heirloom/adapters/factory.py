@@ -98,8 +98,24 @@ def build_story_store(db: PgDatabase) -> PgStoryStore:
     return PgStoryStore(db)
 
 
-def build_vector_index(db: PgDatabase, embedder: Embedder) -> PgVectorIndex:
-    return PgVectorIndex(db, model_id=embedder.model_id)
+def build_vector_index(db: PgDatabase, embedder: Embedder | str) -> PgVectorIndex:
+    """The chunk index of one embedding model (an embedder, or just its model id)."""
+    return PgVectorIndex(db, model_id=embedder if isinstance(embedder, str) else embedder.model_id)
+
+
+def embedding_model_id(settings: Settings) -> str:
+    """The model id `build_embedder` would give, without building it: a function that only reads
+    the index (AccessFilter's excerpts) never loads a model or a Bedrock client at cold start."""
+    provider = settings.embedding.provider
+    if provider == "bedrock":  # as TitanEmbedder names its vectors
+        return f"{settings.bedrock.embed_model_id}@{settings.embedding.dimension}"
+    from heirloom.adapters.embedders import HashingEmbedder, OnnxMiniLmEmbedder
+
+    if provider == "local":
+        return OnnxMiniLmEmbedder.model_id
+    if provider == "fake":
+        return HashingEmbedder.model_id
+    return build_embedder(settings).model_id  # anything else: as built
 
 
 def build_graph(settings: Settings) -> GraphStore:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -267,8 +268,57 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
     return 0 if execution.status == "SUCCEEDED" and failed == 0 else 1
 
 
+def _cmd_cold_path(args: argparse.Namespace) -> int:
+    """Cold path of the five context functions on the local stack with the sample legacy."""
+    import tempfile
+    from datetime import UTC, datetime
+
+    from heirloom.contracts.context import ContextRequest
+    from heirloom.local import coldpath
+    from heirloom.local.bench import lambda_import_env
+    from heirloom.local.loader import load_dataset
+    from heirloom.local.runtime import project_root
+    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+
+    root = project_root()
+    sample = root / "examples" / "sample-legacy"
+    runtime = _use_local_stack()
+    load_dataset(runtime.ports, sample)
+    plan = json.loads((sample / "demo.json").read_text())
+    question = plan["questions"][0]
+    request = ContextRequest(
+        legacy_id=plan["legacy_id"],
+        user_id=question["user_id"],
+        persona=question["persona"],
+        query=question["query"],
+    )
+    with LocalWorkflows().start() as workflows:
+        runner = LocalContextWorkflow(workflows, history=True)
+        runner.run(request)
+        assert runner.last is not None
+        events = coldpath.capture_events(runner.last.history)
+    events = {f: e for f, e in events.items() if f in coldpath.CONTEXT_FUNCTIONS}
+    env = {**lambda_import_env(root), **{k: v for k, v in os.environ.items() if k.isupper()}}
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="heirloom-cold-") as work:
+        result = coldpath.cold_path(root, events, env, args.runs, Path(work))
+    result["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result["load_avg"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    result["cpus"] = os.cpu_count()
+    (root / "docs" / "cold-path.json").write_text(json.dumps(result, indent=2) + "\n")
+    section = coldpath.render_section(result)
+    if not args.no_write:
+        docs = root / "docs" / "benchmarks.md"
+        docs.write_text(coldpath.merge_section(docs.read_text(), section))
+    print(section)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from heirloom.local.bench import format_report, run_bench
+
+    if args.cold_path:
+        return _cmd_cold_path(args)
 
     result = run_bench(args.stories, args.queries, Path(args.json) if args.json else None, not args.no_write)
     print(format_report(result))
@@ -339,6 +389,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--queries", type=int, default=200)
     bench.add_argument("--json")
     bench.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    bench.add_argument(
+        "--cold-path",
+        action="store_true",
+        help="only the context functions' cold path (fresh interpreter, built layer, first call):"
+        " docs/cold-path.json and its section of docs/benchmarks.md",
+    )
+    bench.add_argument("--runs", type=int, default=7, help="fresh interpreters per function (--cold-path)")
     bench.set_defaults(func=_cmd_bench)
 
     invoke = sub.add_parser("invoke", help="run one function's handler in process with a Lambda-like context")
