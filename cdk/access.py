@@ -45,6 +45,9 @@ class Access:
     start_context: bool = False
     #: states:StartExecution on the ingest_story workflow (INGEST_STATE_MACHINE_ARN)
     start_ingestion: bool = False
+    #: Claude Haiku for intent classification when `heirloom:intentProvider=bedrock` (the grant
+    #: and INTENT_PROVIDER come together)
+    intent_model: bool = False
     #: states:ListExecutions on the backfill workflow (its one-run-at-a-time check)
     list_backfill: bool = False
     #: invoked asynchronously (EventBridge, S3): gets an SQS dead-letter queue
@@ -68,7 +71,7 @@ ACCESS: dict[str, Access] = {
     "Api": Access(start_context=True, timeout_s=22),
     # -- context_assembly (Express) --
     # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
-    "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True),
+    "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True, intent_model=True),
     "VectorSearch": Access(database=True, models=EMBED, memory_mb=1024),
     "GraphTraversal": Access(graph=Graph.READ, breaker=True),
     "AccessFilter": Access(database=True),

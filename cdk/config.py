@@ -14,9 +14,6 @@ if TYPE_CHECKING:
 
 STACK_NAME = "Heirloom"
 
-#: Bedrock models the functions may call (see access.Model)
-TITAN_EMBED_MODEL_ID = "amazon.titan-embed-text-v2:0"
-HAIKU_MODEL_ID = "anthropic.claude-3-5-haiku-20241022-v1:0"
 #: Titan v2 vector size; the pgvector column is created with it by the migrations
 EMBEDDING_DIM = 1024
 
@@ -63,6 +60,9 @@ class HeirloomConfig:
     neptune_max_ncu: float = 8.0
     #: one of 7, 14, 30, 90, 180, 365
     log_retention_days: int = 30
+    #: IntentAnalysis: `rules` (gazetteer + rule-based classifier) or `bedrock` (then Claude
+    #: Haiku within INTENT_BUDGET_MS; the grant and INTENT_PROVIDER follow this)
+    intent_provider: str = "rules"
     #: cross-region inference profile for Claude Haiku and the regions it routes to
     inference_profile_prefix: str = "us"
     inference_profile_regions: tuple[str, ...] = ("us-east-1", "us-east-2", "us-west-2")
@@ -98,6 +98,8 @@ class HeirloomConfig:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9_]+", self.graph_prefix):
             raise ValueError(f"graph_prefix {self.graph_prefix!r} must match [a-z0-9_]+ (GRAPH_ENV_PREFIX)")
+        if self.intent_provider not in {"rules", "bedrock"}:
+            raise ValueError(f"intent_provider {self.intent_provider!r} is not rules or bedrock")
         if not 5 <= self.aurora_auto_pause_minutes <= 1440:
             raise ValueError(f"aurora_auto_pause_minutes {self.aurora_auto_pause_minutes} must be 5 to 1440")
         if not 0 <= self.provisioned_concurrency <= 100:

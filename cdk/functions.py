@@ -5,7 +5,7 @@ finds it). Permissions, environment and network placement come from `access.ACCE
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aws_cdk import Acknowledgment, Aws, CfnElement, Duration, RemovalPolicy, Stack, Validations
@@ -23,19 +23,18 @@ from cdk.config import (
     DATABASE_PORT,
     DB_STATEMENT_TIMEOUT_MS,
     EMBEDDING_DIM,
-    HAIKU_MODEL_ID,
     IMPORT_PREFIX,
     METRICS_NAMESPACE,
     NEPTUNE_PORT,
     POWERTOOLS_SERVICE,
     TIKTOKEN_DIR,
-    TITAN_EMBED_MODEL_ID,
     HeirloomConfig,
 )
 from cdk.data import Data
 from cdk.layers import ARCHITECTURE, RUNTIME, RUNTIME_PIN_REASON, Layers
 from cdk.naming import state_name
 from cdk.network import Network
+from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
 
 NEPTUNE_READ = ["neptune-db:ReadDataViaQuery"]
 NEPTUNE_WRITE = [
@@ -166,6 +165,8 @@ class Functions:
         provisioned: int = 0,
     ) -> DeployedFunction:
         stack, access = self.stack, access_for(construct_id)
+        if access.intent_model and self.config.intent_provider == "bedrock":
+            access = replace(access, models=access.models | {Model.CLASSIFY})
         role = iam.Role(
             stack,
             f"{construct_id}Role",
@@ -263,6 +264,8 @@ class Functions:
             env["NEPTUNE_PORT"] = str(NEPTUNE_PORT)
             env["NEPTUNE_IAM_AUTH"] = "true"
         env.update(model_environment(access.models, self.config))
+        if access.intent_model:
+            env["INTENT_PROVIDER"] = self.config.intent_provider
         if access.breaker:
             env["BREAKER_TABLE"] = data.breaker_table.table_name
         if access.idempotency:

@@ -11,8 +11,8 @@ import json
 import pytest
 
 from cdk.access import ACCESS
-from cdk.config import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
 from cdk.naming import function_folders, state_name
+from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
 
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
@@ -208,3 +208,25 @@ def test_vpc_placement_follows_access(built):
     for cid in FUNCTIONS:
         props = built.resources[built.logical_id(built.stack.node.find_child(cid))]["Properties"]
         assert ("VpcConfig" in props) is (cid in IN_VPC), cid
+
+
+def test_intent_analysis_may_call_haiku_only_when_configured(built, variant):
+    def env(b):
+        function = b.stack.node.find_child("IntentAnalysis")
+        return b.resources[b.logical_id(function)]["Properties"]["Environment"]["Variables"]
+
+    assert resources_for(built, "IntentAnalysis", "bedrock:InvokeModel") == []
+    assert env(built)["INTENT_PROVIDER"] == "rules"
+    bedrock = variant(**{"heirloom:intentProvider": "bedrock"})
+    arns = [_arn_text(r) for r in resources_for(bedrock, "IntentAnalysis", "bedrock:InvokeModel")]
+    assert arns and all(a.endswith(HAIKU_MODEL_ID) for a in arns)
+    assert any(f"inference-profile/us.{HAIKU_MODEL_ID}" in a for a in arns)
+    assert env(bedrock)["INTENT_PROVIDER"] == "bedrock"
+    assert env(bedrock)["BEDROCK_INTENT_MODEL_ID"] == f"us.{HAIKU_MODEL_ID}"
+
+
+def test_the_code_default_and_the_stack_name_the_same_haiku():
+    from heirloom.settings import HAIKU_INFERENCE_PROFILE, settings_from_env
+
+    assert settings_from_env({}).bedrock.intent_model_id == HAIKU_INFERENCE_PROFILE == f"us.{HAIKU_MODEL_ID}"
+    assert "haiku-4-5" in HAIKU_MODEL_ID

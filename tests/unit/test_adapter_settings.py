@@ -61,7 +61,9 @@ def test_bedrock_defaults_and_overrides():
     assert s.embedding.dimension == 1024
     assert s.bedrock.embed_model_id == "amazon.titan-embed-text-v2:0"
     assert (
-        s.bedrock.intent_model_id == s.bedrock.extraction_model_id == "anthropic.claude-3-haiku-20240307-v1:0"
+        s.bedrock.intent_model_id
+        == s.bedrock.extraction_model_id
+        == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     )
     assert s.intent.provider == "rules"
     s = settings_from_env(

@@ -186,7 +186,11 @@ class IntentSettings(_Frozen):
     provider: Literal["rules", "bedrock"] = "rules"
 
 
-HAIKU_MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"
+#: The one place naming the Bedrock models (the CDK app grants and configures these too).
+#: Claude Haiku 4.5 (AWS model card "Claude Haiku 4.5"); on demand it is invoked through a
+#: cross-region inference profile, `<geo>.<model id>`: the settings default to the US one.
+HAIKU_MODEL_ID = "anthropic.claude-haiku-4-5-20251001-v1:0"
+HAIKU_INFERENCE_PROFILE = f"us.{HAIKU_MODEL_ID}"
 TITAN_EMBED_MODEL_ID = "amazon.titan-embed-text-v2:0"
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
 
@@ -197,8 +201,8 @@ class BedrockSettings(_Frozen):
     #: empty: the Lambda's AWS_REGION
     region: str = ""
     embed_model_id: str = TITAN_EMBED_MODEL_ID
-    intent_model_id: str = HAIKU_MODEL_ID
-    extraction_model_id: str = HAIKU_MODEL_ID
+    intent_model_id: str = HAIKU_INFERENCE_PROFILE
+    extraction_model_id: str = HAIKU_INFERENCE_PROFILE
     connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
     #: ingestion calls (embedding chunks, extraction); intent uses INTENT_BUDGET_MS instead
     read_timeout_s: float = Field(default=30.0, gt=0, le=300)
@@ -319,8 +323,8 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             bedrock=BedrockSettings(
                 region=env.get("BEDROCK_REGION", ""),
                 embed_model_id=env.get("BEDROCK_EMBED_MODEL_ID", TITAN_EMBED_MODEL_ID),
-                intent_model_id=env.get("BEDROCK_INTENT_MODEL_ID", HAIKU_MODEL_ID),
-                extraction_model_id=env.get("BEDROCK_EXTRACTION_MODEL_ID", HAIKU_MODEL_ID),
+                intent_model_id=env.get("BEDROCK_INTENT_MODEL_ID", HAIKU_INFERENCE_PROFILE),
+                extraction_model_id=env.get("BEDROCK_EXTRACTION_MODEL_ID", HAIKU_INFERENCE_PROFILE),
                 connect_timeout_s=float(env.get("BEDROCK_CONNECT_TIMEOUT_S", "2")),
                 read_timeout_s=float(env.get("BEDROCK_READ_TIMEOUT_S", "30")),
                 max_attempts=int(env.get("BEDROCK_MAX_ATTEMPTS", "3")),
