@@ -85,7 +85,7 @@ class ContextApi(Construct):
             ),
             account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
             feature_plan=cognito.FeaturePlan.ESSENTIALS,
-            deletion_protection=True,
+            deletion_protection=config.deletion_protection,
             removal_policy=RemovalPolicy.RETAIN,
         )
         Validations.of(self.user_pool).acknowledge(

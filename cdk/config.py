@@ -13,6 +13,17 @@ if TYPE_CHECKING:
     from constructs import Node
 
 STACK_NAME = "Heirloom"
+#: the stage (CDK context `stage`) whose stack is called plain STACK_NAME; any other stage `s`
+#: deploys `Heirloom-s` (dev and prod side by side in one account)
+PROD_STAGE = "prod"
+STAGE_PATTERN = re.compile(r"[a-z][a-z0-9-]{0,19}")
+
+
+def stack_name(stage: str = PROD_STAGE) -> str:
+    if not STAGE_PATTERN.fullmatch(stage):
+        raise ValueError(f"stage {stage!r} must match {STAGE_PATTERN.pattern} (it names the stack)")
+    return STACK_NAME if stage == PROD_STAGE else f"{STACK_NAME}-{stage}"
+
 
 #: Titan v2 vector size; the pgvector column is created with it by the migrations
 EMBEDDING_DIM = 1024
@@ -88,6 +99,9 @@ class HeirloomConfig:
     single_az_endpoints: bool = False
     #: the CloudWatch Logs interface endpoint (Lambda's own logs do not use it; nothing else does)
     logs_endpoint: bool = True
+    #: deletion protection of Aurora, Neptune and the user pool; default on for the prod stage,
+    #: off for the others (`from_context`)
+    deletion_protection: bool = True
     #: provisioned concurrency of each context-workflow function (an alias `live` per function,
     #: invoked by the workflow); 0 (default) leaves every function on demand
     provisioned_concurrency: int = 0
@@ -117,6 +131,8 @@ class HeirloomConfig:
         if preset not in PRESETS:
             raise ValueError(f"heirloom:preset {preset!r} is not one of {', '.join(sorted(PRESETS))}")
         values: dict[str, Any] = dict(PRESETS[preset])
+        if (node.try_get_context("stage") or PROD_STAGE) != PROD_STAGE:
+            values["deletion_protection"] = False
         for f in fields(cls):
             head, *rest = f.name.split("_")
             raw = node.try_get_context("heirloom:" + head + "".join(p.capitalize() for p in rest))

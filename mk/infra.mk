@@ -14,7 +14,9 @@ VENV ?= .venv
 PY ?= $(VENV)/bin/python
 BIN ?= $(VENV)/bin
 
-STACK := Heirloom
+# STAGE=dev deploys stack Heirloom-dev beside prod's Heirloom (cdk/config.py stack_name)
+STAGE ?= prod
+STACK := $(if $(filter prod,$(STAGE)),Heirloom,Heirloom-$(STAGE))
 LAYERS_DIR := build/layers
 DEPS_STAMP := $(LAYERS_DIR)/deps/.built
 SHARED_STAMP := $(LAYERS_DIR)/shared/.built
@@ -27,6 +29,7 @@ NODE_STAMP := node_modules/.package-lock.json
 CDK := CDK_DISABLE_CLI_TELEMETRY=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
 	PATH="$(abspath $(BIN)):$$PATH" node_modules/.bin/cdk
 CDK_ARGS ?=
+STAGE_ARGS := -c stage=$(STAGE)
 
 .PHONY: build synth cfn-lint sam-validate infra-test bootstrap diff deploy clean-infra
 
@@ -84,7 +87,7 @@ $(NODE_STAMP): package.json package-lock.json
 
 ## synth: cdk synth offline (no credentials, no lookups); cdk-nag runs inside the app
 synth: $(NODE_STAMP) | setup
-	$(CDK) synth -q --no-notices $(CDK_ARGS)
+	$(CDK) synth -q --no-notices $(STAGE_ARGS) $(CDK_ARGS)
 
 cfn-lint: synth
 	$(BIN)/cfn-lint --config-file .cfnlintrc.yaml cdk.out/$(STACK).template.json
@@ -96,11 +99,11 @@ bootstrap: $(NODE_STAMP) | setup
 	$(CDK) bootstrap $(CDK_ARGS)
 
 diff: build $(NODE_STAMP)
-	$(CDK) diff -c heirloom:requireBuiltLayers=true $(CDK_ARGS) $(STACK)
+	$(CDK) diff -c heirloom:requireBuiltLayers=true $(STAGE_ARGS) $(CDK_ARGS) $(STACK)
 
 ## deploy: build the layers, then deploy (refuses placeholder layers)
 deploy: build $(NODE_STAMP)
-	$(CDK) deploy -c heirloom:requireBuiltLayers=true $(CDK_ARGS) $(STACK)
+	$(CDK) deploy -c heirloom:requireBuiltLayers=true $(STAGE_ARGS) $(CDK_ARGS) $(STACK)
 
 clean-infra:
 	rm -rf $(LAYERS_DIR) build/layers/deps-requirements.txt cdk.out
