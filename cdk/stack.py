@@ -155,6 +155,7 @@ class HeirloomStack(Stack):
             "ApiUrl": self.api.api.url_for_path("/legacies"),
             "UserPoolId": self.api.user_pool.user_pool_id,
             "UserPoolClientId": self.api.client.user_pool_client_id,
+            "OpsClientId": self.api.ops_client.user_pool_client_id,
             "EventBusName": self.events.bus.event_bus_name,
             "ImportBucketName": self.data.import_bucket.bucket_name,
             "AlarmTopicArn": self.monitoring.topic.topic_arn,

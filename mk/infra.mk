@@ -6,6 +6,7 @@
 #   make cfn-lint    synth, then cfn-lint with .cfnlintrc.yaml
 #   make infra-test  the infrastructure tests only
 #   make bootstrap | diff | deploy   need AWS credentials (docs/deploy.md); deploy builds first
+#   make smoke STAGE=dev SMOKE_USER=... SMOKE_LEGACY=...   one question against a deployed stack
 #   make clean-infra
 #
 # Works on its own too: make -f Makefile -f mk/infra.mk synth
@@ -31,7 +32,7 @@ CDK := CDK_DISABLE_CLI_TELEMETRY=true JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERS
 CDK_ARGS ?=
 STAGE_ARGS := -c stage=$(STAGE)
 
-.PHONY: build synth cfn-lint sam-validate infra-test bootstrap diff deploy clean-infra
+.PHONY: build synth cfn-lint sam-validate infra-test bootstrap diff deploy smoke clean-infra
 
 SAM_VENV := .venv-sam
 SAM_STAMP := $(SAM_VENV)/.installed
@@ -104,6 +105,10 @@ diff: build $(NODE_STAMP)
 ## deploy: build the layers, then deploy (refuses placeholder layers)
 deploy: build $(NODE_STAMP)
 	$(CDK) deploy -c heirloom:requireBuiltLayers=true $(STAGE_ARGS) $(CDK_ARGS) $(STACK)
+
+## smoke: one question against the deployed STAGE as SMOKE_USER about SMOKE_LEGACY (docs/deploy.md)
+smoke: setup
+	$(BIN)/heirloom smoke --stack $(STACK) --legacy "$(SMOKE_LEGACY)" --username "$(SMOKE_USER)"
 
 clean-infra:
 	rm -rf $(LAYERS_DIR) build/layers/deps-requirements.txt cdk.out

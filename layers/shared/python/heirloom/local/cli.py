@@ -314,6 +314,31 @@ def _cmd_cold_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_smoke(args: argparse.Namespace) -> int:
+    from heirloom.local.smoke import SmokeFailed, smoke
+
+    password = os.environ.get("HEIRLOOM_SMOKE_PASSWORD", "")
+    if not password:
+        print("heirloom smoke: set HEIRLOOM_SMOKE_PASSWORD (the user's password)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        print(
+            smoke(
+                stack=args.stack,
+                legacy_id=args.legacy,
+                username=args.username,
+                password=password,
+                query=args.question,
+                persona=args.persona,
+                totp_secret=os.environ.get("HEIRLOOM_SMOKE_TOTP_SECRET", ""),
+            )
+        )
+    except SmokeFailed as exc:
+        print(f"heirloom smoke: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from heirloom.local.bench import format_report, run_bench
 
@@ -396,6 +421,17 @@ def build_parser() -> argparse.ArgumentParser:
         " docs/cold-path.json and its section of docs/benchmarks.md",
     )
     bench.add_argument("--runs", type=int, default=7, help="fresh interpreters per function (--cold-path)")
+    smoke = sub.add_parser(
+        "smoke",
+        help="one question against a deployed stack as a user (HEIRLOOM_SMOKE_PASSWORD, "
+        "HEIRLOOM_SMOKE_TOTP_SECRET from the environment; AWS credentials for AdminInitiateAuth)",
+    )
+    smoke.add_argument("--stack", default="Heirloom", help="stack name (Heirloom, Heirloom-<stage>)")
+    smoke.add_argument("--legacy", required=True, help="legacy id the user is a member of")
+    smoke.add_argument("--username", required=True, help="the Cognito user (e-mail)")
+    smoke.add_argument("--question", default="Tell me about her early years.")
+    smoke.add_argument("--persona", default="family")
+    smoke.set_defaults(func=_cmd_smoke)
     bench.set_defaults(func=_cmd_bench)
 
     invoke = sub.add_parser("invoke", help="run one function's handler in process with a Lambda-like context")
