@@ -339,6 +339,33 @@ def _cmd_smoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_seed(args: argparse.Namespace) -> int:
+    import boto3
+
+    from heirloom.local.loader import DatasetError
+    from heirloom.local.seed import SeedError, seed
+    from heirloom.local.smoke import SmokeFailed, outputs_of
+
+    try:
+        usernames = json.loads(Path(args.users).read_text())
+        if not isinstance(usernames, dict):
+            raise SeedError(f"{args.users}: expected {{dataset user id: Cognito username}}")
+        outputs = outputs_of(boto3.client("cloudformation"), args.stack)
+        counts = seed(
+            Path(args.dataset),
+            usernames,
+            outputs=outputs,
+            cognito=boto3.client("cognito-idp"),
+            events=boto3.client("events"),
+            create=args.create,
+        )
+    except (SeedError, SmokeFailed, DatasetError, OSError, json.JSONDecodeError, KeyError) as exc:
+        print(f"heirloom seed: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"{args.stack}: sent " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from heirloom.local.bench import format_report, run_bench
 
@@ -432,6 +459,14 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--question", default="Tell me about her early years.")
     smoke.add_argument("--persona", default="family")
     smoke.set_defaults(func=_cmd_smoke)
+    seed = sub.add_parser(
+        "seed", help="a FORMAT.md dataset into a deployed stack, users keyed to their Cognito sub"
+    )
+    seed.add_argument("dataset")
+    seed.add_argument("--stack", default="Heirloom")
+    seed.add_argument("--users", required=True, help='JSON {"<dataset user id>": "<Cognito username>"}')
+    seed.add_argument("--create", action="store_true", help="invite users missing from the pool")
+    seed.set_defaults(func=_cmd_seed)
     bench.set_defaults(func=_cmd_bench)
 
     invoke = sub.add_parser("invoke", help="run one function's handler in process with a Lambda-like context")

@@ -41,12 +41,17 @@ class StackOutputs:
     ops_client_id: str
 
 
-def stack_outputs(cloudformation: Any, stack: str) -> StackOutputs:
+def outputs_of(cloudformation: Any, stack: str) -> dict[str, str]:
+    """The CloudFormation outputs of `stack` (ApiUrl, UserPoolId, EventBusName, ...)."""
     try:
         (described,) = cloudformation.describe_stacks(StackName=stack)["Stacks"]
     except Exception as exc:
         raise SmokeFailed(f"stack {stack}: {exc}") from None
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+    return {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+
+
+def stack_outputs(cloudformation: Any, stack: str) -> StackOutputs:
+    outputs = outputs_of(cloudformation, stack)
     missing = [k for k in ("ApiUrl", "UserPoolId", "OpsClientId") if k not in outputs]
     if missing:
         raise SmokeFailed(
