@@ -224,6 +224,10 @@ class ChunkingSettings(_Frozen):
     max_tokens: int = Field(default=500, ge=16, le=8000)
 
 
+#: default of INTENT_BUDGET_MS (seed 000 section 10), also the intent adapter's own default
+INTENT_BUDGET_MS = 500
+
+
 class ResilienceSettings(_Frozen):
     """Budgets (seed 000 section 10) enforced where the work happens, and the breaker's shared
     state. The vector step and the whole request have no setting of their own: their hard caps
@@ -235,7 +239,7 @@ class ResilienceSettings(_Frozen):
     breaker_failures: int = Field(default=3, ge=1, le=100)
     breaker_cooldown_s: float = Field(default=30.0, ge=0.0, le=3600.0)
     #: the intent model's deadline (adapters.factory.build_intent_classifier)
-    intent_budget_ms: int = Field(default=500, ge=10, le=30_000)
+    intent_budget_ms: int = Field(default=INTENT_BUDGET_MS, ge=10, le=30_000)
     #: the traversal's deadline (functions/graph_traversal)
     traversal_budget_ms: int = Field(default=300, ge=10, le=30_000)
     vector_k: int = Field(default=24, ge=1, le=200)
@@ -334,7 +338,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 breaker_table=env.get("BREAKER_TABLE", ""),
                 breaker_failures=int(env.get("BREAKER_FAILURES", "3")),
                 breaker_cooldown_s=float(env.get("BREAKER_COOLDOWN_S", "30")),
-                intent_budget_ms=int(env.get("INTENT_BUDGET_MS", "500")),
+                intent_budget_ms=int(env.get("INTENT_BUDGET_MS", str(INTENT_BUDGET_MS))),
                 traversal_budget_ms=int(env.get("TRAVERSAL_BUDGET_MS", "300")),
                 vector_k=int(env.get("VECTOR_K", "24")),
                 gazetteer_ttl_s=float(env.get("GAZETTEER_TTL_S", "300")),
