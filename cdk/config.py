@@ -67,6 +67,9 @@ class HeirloomConfig:
     aurora_max_acu: float = 8.0
     #: Serverless v2 readers in another AZ (failover target); 0 halves the idle cost
     aurora_readers: int = 1
+    #: `neptune`, or `none`: no Neptune cluster, answers are vector-only (the workflow's
+    #: GraphSkipped route) and ingestion extracts no entities (GRAPH_PROVIDER=none)
+    graph: str = "neptune"
     neptune_min_ncu: float = 1.0
     neptune_max_ncu: float = 8.0
     #: one of 7, 14, 30, 90, 180, 365
@@ -112,6 +115,8 @@ class HeirloomConfig:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9_]+", self.graph_prefix):
             raise ValueError(f"graph_prefix {self.graph_prefix!r} must match [a-z0-9_]+ (GRAPH_ENV_PREFIX)")
+        if self.graph not in {"neptune", "none"}:
+            raise ValueError(f"graph {self.graph!r} is not neptune or none")
         if self.intent_provider not in {"rules", "bedrock"}:
             raise ValueError(f"intent_provider {self.intent_provider!r} is not rules or bedrock")
         if not 5 <= self.aurora_auto_pause_minutes <= 1440:

@@ -119,17 +119,24 @@ def table(templates: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the shapes docs/deploy.md prices: column name -> CDK context
+SHAPES: dict[str, dict[str, str]] = {
+    "production": {"heirloom:preset": "production"},
+    "family": {"heirloom:preset": "family"},
+    "family, graph=none": {"heirloom:preset": "family", "heirloom:graph": "none"},
+}
+
+
 def preset_templates() -> dict[str, dict[str, Any]]:
-    """The synthesized template of each preset (cdk-nag off: this only counts resources)."""
+    """The synthesized template of each shape (cdk-nag off: this only counts resources)."""
     import tempfile
 
     from cdk.app import build_app
-    from cdk.config import PRESETS
 
     out = {}
-    for name in PRESETS:
+    for name, context in SHAPES.items():
         with tempfile.TemporaryDirectory() as outdir:
-            app, stack = build_app(outdir=outdir, nag=False, context={"heirloom:preset": name})
+            app, stack = build_app(outdir=outdir, nag=False, context=context)
             out[name] = app.synth().get_stack_by_name(stack.stack_name).template
     return out
 

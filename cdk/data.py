@@ -29,7 +29,9 @@ class Data(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._aurora(network, config)
-        self._neptune(network, config)
+        self.graph: neptune.CfnDBCluster | None = None
+        if config.graph == "neptune":
+            self._neptune(network, config)
         self._tables()
         self._buckets()
 

@@ -140,6 +140,7 @@ class Functions:
         return self.by_id[construct_id]
 
     def common_environment(self) -> dict[str, str]:
+        graph = self.config.graph == "neptune"
         return {
             "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
@@ -149,10 +150,12 @@ class Functions:
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "TIKTOKEN_CACHE_DIR": TIKTOKEN_DIR,
             "GRAPH_ENV_PREFIX": self.config.graph_prefix,
-            "GRAPH_AUGMENTATION_ENABLED": "true",
+            "GRAPH_AUGMENTATION_ENABLED": "true" if graph else "false",
             "EMBEDDING_PROVIDER": "bedrock",
             "EMBEDDING_DIM": str(EMBEDDING_DIM),
-            "EXTRACTOR_PROVIDER": "bedrock",
+            # without a graph there is nothing to extract entities for
+            "EXTRACTOR_PROVIDER": "bedrock" if graph else "none",
+            **({} if graph else {"GRAPH_PROVIDER": "none"}),
         }
 
     def _function(
@@ -165,6 +168,8 @@ class Functions:
         provisioned: int = 0,
     ) -> DeployedFunction:
         stack, access = self.stack, access_for(construct_id)
+        if self.config.graph == "none":  # nothing to reach: no grant, no endpoint, no ingress
+            access = replace(access, graph=Graph.NONE)
         if access.intent_model and self.config.intent_provider == "bedrock":
             access = replace(access, models=access.models | {Model.CLASSIFY})
         role = iam.Role(
@@ -257,6 +262,7 @@ class Functions:
             env["DB_SSLMODE"] = "require"
             env["DB_STATEMENT_TIMEOUT_MS"] = str(DB_STATEMENT_TIMEOUT_MS)
         if access.graph is not Graph.NONE:
+            assert data.graph is not None, "graph access without a graph (heirloom:graph=none)"
             endpoint = (
                 data.graph.attr_endpoint if access.graph is Graph.WRITE else data.graph.attr_read_endpoint
             )
@@ -281,7 +287,7 @@ class Functions:
                 security_group, ec2.Port.tcp(5432), f"from {security_group.node.id}"
             )
         if access.graph is not Graph.NONE:
-            assert security_group is not None
+            assert security_group is not None and data.graph is not None
             resource = (
                 f"arn:{Aws.PARTITION}:neptune-db:{Aws.REGION}:{Aws.ACCOUNT_ID}:"
                 f"{data.graph.attr_cluster_resource_id}/*"

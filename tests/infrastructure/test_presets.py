@@ -107,9 +107,35 @@ def test_the_family_preset_passes_cdk_nag_and_cfn_lint(tmp_path):
 
 
 def test_the_deploy_guide_cost_table_is_computed_from_the_presets(built, variant):
-    table = costs.table({"production": built.json, "family": variant(**FAMILY).json})
+    assert costs.SHAPES["production"] == {"heirloom:preset": "production"}
+    templates = {n: built.json if n == "production" else variant(**c).json for n, c in costs.SHAPES.items()}
+    table = costs.table(templates)
     assert table in (REPO_ROOT / "docs" / "deploy.md").read_text(), "run `python -m cdk.costs`:\n" + table
     floors = {
         n: sum(costs.idle_floor(t).values()) for n, t in (("p", built.json), ("f", variant(**FAMILY).json))
     }
     assert floors["f"] < floors["p"] / 2
+
+
+def test_graph_none_deploys_no_neptune_and_answers_vector_only(variant):
+    b = variant(**FAMILY, **{"heirloom:graph": "none"})
+    assert of_type(b, "AWS::Neptune::DBCluster") == [] and of_type(b, "AWS::Neptune::DBInstance") == []
+    for cid in ACCESS:
+        env = db_env(b, cid)
+        assert "NEPTUNE_ENDPOINT" not in env, cid
+        assert env["GRAPH_AUGMENTATION_ENABLED"] == "false" and env["GRAPH_PROVIDER"] == "none", cid
+        assert env["EXTRACTOR_PROVIDER"] == "none", cid
+        function = b.stack.node.find_child(cid)
+        statements = [
+            s
+            for r in b.resources.values()
+            if r["Type"] == "AWS::IAM::Policy"
+            and {"Ref": b.logical_id(function.role)} in r["Properties"]["Roles"]
+            for s in r["Properties"]["PolicyDocument"]["Statement"]
+        ]
+        assert not any("neptune-db" in json.dumps(s["Action"]) for s in statements), cid
+    # the settings the functions get are valid together (GRAPH_PROVIDER=none needs augmentation off)
+    from heirloom.settings import settings_from_env
+
+    env = {k: v for k, v in db_env(b, "StoryEvents").items() if isinstance(v, str)}
+    assert settings_from_env(env).graph.provider == "none"

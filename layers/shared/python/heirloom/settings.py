@@ -114,6 +114,10 @@ class GraphSettings(_Frozen):
     #: unix socket of the local FalkorDB; empty means the embedded local stack's
     falkor_socket: str = ""
     augmentation_enabled: bool = True
+    #: `auto`: Neptune when NEPTUNE_ENDPOINT is set, else FalkorDB; `none`: no graph store at all
+    #: (a deployment without Neptune: writes are dropped, reads are empty; needs
+    #: GRAPH_AUGMENTATION_ENABLED=false, so answers are vector-only and say the graph was skipped)
+    provider: Literal["auto", "none"] = "auto"
     #: Neptune's openCypher endpoint; set, the graph is Neptune (and FALKOR_SOCKET must be empty)
     neptune_endpoint: str = ""
     #: used when the endpoint names no port
@@ -133,6 +137,16 @@ class GraphSettings(_Frozen):
         if not PREFIX_PATTERN.fullmatch(value):
             raise ValueError(f"graph prefix {value!r} must match [a-z0-9_]+")
         return value
+
+    @model_validator(mode="after")
+    def _no_graph_no_augmentation(self) -> GraphSettings:
+        if self.provider == "none" and (
+            self.augmentation_enabled or self.neptune_endpoint or self.falkor_socket
+        ):
+            raise ValueError(
+                "GRAPH_PROVIDER=none needs GRAPH_AUGMENTATION_ENABLED=false and no NEPTUNE_ENDPOINT or FALKOR_SOCKET"
+            )
+        return self
 
     @field_validator("neptune_endpoint")
     @classmethod
@@ -307,6 +321,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 graph_name=env.get("FALKOR_GRAPH", "heirloom"),
                 falkor_socket=env.get("FALKOR_SOCKET", ""),
                 augmentation_enabled=_bool(env.get("GRAPH_AUGMENTATION_ENABLED", "true")),
+                provider=env.get("GRAPH_PROVIDER", "auto"),  # type: ignore[arg-type]
                 neptune_endpoint=env.get("NEPTUNE_ENDPOINT", ""),
                 neptune_port=int(env.get("NEPTUNE_PORT") or "8182"),
                 neptune_region=env.get("NEPTUNE_REGION")

@@ -119,8 +119,13 @@ def embedding_model_id(settings: Settings) -> str:
 
 
 def build_graph(settings: Settings) -> GraphStore:
-    """Neptune when NEPTUNE_ENDPOINT is set, the local FalkorDB otherwise; never both."""
+    """Neptune when NEPTUNE_ENDPOINT is set, the local FalkorDB otherwise, never both; no graph
+    store with GRAPH_PROVIDER=none."""
     graph = settings.graph
+    if graph.provider == "none":
+        from heirloom.adapters.nograph import NoGraphStore
+
+        return NoGraphStore(graph.env_prefix)
     if graph.neptune_endpoint and graph.falkor_socket:
         raise SettingsError(
             "NEPTUNE_ENDPOINT and FALKOR_SOCKET are both set: the graph is either Neptune or FalkorDB"
