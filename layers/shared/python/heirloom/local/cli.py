@@ -374,7 +374,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     result = run_bench(args.stories, args.queries, Path(args.json) if args.json else None, not args.no_write)
     print(format_report(result))
-    return 0
+    # the cold-path rows: their own stack (the sample legacy on the local stack), after the rest
+    return 0 if args.no_cold_path else _cmd_cold_path(args)
 
 
 def _cmd_invoke(args: argparse.Namespace) -> int:
@@ -448,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
         " docs/cold-path.json and its section of docs/benchmarks.md",
     )
     bench.add_argument("--runs", type=int, default=7, help="fresh interpreters per function (--cold-path)")
+    bench.add_argument("--no-cold-path", action="store_true", help="skip the cold-path rows of a full run")
     smoke = sub.add_parser(
         "smoke",
         help="one question against a deployed stack as a user (HEIRLOOM_SMOKE_PASSWORD, "
