@@ -1,7 +1,7 @@
 """The state machines of statemachines/*.asl.json, inlined with `DefinitionBody.from_string`
 (so cfn-lint sees them) and filled with `definition_substitutions`. EXPRESS unless listed in
 `STANDARD_WORKFLOWS`; X-Ray tracing on every one. Logging keeps users' data out of CloudWatch
-unless `debug_logging` is set (`logging_options`)."""
+unless `debug_logging` is set (`logging_levels`)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ Two layer folders: precompiled (`compileall --invalidation-mode unchecked-hash`,
 ships them) and without bytecode (the old `--no-compile` layers on read-only `/opt`).
 
 The layer holds the runtime dependencies' installed files (the closure of pyproject's
-[project].dependencies in this environment, boto3/botocore included: the runtime's own copy is
-precompiled too) and the heirloom package without `local/`. The local stand-ins the handlers
+[project].dependencies in this environment) and the heirloom package without `local/`. boto3 and
+botocore are in it too, compiled or not with the rest: on Lambda the runtime's copy is always
+precompiled, so the no-bytecode rows overstate by their share where a function imports them. The local stand-ins the handlers
 talk to here (FalkorDB client, the ONNX embedder) are not in the layer: they come from this
 environment after it, with their bytecode, in both variants.
 
