@@ -292,12 +292,18 @@ def _cmd_cold_path(args: argparse.Namespace) -> int:
         persona=question["persona"],
         query=question["query"],
     )
+    story_id = json.loads((sample / "stories.jsonl").read_text().splitlines()[0])["id"]
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows, history=True)
         runner.run(request)
         assert runner.last is not None
         events = coldpath.capture_events(runner.last.history)
-    events = {f: e for f, e in events.items() if f in coldpath.CONTEXT_FUNCTIONS}
+        ingest = workflows.run("ingest_story", {"story_id": story_id}, timeout_s=120)
+        events.update(coldpath.capture_events(ingest.history))
+    # the plan alone: with `execution` it would list executions in a real account
+    events["backfill_plan"] = {"request": {"after": None, "page_size": 50}}
+    measured = (*coldpath.CONTEXT_FUNCTIONS, *coldpath.INGESTION_FUNCTIONS)
+    events = {f: e for f, e in events.items() if f in measured}
     env = {**lambda_import_env(root), **{k: v for k, v in os.environ.items() if k.isupper()}}
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="heirloom-cold-") as work:
