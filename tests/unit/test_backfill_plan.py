@@ -41,3 +41,12 @@ def test_same_start_time_breaks_the_tie_by_name():
 def test_a_fresh_start_yields_to_a_continuation_however_old(minutes):
     chain = running(f"{CONTINUATION_PREFIX}x", minutes)
     assert rival_backfill(me("manual", 0), [running("manual", 0), chain]) == chain
+
+
+@pytest.mark.parametrize(("argv", "field"), [(["--stories-per-execution", "1000"], "stories_per_execution"),
+                                             (["--page-size", "0"], "page_size")])  # fmt: skip
+def test_the_cli_refuses_a_bad_cursor_before_starting_anything(argv, field, capsys):
+    from heirloom.local.cli import main
+
+    assert main(["backfill", *argv]) == 2  # no stack started: the unit tests block sockets
+    assert f"heirloom backfill: {field}:" in capsys.readouterr().err

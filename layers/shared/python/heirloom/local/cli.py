@@ -251,10 +251,22 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _cmd_backfill(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from heirloom.contracts.ingestion import BackfillRequest
+    from heirloom.edges import reason
     from heirloom.local.workflow import LocalWorkflows
 
+    try:  # refused here, before the workflow starts, with the contract's reason
+        cursor = BackfillRequest(page_size=args.page_size, stories_per_execution=args.stories_per_execution)
+    except ValidationError as exc:
+        print(f"heirloom backfill: {reason(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     _use_local_stack()
-    payload = {"next": {"after": None, "page_size": args.page_size}, "pace_seconds": args.pace}
+    payload = {
+        "next": cursor.model_dump(mode="json", exclude={"planned", "continued_from"}),
+        "pace_seconds": args.pace,
+    }
     with LocalWorkflows().start() as workflows:
         chain = workflows.run_chain("backfill", payload, timeout_s=3600)
         execution = chain[-1]
@@ -439,6 +451,12 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = sub.add_parser("backfill", help="ingest every story whose index or graph is behind")
     backfill.add_argument("--page-size", type=int, default=50)
     backfill.add_argument("--pace", type=int, default=0, help="seconds to wait between pages (rate limit)")
+    backfill.add_argument(
+        "--stories-per-execution",
+        type=int,
+        default=500,
+        help="stories an execution plans before it continues as a new one (at most 600)",
+    )
     backfill.set_defaults(func=_cmd_backfill)
 
     bench = sub.add_parser(
