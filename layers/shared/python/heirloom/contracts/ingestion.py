@@ -66,9 +66,10 @@ class IngestFailure(_Edge):
     cause: ErrorText = Field(default="", max_length=2000)
 
 
-#: a STANDARD execution stops at 25,000 history events; a story costs ~20 in the backfill, ~27 with
-#: the page overhead of 2-story pages (tests/statemachines/test_backfill_continuation.py measures
-#: it), and each retry a few more: 600 x 27 keeps a third of the limit spare
+#: a STANDARD execution stops at 25,000 history events (AWS: "Step Functions service quotas"); a
+#: story costs ~20 in the backfill, ~27 with the page overhead of 2-story pages
+#: (tests/statemachines/test_backfill_continuation.py measures it), and each retry a few more:
+#: 600 x 27 keeps a third of the limit spare
 MAX_STORIES_PER_EXECUTION = 600
 #: name prefix of the executions a backfill starts to continue itself (`BackfillPage`)
 CONTINUATION_PREFIX = "continued-"
