@@ -122,3 +122,23 @@ def test_a_fresh_backfill_started_while_one_runs_stops_without_work(behind):
     assert "IngestPage" not in second.states_entered()
     assert done.status == "SUCCEEDED", done.cause
     assert sorted(embedded) == sorted(str(s.id) for s in stories)
+
+
+def test_a_retried_hand_over_that_already_happened_ends_the_execution_cleanly():
+    """StartExecution with the continuation's name after that execution closed (a retry whose
+    first response was lost) answers ExecutionAlreadyExists: the hand-over happened."""
+    cursor = {"after": None, "page_size": 2, "stories_per_execution": 2, "planned": 0, "continued_from": None}
+
+    def plan(event, context):
+        if event["request"].get("continued_from"):  # the continuation: nothing left
+            return {"story_ids": [], "next": event["request"], "done": True, "continue_as_new": False,
+                    "continuation_name": None}  # fmt: skip
+        return {"story_ids": [], "next": {**cursor, "continued_from": event["execution"]["id"]},
+                "done": False, "continue_as_new": True, "continuation_name": "continued-fixed"}  # fmt: skip
+
+    with LocalWorkflows({"BackfillPlan": plan}, machines=["backfill"]).start() as wf:
+        first = wf.run_chain("backfill", {"next": cursor, "pace_seconds": 0}, timeout_s=60)
+        assert [e.status for e in first] == ["SUCCEEDED", "SUCCEEDED"]  # continued-fixed ran and closed
+        again = wf.run("backfill", {"next": cursor, "pace_seconds": 0}, timeout_s=60)
+    assert again.status == "SUCCEEDED", (again.error, again.cause)
+    assert "AlreadyHandedOver" in again.states_entered()
