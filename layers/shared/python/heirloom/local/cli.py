@@ -62,8 +62,8 @@ def _cmd_load(args: argparse.Namespace) -> int:
 EXAMPLE_QUERIES = {
     "Person": "MATCH (s:Story)-[:MENTIONS]->(e:Person) RETURN e.name AS name, count(s) AS n ORDER BY n DESC, name LIMIT 4",
     **{
-        label: f"MATCH (e:{label}) RETURN e.name AS name, size(coalesce(e.story_ids, [])) AS n"
-        " ORDER BY n DESC, name LIMIT 4"
+        label: f"MATCH (s:Story)-[:{'TOOK_PLACE_AT' if label == 'Place' else 'REFERENCES'}]->(e:{label})"
+        " RETURN e.name AS name, count(s) AS n ORDER BY n DESC, name LIMIT 4"
         for label in ("Place", "Event", "Object")
     },
 }
@@ -257,12 +257,24 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
     from heirloom.edges import reason
     from heirloom.local.workflow import LocalWorkflows
 
+    if args.rebuild_graph:
+        from heirloom.domain.graph_rebuild import rebuild_graph
+        from heirloom.local.runtime import list_legacy_ids
+
+        runtime = _use_local_stack()
+        report = rebuild_graph(runtime.ports, list_legacy_ids(runtime.db))
+        print(
+            f"graph rebuilt: {report.legacies} legacies, {report.persons} persons,"
+            f" {report.relationships} relationships, {report.links} links, {report.stories} stories"
+            f" ({report.enriched} with their entities extracted again)"
+        )
+        return 0
     try:  # refused here, before the workflow starts, with the contract's reason
         cursor = BackfillRequest(page_size=args.page_size, stories_per_execution=args.stories_per_execution)
     except ValidationError as exc:
         print(f"heirloom backfill: {reason(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _use_local_stack()
+    _use_local_stack()  # its runtime unmarks the stories whose graph facts were lost
     payload = {
         "next": cursor.model_dump(mode="json", exclude={"planned", "continued_from"}),
         "pace_seconds": args.pace,
@@ -456,6 +468,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=500,
         help="stories an execution plans before it continues as a new one (at most 600)",
+    )
+    backfill.add_argument(
+        "--rebuild-graph",
+        action="store_true",
+        help="drop this prefix's graph and write it again from PostgreSQL (structure, then every"
+        " story's entities extracted again); running it twice gives the same graph",
     )
     backfill.set_defaults(func=_cmd_backfill)
 
