@@ -118,7 +118,8 @@ def test_a_fresh_backfill_started_while_one_runs_stops_without_work(behind):
         done = wf.wait(first, timeout_s=120)
 
     assert second.status == "SUCCEEDED"
-    assert second.output["skipped"]["Error"] == "BackfillAlreadyRunning"
+    assert second.output["skipped"]["Error"] == "Conflict"
+    assert "is running" in second.output["skipped"]["Cause"]
     assert "IngestPage" not in second.states_entered()
     assert done.status == "SUCCEEDED", done.cause
     assert sorted(embedded) == sorted(str(s.id) for s in stories)

@@ -113,6 +113,10 @@ class GraphSettings(_Frozen):
     graph_name: str = "heirloom"
     #: unix socket of the local FalkorDB; empty means the embedded local stack's
     falkor_socket: str = ""
+    #: FalkorDB client timeouts: a hung or stopped server is an error, never a wait without end
+    #: (the steps' own deadlines stay shorter; the socket timeout leaves bulk writes room)
+    falkor_connect_timeout_s: float = Field(default=1.0, gt=0, le=60)
+    falkor_socket_timeout_s: float = Field(default=10.0, gt=0, le=600)
     augmentation_enabled: bool = True
     #: `auto`: Neptune when NEPTUNE_ENDPOINT is set, else FalkorDB; `none`: no graph store at all
     #: (a deployment without Neptune: writes are dropped, reads are empty; needs
@@ -320,6 +324,8 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 env_prefix=env.get("GRAPH_ENV_PREFIX", "local"),
                 graph_name=env.get("FALKOR_GRAPH", "heirloom"),
                 falkor_socket=env.get("FALKOR_SOCKET", ""),
+                falkor_connect_timeout_s=float(env.get("FALKOR_CONNECT_TIMEOUT_S", "1")),
+                falkor_socket_timeout_s=float(env.get("FALKOR_SOCKET_TIMEOUT_S", "10")),
                 augmentation_enabled=_bool(env.get("GRAPH_AUGMENTATION_ENABLED", "true")),
                 provider=env.get("GRAPH_PROVIDER", "auto"),  # type: ignore[arg-type]
                 neptune_endpoint=env.get("NEPTUNE_ENDPOINT", ""),

@@ -47,6 +47,7 @@ from heirloom.errors import (
     ModelRequestRejected,
     Throttled,
 )
+from heirloom.fencing import untag
 from heirloom.settings import INTENT_BUDGET_MS
 
 log = logging.getLogger(__name__)
@@ -313,7 +314,9 @@ class TitanEmbedder:
 
 
 def _story_message(text: str) -> str:
-    return "<story>\n" + text.replace("</story>", "</ story>") + "\n</story>"
+    """The story between the tags the prompt names; no `<` or `>` of any case or look-alike in it
+    (heirloom.fencing), so it can neither close `<story>` nor open a tag of its own."""
+    return "<story>\n" + untag(text) + "\n</story>"
 
 
 class BedrockEntityExtractor:

@@ -149,7 +149,11 @@ def build_graph(settings: Settings) -> GraphStore:
     from heirloom.adapters.falkor import FalkorGraphStore
 
     return FalkorGraphStore(
-        settings.graph.falkor_socket, settings.graph.graph_name, settings.graph.env_prefix
+        settings.graph.falkor_socket,
+        settings.graph.graph_name,
+        settings.graph.env_prefix,
+        connect_timeout_s=settings.graph.falkor_connect_timeout_s,
+        socket_timeout_s=settings.graph.falkor_socket_timeout_s,
     )
 
 

@@ -29,7 +29,7 @@ from heirloom.domain.ingestion import (
     index_story,
     sync_entities,
 )
-from heirloom.errors import BackfillAlreadyRunning
+from heirloom.errors import Conflict
 from heirloom.ports import BackfillRuns
 
 
@@ -130,7 +130,7 @@ def plan_backfill(
     if execution is not None and runs is not None and request.planned == 0 and not request.continued_from:
         rival = rival_backfill(execution, runs.running(execution.state_machine))
         if rival is not None:
-            raise BackfillAlreadyRunning(
+            raise Conflict(
                 f"backfill execution {rival.name} (started {rival.start_time.isoformat()}) is running;"
                 f" {execution.name} stops without planning"
             )
