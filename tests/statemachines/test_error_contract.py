@@ -248,7 +248,14 @@ HEALTHY: dict[str, Any] = {
     "ChunkEmbed": {"story_id": STORY, "status": "indexed"},
     "ExtractEntities": {"story_id": STORY, "status": "up_to_date"},
     "GraphSync": {"story_id": STORY, "status": "synced"},
-    "BackfillPlan": {"story_ids": [STORY], "next": {"after": STORY, "page_size": 1}, "done": True},
+    # BackfillPage in full: the ASL's ResultSelector reads every field
+    "BackfillPlan": {
+        "story_ids": [STORY],
+        "next": {"after": STORY, "page_size": 1},
+        "done": True,
+        "continue_as_new": False,
+        "continuation_name": None,
+    },
 }
 
 
