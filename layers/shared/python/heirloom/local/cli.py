@@ -536,7 +536,8 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--persona", default="family")
     smoke.set_defaults(func=_cmd_smoke)
     seed = sub.add_parser(
-        "seed", help="a FORMAT.md dataset into a deployed stack, users keyed to their Cognito sub"
+        "seed",
+        help="a dataset (docs/dataset-format.md) into a deployed stack, users keyed to their Cognito sub",
     )
     seed.add_argument("dataset")
     seed.add_argument("--stack", default="Heirloom")

@@ -1,5 +1,6 @@
-"""`heirloom seed`: a FORMAT.md dataset's legacies, persons, users, members, relationships, links
-and stories into a deployed stack, with every user keyed to its Cognito `sub`.
+"""`heirloom seed`: a dataset's (docs/dataset-format.md) legacies, persons, users, members,
+relationships, links and stories into a deployed stack, with every user keyed to its Cognito
+`sub`.
 
 The API takes the caller's identity from the token's `sub`, so a member must be stored under
 that id. A map file names each dataset user's Cognito username (e-mail):
