@@ -10,6 +10,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
 from heirloom.domain.access import ReadScope, StoryMeta
 
@@ -181,3 +182,9 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
     def encode(self, text: str) -> list[int]: ...
     def decode(self, tokens: Sequence[int]) -> str: ...
+
+
+class BackfillRuns(Protocol):
+    """The backfill workflow's executions (Step Functions ListExecutions)."""
+
+    def running(self, state_machine_arn: str) -> Sequence[RunningExecution]: ...
