@@ -1,5 +1,5 @@
 """One naming rule: folder functions/intent_analysis -> state IntentAnalysis -> substitution
-${IntentAnalysisFunctionArn} -> construct id IntentAnalysis (-> events/intent_analysis.json)."""
+${IntentAnalysisFunctionArn} -> construct id IntentAnalysis -> events/intent_analysis.json."""
 
 from __future__ import annotations
 
@@ -92,3 +92,11 @@ def test_sample_events_follow_the_rule():
     for sample in (REPO_ROOT / "events").iterdir():
         folder = sample.name.removesuffix(".json")
         assert folder in FOLDERS, f"events/{sample.name} matches no function folder"
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_each_folder_has_its_sample_event(folder):
+    # what tests/integration/test_sample_events.py runs through `heirloom invoke`
+    sample = REPO_ROOT / "events" / f"{folder}.json"
+    assert sample.is_file(), f"functions/{folder} has no events/{folder}.json"
+    assert isinstance(json.loads(sample.read_text()), dict)

@@ -1,4 +1,4 @@
-"""Property tests of FORMAT.md's visibility rules over random worlds, on the real engines.
+"""Property tests of docs/dataset-format.md's visibility rules over random worlds, on the real engines.
 
 Each example generates 2-4 legacies with persons, users in every role (or none), stories of
 every visibility, links in every status and share mode, known relationships, and an entity graph

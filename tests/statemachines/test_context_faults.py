@@ -3,7 +3,7 @@ handlers, the embedded PostgreSQL + pgvector and FalkorDB holding the sample leg
 injected at the port level (`tests/support/faults.py`) through the handlers' `services=`.
 
 Each scenario ends in a context whose content is asserted (which sources, from which retrieval,
-nothing the FORMAT.md oracle forbids) or in a typed error, within the 2 s total budget.
+nothing the docs/dataset-format.md oracle forbids) or in a typed error, within the 2 s total budget.
 `test_context_assembly_routing.py` covers the same Catch/timeout paths with recording stand-ins.
 """
 

@@ -1,7 +1,7 @@
-"""Random FORMAT.md worlds for the access property tests.
+"""Random docs/dataset-format.md worlds for the access property tests.
 
 A world is a handful of legacies, persons, users, memberships, links, known relationships and
-stories, written in FORMAT.md's row shapes (so `tests.support.oracle` reads it) and ingested
+stories, written in docs/dataset-format.md's row shapes (so `tests.support.oracle` reads it) and ingested
 through the production ingestion path (`heirloom.domain.ingestion`), with a scripted extractor
 standing in for the model: it reads entities and person -> entity facts back from the story
 text, so every graph fact's provenance is recorded by the real entity sync.
@@ -121,7 +121,7 @@ class World:
     reload_at: int | None = None
 
     def data(self) -> dict[str, list[dict[str, Any]]]:
-        """The final state in FORMAT.md row shapes (what the oracle reads)."""
+        """The final state in docs/dataset-format.md row shapes (what the oracle reads)."""
         return {
             "legacies": self.legacies,
             "persons": self.persons,

@@ -1,4 +1,4 @@
-"""The FORMAT.md scores computed by heirloom eval, on hand-made outcomes with hand-computed
+"""The docs/dataset-format.md scores computed by heirloom eval, on hand-made outcomes with hand-computed
 expectations."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The records of a legacy, as FORMAT.md defines them (and as story events carry them)."""
+"""The records of a legacy, as docs/dataset-format.md defines them (and as story events carry them)."""
 
 from __future__ import annotations
 

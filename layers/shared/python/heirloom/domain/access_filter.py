@@ -1,4 +1,4 @@
-"""AccessFilter: keeps only what the user may read (FORMAT.md), from both retrieval branches.
+"""AccessFilter: keeps only what the user may read (docs/dataset-format.md), from both retrieval branches.
 
 Stories are checked against PostgreSQL (the source of truth) with the same `ReadScope` that the
 vector search compiled to SQL. A graph fact survives only if a readable story supports it or it

@@ -72,7 +72,7 @@ BOTH_SOURCES_BONUS = 0.15
 #: weight of each further distinct graph path to a story, after its best one
 OTHER_PATHS_WEIGHT = 0.25
 #: graph relevance (up to 1.2 for a 1-hop entity match) mapped onto the calibrated cosine scale,
-#: so a graph hit alone does not outrank the best embedding match (docs/decisions/0002)
+#: so a graph hit alone does not outrank the best embedding match (docs/decisions/0006)
 GRAPH_SCALE = 0.6
 
 #: in hybrid mode, a story only the graph reached, through an entity path (embedding search did

@@ -1,4 +1,4 @@
-"""Retrieval scores of FORMAT.md, computed from what the context workflow returned.
+"""Retrieval scores of docs/dataset-format.md, computed from what the context workflow returned.
 
 A leak is detected independently of the access filter: a forbidden story counts as leaked if its
 id is among the context's sources, or its title or one of its distinctive sentences appears in

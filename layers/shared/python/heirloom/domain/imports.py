@@ -1,6 +1,6 @@
 """S3 imports: a story document under the import prefix feeds the same path as `Story Created`.
 
-Documents are JSON in the FORMAT.md story shape, or Markdown / plain text with a front-matter
+Documents are JSON in the docs/dataset-format.md story shape, or Markdown / plain text with a front-matter
 header (`legacy`, `author`, `title`, `visibility`, optional `id`, `created_at`, `updated_at`).
 A document that is not a valid story is tagged rejected with the reason; nothing is stored.
 """

@@ -48,7 +48,7 @@ def _cmd_load(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     try:
         read_dataset(root)  # validate before starting anything
-        runtime = open_runtime()
+        runtime = open_runtime(write=True)
         report = load_dataset(runtime.ports, root, progress=lambda line: print(f"  {line}"))
     except DatasetError as exc:
         print(f"heirloom load: {exc}", file=sys.stderr)
@@ -118,18 +118,18 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _use_local_stack(*, graph_optional: bool = False, **env: str) -> Any:
+def _use_local_stack(*, write: bool, repair: bool | None = None, env: dict[str, str] | None = None) -> Any:
     """Point the handlers' settings at the embedded stack (env vars, as Lambda would get them).
-    `graph_optional`: see `open_runtime`."""
+    Without `write`, their PostgreSQL sessions refuse writes; see `open_runtime` for `repair`."""
     import os
 
     from heirloom.local.runtime import open_runtime
     from heirloom.services import default_services
     from heirloom.settings import get_settings
 
-    os.environ.update(env)
+    os.environ.update(env or {})
     get_settings.cache_clear()
-    runtime = open_runtime(graph_optional=graph_optional)
+    runtime = open_runtime(write=write, repair=repair)
     os.environ["DATABASE_URL"] = runtime.settings.database.url
     os.environ["FALKOR_SOCKET"] = runtime.settings.graph.falkor_socket
     get_settings.cache_clear()
@@ -155,9 +155,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     digest = dataset_digest(root)
     home = project_root() / ".heirloom" / "eval"
     url = ensure_database(LocalStack(home).up().postgres_uri or "", f"eval_{digest}")
-    runtime = _use_local_stack(HEIRLOOM_HOME=str(home), GRAPH_ENV_PREFIX=f"eval_{digest}", DATABASE_URL=url)
+    env = {"HEIRLOOM_HOME": str(home), "GRAPH_ENV_PREFIX": f"eval_{digest}", "DATABASE_URL": url}
+    runtime = _use_local_stack(write=True, env=env)
     report = load_dataset(runtime.ports, root)
     print(f"dataset {root} ({digest}): {report.changed} records loaded or updated")
+    _use_local_stack(write=False, env=env)  # the queries only read
     ks = tuple(int(k) for k in args.k.split(","))
     result = evaluate(root, args.mode, ks, args.budget)
     print(format_table(result))
@@ -172,9 +174,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
 
     root = Path(args.dir)
-    runtime = _use_local_stack()
+    runtime = _use_local_stack(write=True)
     report = load_dataset(runtime.ports, root)
     print(f"loaded {root}: {report.changed} records created or updated\n")
+    _use_local_stack(
+        write=False, env={"DATABASE_URL": runtime.settings.database.url}
+    )  # the questions only read
     print_stats(collect_stats())
     plan = json.loads((root / "demo.json").read_text())
     with LocalWorkflows().start() as workflows:
@@ -239,7 +244,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
         print(f"heirloom ask: {reason(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _use_local_stack(graph_optional=True)  # a graph that is down or hung degrades the answer
+    _use_local_stack(write=False)  # reads only; a graph that is down or hung degrades the answer
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows)
         try:
@@ -265,7 +270,7 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
         from heirloom.domain.graph_rebuild import rebuild_graph
         from heirloom.local.runtime import list_legacy_ids
 
-        runtime = _use_local_stack()
+        runtime = _use_local_stack(write=True)
         report = rebuild_graph(runtime.ports, list_legacy_ids(runtime.db))
         print(
             f"graph rebuilt: {report.legacies} legacies, {report.persons} persons,"
@@ -273,7 +278,7 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
             f" ({report.enriched} with their entities extracted again)"
         )
         return 0
-    _use_local_stack()  # its runtime unmarks the stories whose graph facts were lost
+    _use_local_stack(write=True)  # its runtime unmarks the stories whose graph facts were lost
     payload = {"next": {"after": None, "page_size": args.page_size}, "pace_seconds": args.pace}
     with LocalWorkflows().start() as workflows:
         execution = workflows.run("backfill", payload, timeout_s=3600)
@@ -295,11 +300,29 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_invoke(args: argparse.Namespace) -> int:
-    from heirloom.local.functions import LambdaContext, load_handler, state_name
+    from heirloom.local.functions import function_names
+    from heirloom.local.invoke import READ_ONLY, invoke, objects_beside
 
-    event = json.loads(Path(args.event).read_text()) if args.event else {}
-    _use_local_stack()
-    result = load_handler(args.function)(event, LambdaContext(function_name=state_name(args.function)))
+    if args.function not in function_names():
+        print(
+            f"heirloom invoke: no function {args.function!r}; one of {', '.join(function_names())}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    event_file = Path(args.event) if args.event else None
+    try:
+        event = json.loads(event_file.read_text()) if event_file else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        print(f"heirloom invoke: {args.event}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    # one step never repairs a lost graph: `load` and `backfill` do
+    runtime = _use_local_stack(write=args.function not in READ_ONLY, repair=False)
+    objects = objects_beside(event_file) if event_file else None
+    try:
+        result = invoke(args.function, event, runtime.settings, objects=objects)
+    except Exception as exc:  # what Lambda would report for the invocation
+        print(json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}, indent=2))
+        return 1
     print(json.dumps(result, indent=2, default=str))
     return 0
 
@@ -312,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     local.add_argument("action", choices=["up", "down", "status"])
     local.set_defaults(func=_cmd_local)
 
-    load = sub.add_parser("load", help="load a FORMAT.md dataset folder")
+    load = sub.add_parser("load", help="load a docs/dataset-format.md dataset folder")
     load.add_argument("dir")
     load.set_defaults(func=_cmd_load)
 
@@ -385,6 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     args = build_parser().parse_args(argv)
+    from heirloom.local.stack import NotSetUp
+
     try:
         code: int = args.func(args)
     except SettingsError as exc:
@@ -393,6 +418,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GraphUnavailable as exc:  # `ask` answers without the graph; the others need it
         print(f"heirloom: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    except NotSetUp as exc:
+        print(f"heirloom {args.command}: {exc}", file=sys.stderr)
+        return 1
     return code
 
 

@@ -1,4 +1,4 @@
-"""`heirloom eval DATASET_DIR`: every query through the context workflow, scored per FORMAT.md."""
+"""`heirloom eval DATASET_DIR`: every query through the context workflow, scored per docs/dataset-format.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`heirloom load DIR`: a FORMAT.md dataset, ingested through the domain's ingestion path.
+"""`heirloom load DIR`: a docs/dataset-format.md dataset, ingested through the domain's ingestion path.
 
 The whole folder is parsed and its references checked before anything is written, so a bad
 line stops the load with `file:line: field: reason` and nothing of the dataset is stored.
