@@ -25,6 +25,12 @@ def handler(
     svc = services or default_services()
     graph = svc.graph if svc.settings.graph.augmentation_enabled else None
     intent = intent_analysis_step(
-        data.request, svc.stories, graph, svc.breaker, svc.gazetteers, svc.intent_classifier
+        data.request,
+        svc.stories,
+        graph,
+        svc.breaker,
+        svc.gazetteers,
+        svc.intent_classifier,
+        svc.local_intent_classifier,
     )
     return intent.model_dump(mode="json")

@@ -11,6 +11,7 @@ import time
 import psutil
 
 from heirloom.adapters.falkor import FalkorGraphStore
+from heirloom.errors import GraphUnavailable
 from heirloom.local.stack import LocalStack
 from tests.support.stack import stack_home
 
@@ -67,7 +68,7 @@ def _places(socket: str, prefix: str) -> list[dict[str, object]]:
     for _ in range(250):
         try:
             return FalkorGraphStore(socket, "heirloom_test", prefix).run("MATCH (p:Place) RETURN p.name AS n")
-        except (redis.ConnectionError, redis.BusyLoadingError):
+        except (GraphUnavailable, redis.ConnectionError, redis.BusyLoadingError):
             time.sleep(0.02)
     raise AssertionError("the graph server did not answer")
 

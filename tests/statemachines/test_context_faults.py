@@ -279,14 +279,14 @@ def bedrock_classifier():
     return BedrockIntentClassifier(client, model_id="anthropic.claude-3-haiku-20240307-v1:0"), Stubber(client)
 
 
-def rules_only_context(rig, sample_ports, question):
+def local_only_context(rig, sample_ports, question):
     rig.workflows.services = rig_services(sample_ports, rig)
     return rig.context(question)
 
 
 @pytest.mark.parametrize("answer", ["throttled", "junk", "slow"])
-def test_an_unusable_intent_model_keeps_the_rule_based_intent(rig, sample_ports, answer):
-    baseline = rules_only_context(rig, sample_ports, FLOOD)
+def test_an_unusable_intent_model_keeps_the_local_intent(rig, sample_ports, answer):
+    baseline = local_only_context(rig, sample_ports, FLOOD)
     classifier, stub = bedrock_classifier()
     fault = Fault()
     if answer == "throttled":
@@ -303,7 +303,7 @@ def test_an_unusable_intent_model_keeps_the_rule_based_intent(rig, sample_ports,
         result = rig.context(FLOOD)
     fault.release()
     assert "IntentFallback" not in rig.last.states_entered()
-    assert result.metadata.intent.source == "rules" and result.metadata.intent.matches
+    assert result.metadata.intent.source == "model" and result.metadata.intent.matches
     assert result.metadata.intent == baseline.metadata.intent.model_copy(
         update={"latency_ms": result.metadata.intent.latency_ms}
     )

@@ -63,7 +63,7 @@ def test_bedrock_defaults_and_overrides():
     assert (
         s.bedrock.intent_model_id == s.bedrock.extraction_model_id == "anthropic.claude-3-haiku-20240307-v1:0"
     )
-    assert s.intent.provider == "rules"
+    assert s.intent.provider == "embedding"
     s = settings_from_env(
         {
             "EMBEDDING_PROVIDER": "bedrock",

@@ -132,10 +132,18 @@ class Services:
         return NeighbourhoodCache(self.settings.resilience.gazetteer_ttl_s)
 
     @cached_property
+    def local_intent_classifier(self) -> IntentClassifier:
+        """The learned classifier over the query's embedding (or the rule-based one)."""
+        from heirloom.adapters import factory
+
+        rules = self.settings.intent.provider == "rules"  # no embedder needed
+        return factory.build_local_intent_classifier(self.settings, None if rules else self.embedder)
+
+    @cached_property
     def intent_classifier(self) -> IntentClassifier:
         from heirloom.adapters import factory
 
-        return factory.build_intent_classifier(self.settings)
+        return factory.build_intent_classifier(self.settings, self.local_intent_classifier)
 
     @cached_property
     def gazetteers(self) -> GazetteerCache:

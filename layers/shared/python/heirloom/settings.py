@@ -185,9 +185,13 @@ class ExtractionSettings(_Frozen):
 
 
 class IntentSettings(_Frozen):
-    #: rules: gazetteer + rule-based classifier; bedrock: the same, then Claude Haiku with the
-    #: gazetteer's matches as hints (falls back to the rule-based result on any failure)
-    provider: Literal["rules", "bedrock"] = "rules"
+    #: embedding: gazetteer + the learned classifier over the query's embedding (trained from
+    #: config/intents at first use); rules: gazetteer + the rule-based classifier, no embedder;
+    #: bedrock: the embedding classifier, then Claude Haiku with the gazetteer's matches as hints
+    #: (falls back to the embedding classifier's result on any failure)
+    provider: Literal["embedding", "rules", "bedrock"] = "embedding"
+    #: a directory for the learned classifier's weights per embedder model ("": in memory only)
+    model_cache_dir: str = ""
 
 
 HAIKU_MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"
@@ -318,7 +322,10 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             ),
             chunking=ChunkingSettings(max_tokens=int(env.get("CHUNK_MAX_TOKENS", "500"))),
             extraction=ExtractionSettings(provider=env.get("EXTRACTOR_PROVIDER", "local")),  # type: ignore[arg-type]
-            intent=IntentSettings(provider=env.get("INTENT_PROVIDER", "rules")),  # type: ignore[arg-type]
+            intent=IntentSettings(
+                provider=env.get("INTENT_PROVIDER", "embedding"),  # type: ignore[arg-type]
+                model_cache_dir=env.get("INTENT_MODEL_CACHE_DIR", ""),
+            ),
             bedrock=BedrockSettings(
                 region=env.get("BEDROCK_REGION", ""),
                 embed_model_id=env.get("BEDROCK_EMBED_MODEL_ID", TITAN_EMBED_MODEL_ID),

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.domain.extraction import EntityExtractor
 from heirloom.domain.intent_step import RULES, IntentClassifier
 from heirloom.ports import Embedder, GraphStore
 from heirloom.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from heirloom.domain.intent_model import IntentModelCache
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -153,12 +158,32 @@ def build_extractor(settings: Settings) -> EntityExtractor | None:
     raise SettingsError(f"extractor provider {provider!r} is not available in this build")
 
 
-def build_intent_classifier(settings: Settings) -> IntentClassifier:
-    """The rule-based classifier, or Claude Haiku after it. The model call gets the intent
-    budget as its read timeout and no retries: the rule-based result is the fallback."""
-    provider = settings.intent.provider
-    if provider == "rules":
+def build_local_intent_classifier(settings: Settings, embedder: Embedder | None) -> IntentClassifier:
+    """The learned classifier over `embedder`'s vectors (weights trained from config/intents at
+    first use, kept per model id), or the rule-based one when INTENT_PROVIDER=rules."""
+    if settings.intent.provider == "rules" or embedder is None:
         return RULES
+    from pathlib import Path
+
+    from heirloom.domain.intent_step import EmbeddingIntentClassifier
+
+    directory = settings.intent.model_cache_dir
+    return EmbeddingIntentClassifier(embedder, _intent_models(Path(directory) if directory else None))
+
+
+@lru_cache(maxsize=4)
+def _intent_models(directory: Path | None) -> IntentModelCache:
+    from heirloom.domain.intent_model import IntentModelCache
+
+    return IntentModelCache(directory)
+
+
+def build_intent_classifier(settings: Settings, local: IntentClassifier = RULES) -> IntentClassifier:
+    """The local classifier, or Claude Haiku after it. The model call gets the intent budget as
+    its read timeout and no retries: the local classifier's result is the fallback."""
+    provider = settings.intent.provider
+    if provider in ("rules", "embedding"):
+        return local
     if provider == "bedrock":
         from heirloom.adapters.bedrock import BedrockIntentClassifier
 

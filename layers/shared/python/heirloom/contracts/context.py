@@ -92,7 +92,9 @@ class QueryIntent(Edge):
     entities: QueryEntities = QueryEntities()
     matches: tuple[EntityMatch, ...] = ()
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
-    source: Literal["rules", "llm", "fallback"] = "fallback"
+    #: rules: the rule-based classifier; model: the learned classifier over the query's
+    #: embedding; llm: a language model; fallback: the workflow's default after a failure
+    source: Literal["rules", "model", "llm", "fallback"] = "fallback"
     #: the graph breaker as IntentAnalysis read it; the Choice skips traversal when "open"
     breaker_state: BreakerState = "unknown"
     latency_ms: float = 0.0

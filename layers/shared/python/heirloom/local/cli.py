@@ -327,6 +327,23 @@ def _cmd_invoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_intent_model(args: argparse.Namespace) -> int:
+    from heirloom.adapters import factory
+    from heirloom.domain.intent_model import summary, train, weights_file
+    from heirloom.settings import get_settings
+
+    embedder = factory.build_embedder(get_settings())
+    result = summary(embedder)
+    print("  ".join(f"{k} {v}" for k, v in result.items()))
+    if args.out:
+        model = train(embedder)
+        path = weights_file(Path(args.out), f"{model.model_id}-{embedder.dimension}", model.data_sha256)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(model.to_json())
+        print(f"weights written to {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="heirloom", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -388,6 +405,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json")
     bench.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
     bench.set_defaults(func=_cmd_bench)
+
+    intent = sub.add_parser(
+        "intent-model", help="train the intent classifier on config/intents: held-out and 5-fold accuracy"
+    )
+    intent.add_argument("--out", help="also write the weights (the training split's) to this directory")
+    intent.set_defaults(func=_cmd_intent_model)
 
     invoke = sub.add_parser("invoke", help="run one function's handler in process with a Lambda-like context")
     invoke.add_argument("function", help="folder name under functions/")
