@@ -37,7 +37,8 @@ def test_queries_forbid_exactly_what_their_user_may_not_read(name):
 
 
 def test_the_conversational_set_has_ten_queries_in_every_scored_category():
-    queries = [json.loads(line) for line in (EXAMPLES / "conversations" / "queries.jsonl").read_text().splitlines()]
+    path = EXAMPLES / "conversations" / "queries.jsonl"
+    queries = [json.loads(line) for line in path.read_text().splitlines()]
     counts = Counter(q["category"] for q in queries)
     assert all(n >= 10 for n in counts.values()), counts
     multi = [q for q in queries if q["category"] == "multi_hop"]
