@@ -32,6 +32,7 @@ from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.s3 import S3ObjectStore
 from heirloom.adapters.tokenizer import TiktokenTokenizer
+from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.errors import HeirloomError
 from heirloom.local.functions import LambdaContext, load_handler, state_name
@@ -287,7 +288,8 @@ def test_cypher_and_prompt_injection_in_records_and_queries_stay_data(stack):
     (node,) = stack.graph.run(
         "MATCH (p:Person {id: $id}) RETURN p.name AS n, p.aliases AS a", {"id": person["id"]}
     )
-    assert (node["n"], node["a"]) == (person["name"], person["aliases"])
+    # aliases are one display string in the graph (no list properties: docs/decisions/0007)
+    assert (node["n"], node["a"]) == (person["name"], DISPLAY_SEPARATOR.join(person["aliases"]))
 
     from heirloom.contracts.context import ContextRequest
     from tests.support import pipeline

@@ -24,7 +24,7 @@ TABLES = {
     "legacy_link_shares": "link_id, story_id",
     "stories": "id, legacy_id, author_user_id, title, content, visibility, content_hash, created_at, updated_at",
     "story_chunks": "story_id, chunk_index, content, token_count, embedding::text, tsv::text",
-    "story_processing": "story_id, chunks_hash, embedder, graph_hash, extractor_version",
+    "story_processing": "story_id, chunks_hash, embedder, graph_hash, extractor_version, graph_fingerprint",
 }
 
 
@@ -69,8 +69,8 @@ def _load_story_by_story(stack: bench.BenchStack, corpus: bench.Corpus) -> None:
             for c, v in zip(chunks, vectors, strict=True)
         ]
         ports.vectors.replace_chunks(sp.story.id, embedded, ingestion.index_key(digest))
-        sync_story_entities(ports.graph, sp.story, sp.entities, sp.resolved, [])
-        ports.stories.mark_graph_synced(sp.story.id, digest, bench.SYNTHETIC_EXTRACTOR)
+        report = sync_story_entities(ports.graph, sp.story, sp.entities, sp.resolved, [])
+        ports.stories.mark_graph_synced(sp.story.id, digest, bench.SYNTHETIC_EXTRACTOR, report.fingerprint)
 
 
 @pytest.fixture

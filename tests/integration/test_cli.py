@@ -34,3 +34,19 @@ def test_load_twice_and_stats(cli_env, capsys):
     assert stats["graph_nodes"] == {"Legacy": 2, "Person": 3, "Story": 4}
     assert main(["local", "status"]) == 0
     assert "running" in capsys.readouterr().out
+
+
+def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):
+    from heirloom.local.runtime import open_runtime
+    from tests.support.snapshot import graph_state
+
+    root = MiniDataset().write(cli_env / "ds")
+    assert main(["load", str(root)]) == 0
+    graph = open_runtime().graph
+    loaded = graph_state(graph)
+    capsys.readouterr()
+    assert main(["backfill", "--rebuild-graph"]) == 0
+    assert "graph rebuilt: 2 legacies, 3 persons" in capsys.readouterr().out
+    assert graph_state(graph) == loaded
+    assert main(["backfill", "--rebuild-graph"]) == 0
+    assert graph_state(graph) == loaded

@@ -8,7 +8,7 @@ import pytest
 
 from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
 from heirloom.domain.personas import load_personas
-from heirloom.domain.traversal import TEMPLATES, traverse, year_range
+from heirloom.domain.traversal import TEMPLATES, traverse, year_keys, year_range
 from tests.support.graph_fixture import build_fixture_graph, fid, fname
 
 
@@ -127,10 +127,18 @@ def test_person_mentions_entity_focused_and_spatial(graph, fx):
 
 
 def test_temporal_finds_story_years_and_dated_events(graph, fx):
-    rows = _rows(graph, "temporal", legacy_ids=[fx.legacy], start=1960, end=1979, limit=10)
+    rows = _rows(graph, "temporal", legacy_ids=[fx.legacy], years=year_keys(1960, 1979), limit=10)
     assert sorted(_names(r["story_id"] for r in rows)) == ["s-flood", "s-sixties"]
     assert year_range("the 1970s") == (1970, 1979) == year_range("in the seventies")
     assert year_range("summer of 1962") == (1962, 1962) and year_range("long ago") is None
+
+
+def test_temporal_matches_the_years_a_story_names_not_the_span_between_them(graph, fx):
+    """`years` is a set of years, not a range: a story naming 1965 and 1968 is not about 1966."""
+    assert year_keys(1966, 1967) == ["|1966|", "|1967|"]
+    assert _rows(graph, "temporal", legacy_ids=[fx.legacy], years=year_keys(1966, 1967), limit=10) == []
+    rows = _rows(graph, "temporal", legacy_ids=[fx.legacy], years=year_keys(1968, 1968), limit=10)
+    assert _names(r["story_id"] for r in rows) == ["s-sixties"]
 
 
 def test_cross_legacy_only_follows_active_links(graph, fx):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from heirloom.domain.entity_sync import years_property
 from heirloom.ports import GraphStore
 
 
@@ -67,7 +68,7 @@ def build_fixture_graph(graph: GraphStore) -> FixtureGraph:
             {"a": a, "b": b, "kind": kind, "detail": detail},
         )
     for eid, label, name, extra in ((g.lake, "Place", "Heron Lake", {}), (g.flood, "Event", "the flood",
-                                    {"years": [1972]}), (g.watch, "Object", "pocket watch", {})):  # fmt: skip
+                                    {"years": years_property([1972])}), (g.watch, "Object", "pocket watch", {})):  # fmt: skip
         graph.run(f"MERGE (e:{label} {{id: $id}}) SET e.name = $name, e.legacy_id = $l SET e += $extra",
                   {"id": eid, "name": name, "l": g.legacy, "extra": extra})  # fmt: skip
     stories = {
@@ -86,17 +87,16 @@ def build_fixture_graph(graph: GraphStore) -> FixtureGraph:
         graph.run(
             "MATCH (l:Legacy {id: $l}) MERGE (s:Story {id: $id}) SET s.legacy_id = $l, s.title = $id, s.years = $y "
             "MERGE (s)-[r:BELONGS_TO]->(l) SET r.kind = 'BELONGS_TO'",
-            {"id": sid, "l": legacy, "y": years},
+            {"id": sid, "l": legacy, "y": years_property(years)},
         )
         for kind, target in edges:
             graph.run(
-                f"MATCH (s:Story {{id: $s}}) MATCH (t {{id: $t}}) MERGE (s)-[r:{kind}]->(t) "
-                "SET r.kind = $kind, r.story_ids = [$s]",
+                f"MATCH (s:Story {{id: $s}}) MATCH (t {{id: $t}}) MERGE (s)-[r:{kind}]->(t) SET r.kind = $kind",
                 {"s": sid, "t": target, "kind": kind},
             )
     graph.run(
-        "MATCH (p:Person {id: $p}) MATCH (e:Place {id: $e}) MERGE (p)-[r:LIVED_IN]->(e) "
-        "SET r.kind = 'LIVED_IN', r.story_ids = [$s]",
+        "MATCH (p:Person {id: $p}) MATCH (e:Place {id: $e}) MERGE (p)-[r:LIVED_IN {story_id: $s}]->(e) "
+        "SET r.kind = 'LIVED_IN'",
         {"p": g.subject, "e": g.lake, "s": fid("s-lake")},
     )
     return g

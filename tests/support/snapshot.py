@@ -7,11 +7,12 @@ recovery ends where a clean run ends" comparisons.
   members, ...), except the columns in `VOLATILE` (wall-clock stamps written with now()) and the
   tables in `LOGS` (what went wrong on the way, compared separately);
 - every node of the deployment's graph prefix with its labels and properties, and every edge
-  with its type, endpoints and properties (provenance `story_ids` included).
+  with its type, endpoints and properties (provenance included: one edge per supporting story,
+  each with its single `story_id`, docs/decisions/0007).
 
 Normalisation is limited to what a different order of operations may change without changing
-the state: rows and edges are sorted, and `story_ids` lists (provenance, appended in processing
-order) are compared as sorted lists. A new table or column is captured without changes here.
+the state: rows, nodes and edges are sorted. A graph property holding a list or a map (which
+Neptune cannot store) fails the capture. A new table or column is captured without changes here.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ VOLATILE = {
 }
 #: operational logs, not state: a run with faults records its failures here by design
 LOGS = {"ingest_failures"}
-#: list properties whose order is the order stories were processed in
-SET_LIKE = {"story_ids", "_labels"}
+#: engine metadata lists whose order carries no meaning
+SET_LIKE = {"_labels"}
 
 
 def _plain(value: Any) -> Any:
@@ -53,6 +54,10 @@ def _plain(value: Any) -> Any:
 
 
 def _props(props: dict[str, Any]) -> dict[str, Any]:
+    lists = sorted(
+        k for k, v in props.items() if not k.startswith("_") and isinstance(v, list | tuple | dict)
+    )
+    assert not lists, f"graph properties Neptune cannot store (lists or maps): {lists} in {props}"
     out = _plain(props)
     for key in SET_LIKE & out.keys():
         if isinstance(out[key], list):

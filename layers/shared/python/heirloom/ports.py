@@ -84,14 +84,24 @@ class StoryStore(Protocol):
         """(content hash, extractor version) the graph was last built from, if any."""
         ...
 
-    def mark_graph_synced(self, story_id: UUID, content_hash: str, extractor_version: str) -> None: ...
+    def mark_graph_synced(
+        self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
+    ) -> None:
+        """`fingerprint`: what the graph holds for the story once synced (`entity_sync`)."""
+        ...
+
     def graph_synced_count(self) -> int:
         """How many stories are marked as having their graph facts built."""
         ...
 
-    def forget_graph_synced(self) -> None:
-        """Unmark every story's graph facts (the graph store lost them): the next delivery of
-        each story, a reload or a backfill rebuilds them."""
+    def graph_fingerprints(self) -> dict[UUID, str | None]:
+        """The stored fingerprint of every story marked as synced (None: marked before
+        fingerprints were kept)."""
+        ...
+
+    def forget_graph_synced(self, story_ids: Sequence[UUID] | None = None) -> None:
+        """Unmark these stories' graph facts (all stories when None: the graph store lost
+        them): the next delivery of each story, a reload or a backfill rebuilds them."""
         ...
 
     def stories_needing_processing(

@@ -566,23 +566,37 @@ class PgStoryStore:
         )
         return (row["graph_hash"], row["extractor_version"] or "") if row else None
 
-    def mark_graph_synced(self, story_id: UUID, content_hash: str, extractor_version: str) -> None:
+    def mark_graph_synced(
+        self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
+    ) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT INTO story_processing (story_id, graph_hash, extractor_version) VALUES (%s, %s, %s)"
+                "INSERT INTO story_processing (story_id, graph_hash, extractor_version, graph_fingerprint)"
+                " VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT (story_id) DO UPDATE SET graph_hash = EXCLUDED.graph_hash,"
-                " extractor_version = EXCLUDED.extractor_version, processed_at = now()",
-                (story_id, content_hash, extractor_version),
+                " extractor_version = EXCLUDED.extractor_version,"
+                " graph_fingerprint = EXCLUDED.graph_fingerprint, processed_at = now()",
+                (story_id, content_hash, extractor_version, fingerprint),
             )
 
     def graph_synced_count(self) -> int:
         row = self._one("SELECT count(*) AS n FROM story_processing WHERE graph_hash IS NOT NULL", ())
         return int(row["n"]) if row else 0
 
-    def forget_graph_synced(self) -> None:
+    def graph_fingerprints(self) -> dict[UUID, str | None]:
+        rows = (
+            self.db.connection()
+            .execute("SELECT story_id, graph_fingerprint FROM story_processing WHERE graph_hash IS NOT NULL")
+            .fetchall()
+        )
+        return {r["story_id"]: r["graph_fingerprint"] for r in rows}
+
+    def forget_graph_synced(self, story_ids: Sequence[UUID] | None = None) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                "UPDATE story_processing SET graph_hash = NULL, extractor_version = NULL WHERE graph_hash IS NOT NULL"
+                "UPDATE story_processing SET graph_hash = NULL, extractor_version = NULL, graph_fingerprint = NULL"
+                " WHERE graph_hash IS NOT NULL AND (%s::uuid[] IS NULL OR story_id = ANY(%s::uuid[]))",
+                (None if story_ids is None else list(story_ids),) * 2,
             )
 
     def stories_needing_processing(

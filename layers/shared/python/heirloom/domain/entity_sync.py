@@ -1,21 +1,26 @@
-"""Entity graph sync: one story's extracted entities into the graph, with provenance.
+"""Entity graph sync: one story's extracted entities into the graph, with provenance as edges.
 
-Every entity node and every edge written for a story carries the story's id in `story_ids`.
-Re-syncing a story first withdraws exactly its own contributions (removing its id, deleting
-what no other story supports), then writes the new ones; deleting a story does the first half.
-Unresolved people stay on the Story node as `unresolved_people`, never as orphan Person nodes.
+Neptune's openCypher has no list or map property values (AWS docs: "openCypher data model"), so
+provenance is graph-native (docs/decisions/0007): a Place/Event/Object exists while at least one
+Story points at it (TOOK_PLACE_AT/REFERENCES), and a person -> entity fact is one edge per
+supporting story, carrying that story's id in the single-valued `story_id`. Re-syncing a story
+first withdraws exactly its own edges (deleting the entities no other story points at), then
+writes the new ones; deleting a story does the first half. Unresolved people stay on the Story
+node as one display string `unresolved_people`, never as orphan Person nodes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Story
 from heirloom.domain.extraction import name_key
+from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
 from heirloom.ports import GraphStore
 
 ENTITY_NAMESPACE = uuid.UUID("6f1c7a52-3a4e-4c0e-9d7e-2a9f3f4b8c11")
@@ -24,38 +29,27 @@ STORY_EDGE = {"Place": "TOOK_PLACE_AT", "Event": "REFERENCES", "Object": "REFERE
 #: the entity label each person -> entity predicate points at
 PREDICATE_TARGET = {"PARTICIPATED_IN": "Event", "LIVED_IN": "Place", "WORKED_AT": "Place", "OWNED": "Object"}
 
-# FalkorDB silently skips a SET followed by `WITH ... WHERE ... DELETE` in one query, so the
-# withdrawal runs as separate statements (each valid openCypher on Neptune too).
-UNLINK_PERSON_EDGES = """
+# Withdrawal runs as separate statements, each idempotent and valid openCypher on Neptune, in
+# an order that an interruption at any statement leaves completable by the next withdrawal: the
+# story's edges to its entities are deleted last, as they are how it finds what it contributed.
+DELETE_PERSON_EDGES = """
 MATCH (s:Story {id: $sid})-[m]->(e)
 WHERE e:Place OR e:Event OR e:Object
 WITH DISTINCT e
 MATCH (p:Person)-[r]->(e)
-WHERE $sid IN coalesce(r.story_ids, [])
-SET r.story_ids = [x IN r.story_ids WHERE x <> $sid]
-"""
-
-DELETE_UNSUPPORTED_PERSON_EDGES = """
-MATCH (s:Story {id: $sid})-[m]->(e)
-WHERE e:Place OR e:Event OR e:Object
-WITH DISTINCT e
-MATCH (p:Person)-[r]->(e)
-WHERE size(coalesce(r.story_ids, ['unknown'])) = 0
+WHERE r.story_id = $sid
 DELETE r
 """
 
-# The story's edges to its entities are deleted last: they are how a withdrawal finds what the
-# story contributed, so a withdrawal interrupted at any statement is completed by the next one.
-UNLINK_ENTITIES = """
+#: entities no other story points at (their remaining person edges go with them)
+DELETE_UNSUPPORTED_ENTITIES = """
 MATCH (s:Story {id: $sid})-[m]->(e)
 WHERE e:Place OR e:Event OR e:Object
-SET e.story_ids = [x IN coalesce(e.story_ids, []) WHERE x <> $sid]
-RETURN DISTINCT e.id AS id, CASE WHEN e:Place THEN 'Place' WHEN e:Event THEN 'Event' ELSE 'Object' END AS label
-"""
-
-DELETE_UNSUPPORTED_ENTITIES = """
-MATCH (e:{label})
-WHERE e.id IN $ids AND size(coalesce(e.story_ids, [])) = 0
+WITH DISTINCT e
+OPTIONAL MATCH (o:Story)-[k]->(e)
+WHERE o.id <> $sid
+WITH e, count(k) AS others
+WHERE others = 0
 DETACH DELETE e
 """
 
@@ -74,11 +68,9 @@ UPSERT_ENTITIES = """
 MATCH (s:Story {{id: $sid}})
 UNWIND $entities AS ent
 MERGE (e:{label} {{id: ent.id}})
-SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years,
-    e.story_ids = CASE WHEN $sid IN coalesce(e.story_ids, []) THEN e.story_ids
-                       ELSE coalesce(e.story_ids, []) + [$sid] END
+SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years
 MERGE (s)-[r:{edge}]->(e)
-SET r.kind = '{edge}', r.story_ids = [$sid]
+SET r.kind = '{edge}'
 """
 
 UPSERT_MENTIONS = """
@@ -86,22 +78,34 @@ MATCH (s:Story {id: $sid})
 UNWIND $person_ids AS pid
 MATCH (p:Person {id: pid})
 MERGE (s)-[r:MENTIONS]->(p)
-SET r.kind = 'MENTIONS', r.story_ids = [$sid]
+SET r.kind = 'MENTIONS'
 """
 
+#: one edge per (person, predicate, entity, supporting story)
 UPSERT_PERSON_EDGES = """
 UNWIND $edges AS edge
 MATCH (p:Person {{id: edge.person_id}})
 MATCH (e:{label} {{id: edge.entity_id}})
-MERGE (p)-[r:{predicate}]->(e)
-SET r.kind = '{predicate}',
-    r.story_ids = CASE WHEN $sid IN coalesce(r.story_ids, []) THEN r.story_ids
-                       ELSE coalesce(r.story_ids, []) + [$sid] END
+MERGE (p)-[r:{predicate} {{story_id: $sid}}]->(e)
+SET r.kind = '{predicate}'
 """
 
 SET_STORY_FACTS = """
 MATCH (s:Story {id: $sid})
 SET s.years = $years, s.periods = $periods, s.unresolved_people = $unresolved, s.extractor_version = $version
+"""
+
+#: what the graph holds for each story (its outgoing edges and years), for `graph_fingerprints`
+STORY_PARTS = """
+MATCH (s:Story)
+OPTIONAL MATCH (s)-[m]->(x)
+RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
+"""
+
+#: the person -> entity facts, by the story each edge carries
+PERSON_EDGE_PARTS = """
+MATCH (p:Person)-[r:PARTICIPATED_IN|LIVED_IN|WORKED_AT|OWNED]->(e)
+RETURN r.story_id AS sid, r.kind + '|' + p.id + '|' + e.id AS part
 """
 
 
@@ -122,24 +126,28 @@ def years_of(periods: Sequence[str], cap: int = 20) -> list[int]:
     return sorted(years)
 
 
+def years_property(years: Iterable[int]) -> str:
+    """Years as one string property, each between bars ("|1962|1965|"): a story or event is
+    in year Y when it CONTAINS "|Y|" (the temporal template), no list property needed."""
+    ordered = sorted(set(years))
+    return "|" + "|".join(str(y) for y in ordered) + "|" if ordered else ""
+
+
 @dataclass
 class SyncReport:
     entities: dict[str, int] = field(default_factory=dict)
     mentions: int = 0
     person_edges: int = 0
     unresolved: list[str] = field(default_factory=list)
+    #: what the graph now holds for the story (`fingerprint`), kept with its sync mark
+    fingerprint: str = ""
 
 
 def withdraw_story(graph: GraphStore, story_id: str) -> None:
     """Remove every graph contribution of `story_id` (its node stays)."""
     params = {"sid": story_id}
-    graph.run(UNLINK_PERSON_EDGES, params)
-    graph.run(DELETE_UNSUPPORTED_PERSON_EDGES, params)
-    touched: dict[str, list[str]] = {}
-    for row in graph.run(UNLINK_ENTITIES, params):
-        touched.setdefault(str(row["label"]), []).append(str(row["id"]))
-    for label, ids in sorted(touched.items()):
-        graph.run(DELETE_UNSUPPORTED_ENTITIES.format(label=label), {"ids": ids})
+    graph.run(DELETE_PERSON_EDGES, params)
+    graph.run(DELETE_UNSUPPORTED_ENTITIES, params)
     graph.run(DELETE_ENTITY_EDGES, params)
     graph.run(WITHDRAW_MENTIONS, params)
 
@@ -155,7 +163,7 @@ def sync_story_entities(
     plan = plan_story_entities(story, entities, resolved, unresolved)
     sid = plan.sid
     withdraw_story(graph, sid)
-    report = SyncReport(unresolved=list(unresolved))
+    report = SyncReport(unresolved=list(unresolved), fingerprint=plan.fingerprint(str(story.legacy_id)))
     for label, rows in plan.by_label.items():
         if rows:
             edge = STORY_EDGE[label]
@@ -182,6 +190,40 @@ class EntityPlan:
     person_edges: dict[tuple[str, str], list[dict[str, str]]]
     facts: dict[str, Any]
 
+    def fingerprint(self, legacy_id: str) -> str:
+        """The hash `graph_fingerprints` gives this story once the plan is written."""
+        parts = {f"BELONGS_TO|{legacy_id}"}
+        parts |= {f"{STORY_EDGE[label]}|{row['id']}" for label, rows in self.by_label.items() for row in rows}
+        parts |= {f"MENTIONS|{pid}" for pid in self.person_ids}
+        parts |= {
+            f"{predicate}|{edge['person_id']}|{edge['entity_id']}"
+            for (predicate, _), edges in self.person_edges.items()
+            for edge in edges
+        }
+        return fingerprint(str(self.facts["years"]), parts)
+
+
+def fingerprint(years: str, parts: Iterable[str]) -> str:
+    """A story's graph contribution as one hash: its years and its edges, order-free."""
+    text = "\n".join([years, *sorted(set(parts))])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def graph_fingerprints(graph: GraphStore) -> dict[str, str]:
+    """Story id -> `fingerprint` of what the graph holds for it (its edges to its legacy,
+    entities and persons, the person -> entity edges it supports, its years): compared with the
+    fingerprint stored at sync time, a story whose facts a crash rolled back (or lost) shows."""
+    parts: dict[str, set[str]] = {}
+    years: dict[str, str] = {}
+    for row in graph.run(STORY_PARTS):
+        sid = str(row["sid"])
+        years[sid] = str(row.get("years") or "")
+        parts.setdefault(sid, set()).update(str(x) for x in row.get("parts") or () if x)
+    for row in graph.run(PERSON_EDGE_PARTS):
+        if row.get("sid") and str(row["sid"]) in parts:
+            parts[str(row["sid"])].add(str(row["part"]))
+    return {sid: fingerprint(years[sid], found) for sid, found in parts.items()}
+
 
 def plan_story_entities(
     story: Story, entities: ExtractedEntities, resolved: dict[str, str], unresolved: Sequence[str]
@@ -206,7 +248,7 @@ def plan_story_entities(
                     "legacy_id": legacy,
                     "type": item.type,
                     "date": date,
-                    "years": years_of([date]) if date else [],
+                    "years": years_property(years_of([date])) if date else "",
                 }
             )
     grouped: dict[tuple[str, str], list[dict[str, str]]] = {}
@@ -225,9 +267,9 @@ def plan_story_entities(
         person_ids=sorted(set(resolved.values())),
         person_edges=grouped,
         facts={
-            "years": years_of(periods + [e.date or "" for e in entities.events]),
-            "periods": periods,
-            "unresolved": list(unresolved),
+            "years": years_property(years_of(periods + [e.date or "" for e in entities.events])),
+            "periods": DISPLAY_SEPARATOR.join(periods),
+            "unresolved": DISPLAY_SEPARATOR.join(unresolved),
             "version": entities.extractor_version,
         },
     )

@@ -21,3 +21,7 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
         "OWNED",  # (Person)-[:OWNED]->(Object)
     }
 )
+
+#: joins the names of a display-only string property (`aliases`, `periods`, `unresolved_people`):
+#: Neptune's openCypher has no list property values (docs/decisions/0007)
+DISPLAY_SEPARATOR = "; "

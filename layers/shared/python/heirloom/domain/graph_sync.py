@@ -1,14 +1,32 @@
 """Structural graph writes (the dual-write table of seed 000 section 1), all idempotent MERGEs.
 
 Known records (legacies, persons, relationships, links) carry `known: true`; facts that come
-from stories carry `story_ids` (their provenance) and are written by entity graph sync. Every
-edge stores its logical type as `kind`, so queries compare and return types without prefixes.
+from stories have their provenance as edges and are written by entity graph sync. Every edge
+stores its logical type as `kind`, so queries compare and return types without prefixes. No
+property is a list or map (Neptune's openCypher data model has neither): a person's aliases are
+one display string. A record that moves (a story or person to another legacy, a link between
+other legacies) has its old structural edge replaced, not kept beside the new one.
 """
 
 from __future__ import annotations
 
 from heirloom.contracts.records import Legacy, Link, Person, Relationship, Story
+from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
 from heirloom.ports import GraphStore
+
+#: a story's or person's BELONGS_TO edges to any legacy but its own (left by a move)
+DROP_OTHER_BELONGS_TO = """
+MATCH (n:{label} {{id: $id}})-[r:BELONGS_TO]->(l:Legacy)
+WHERE l.id <> $legacy_id
+DELETE r
+"""
+
+#: the link's LINKED_TO edge between legacies it no longer joins
+DROP_MOVED_LINK = """
+MATCH (a:Legacy)-[r:LINKED_TO]->(b:Legacy)
+WHERE r.link_id = $link_id AND (a.id <> $a OR b.id <> $b)
+DELETE r
+"""
 
 
 def sync_legacy(graph: GraphStore, legacy: Legacy) -> None:
@@ -24,7 +42,7 @@ def sync_legacy(graph: GraphStore, legacy: Legacy) -> None:
 def sync_person(graph: GraphStore, person: Person) -> None:
     props = {
         "name": person.name,
-        "aliases": list(person.aliases),
+        "aliases": DISPLAY_SEPARATOR.join(person.aliases),
         "legacy_id": str(person.legacy_id),
         "known": True,
     }
@@ -37,6 +55,10 @@ def sync_person(graph: GraphStore, person: Person) -> None:
         " MERGE (p:Person {id: $id}) SET p += $props"
         " MERGE (p)-[r:BELONGS_TO]->(l) SET r.kind = 'BELONGS_TO'",
         {"id": str(person.id), "legacy_id": str(person.legacy_id), "props": props},
+    )
+    graph.run(
+        DROP_OTHER_BELONGS_TO.format(label="Person"),
+        {"id": str(person.id), "legacy_id": str(person.legacy_id)},
     )
 
 
@@ -57,6 +79,8 @@ def sync_relationship(graph: GraphStore, rel: Relationship) -> None:
 
 
 def sync_link(graph: GraphStore, link: Link) -> None:
+    ends = {"link_id": str(link.id), "a": str(link.legacy_a_id), "b": str(link.legacy_b_id)}
+    graph.run(DROP_MOVED_LINK, ends)
     graph.run(
         "MATCH (a:Legacy {id: $a}) MATCH (b:Legacy {id: $b})"
         " MERGE (a)-[r:LINKED_TO {link_id: $link_id}]->(b)"
@@ -88,6 +112,9 @@ def sync_story(graph: GraphStore, story: Story) -> None:
                 "year": story.created_at.year,
             },
         },
+    )
+    graph.run(
+        DROP_OTHER_BELONGS_TO.format(label="Story"), {"id": str(story.id), "legacy_id": str(story.legacy_id)}
     )
 
 

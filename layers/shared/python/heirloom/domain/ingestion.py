@@ -255,7 +255,9 @@ def write_entities(
 ) -> SyncReport:
     """Replace the story's graph facts, then mark the graph synced with this content."""
     report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
-    ports.stories.mark_graph_synced(story.id, digest, entities.extractor_version or ports.extractor_version)
+    ports.stories.mark_graph_synced(
+        story.id, digest, entities.extractor_version or ports.extractor_version, report.fingerprint
+    )
     return report
 
 
@@ -332,6 +334,11 @@ def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) ->
     _require_user(ports, "author_user_id", story.author_user_id)
     delivered = content_hash(story.content)
     started = start_embedding(ports, story, delivered) if process else None
+    before = ports.stories.get_story(story.id)
+    if before is not None and before.legacy_id != story.legacy_id:
+        # a move: its entities are scoped by legacy, so they are built again (unmarked before
+        # the row moves, so a crash in between cannot leave the old scoping marked as done)
+        ports.stories.forget_graph_synced([story.id])
     change = ports.stories.upsert_story(story, delivered)
     current = story if change is not Change.UNCHANGED else ports.stories.get_story(story.id)
     if current is None:  # deleted after this version was written: nothing to index

@@ -109,14 +109,16 @@ ORDER BY entity
 LIMIT $limit
 """
 
+#: `years` is a string of bar-delimited years ("|1962|1965|", `entity_sync.years_property`); `$years`
+#: the keys of the asked range ("|1960|" .. "|1969|")
 TEMPORAL = """
 MATCH (s:Story)
-WHERE s.legacy_id IN $legacy_ids AND size([y IN coalesce(s.years, []) WHERE y >= $start AND y <= $end]) > 0
+WHERE s.legacy_id IN $legacy_ids AND size([y IN $years WHERE coalesce(s.years, '') CONTAINS y]) > 0
 RETURN s.id AS story_id, 'TIME' AS relationship, NULL AS entity
 LIMIT $limit
 UNION
 MATCH (e:Event)
-WHERE e.legacy_id IN $legacy_ids AND size([y IN coalesce(e.years, []) WHERE y >= $start AND y <= $end]) > 0
+WHERE e.legacy_id IN $legacy_ids AND size([y IN $years WHERE coalesce(e.years, '') CONTAINS y]) > 0
 MATCH (s:Story)-[r:REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
 RETURN s.id AS story_id, r.kind AS relationship, e.name AS entity
@@ -158,16 +160,19 @@ LIMIT $limit
 """
 
 #: from the named persons (by the id index) over edges in either direction, oriented back with
-#: startNode/endNode: an OR over both ends of every edge scanned all persons (69 -> 7 ms at 10k)
+#: startNode/endNode: an OR over both ends of every edge scanned all persons (69 -> 7 ms at 10k).
+#: A derived fact is one edge per supporting story (`story_id`); they are grouped back into
+#: one fact with the list of its stories (a known relationship has none).
 FACTS = f"""
 MATCH (x:Person)
 WHERE x.id IN $person_ids
 MATCH (x)-[r:{SOCIAL}|LIVED_IN|WORKED_AT|PARTICIPATED_IN|OWNED]-(y)
 WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
-RETURN a.id AS subject_id, a.name AS subject, r.kind AS predicate, b.id AS object_id, b.name AS object,
-       r.detail AS detail, r.since AS since, r.until AS until, r.story_ids AS story_ids,
-       r.known AS known, a.legacy_id AS subject_legacy, b.legacy_id AS object_legacy
-ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, predicate, object
+WITH a, b, r.kind AS predicate, r.detail AS detail, r.since AS since, r.until AS until, r.known AS known,
+     collect(r.story_id) AS story_ids
+RETURN a.id AS subject_id, a.name AS subject, predicate, b.id AS object_id, b.name AS object,
+       detail, since, until, story_ids, known, a.legacy_id AS subject_legacy, b.legacy_id AS object_legacy
+ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, predicate, object, object_id, subject_id
 LIMIT $limit
 """
 
@@ -215,6 +220,15 @@ def year_range(period: str) -> tuple[int, int] | None:
     if years:
         return min(years), max(years)
     return None
+
+
+#: the most years one temporal query asks for (a longer range is cut at its start + this)
+MAX_TEMPORAL_YEARS = 120
+
+
+def year_keys(start: int, end: int) -> list[str]:
+    """The `years` keys of a range: (1960, 1962) -> ["|1960|", "|1961|", "|1962|"]."""
+    return [f"|{y}|" for y in range(start, min(end, start + MAX_TEMPORAL_YEARS - 1) + 1)]
 
 
 #: stories an open question gets from the overview template
@@ -585,7 +599,7 @@ def traverse(
     elif kind is Intent.TEMPORAL:
         ranges = [r for r in (year_range(p) for p in intent.entities.time_periods) if r]
         for start, end in ranges[:3]:
-            for row in run.query("temporal", {**base, "start": start, "end": end}):
+            for row in run.query("temporal", {**base, "years": year_keys(start, end)}):
                 add([row["story_id"]], "temporal", 1, row["relationship"], row.get("entity"))
     elif kind is Intent.SPATIAL:
         names = [n.lower() for n in intent.entities.places if len(n) >= 3]

@@ -822,36 +822,34 @@ def _batches(items: Sequence[StoryPlan], size: int) -> Iterator[Sequence[StoryPl
 
 
 # The entity graph of many new stories, written once per batch instead of once per story: the
-# same nodes, edges and properties as `sync_story_entities` story after story (entity and
-# person-edge provenance lists get the batch's story ids appended in story order, properties
-# take the last story's values), checked by tests/integration/test_bench_load.py.
+# same nodes, edges and properties as `sync_story_entities` story after story (one person ->
+# entity edge per supporting story, entity properties take the last story's values), checked
+# by tests/integration/test_bench_load.py.
 BULK_ENTITIES = """
 UNWIND $rows AS ent
 MERGE (e:{label} {{id: ent.id}})
-SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years,
-    e.story_ids = coalesce(e.story_ids, []) + [x IN ent.sids WHERE NOT x IN coalesce(e.story_ids, [])]
+SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years
 """
 BULK_STORY_EDGES = """
 UNWIND $rows AS row
 MATCH (s:Story {{id: row.sid}})
 MATCH (e:{label} {{id: row.id}})
 MERGE (s)-[r:{edge}]->(e)
-SET r.kind = '{edge}', r.story_ids = [row.sid]
+SET r.kind = '{edge}'
 """
 BULK_MENTIONS = """
 UNWIND $rows AS row
 MATCH (s:Story {id: row.sid})
 MATCH (p:Person {id: row.pid})
 MERGE (s)-[r:MENTIONS]->(p)
-SET r.kind = 'MENTIONS', r.story_ids = [row.sid]
+SET r.kind = 'MENTIONS'
 """
 BULK_PERSON_EDGES = """
 UNWIND $rows AS edge
 MATCH (p:Person {{id: edge.person_id}})
 MATCH (e:{label} {{id: edge.entity_id}})
-MERGE (p)-[r:{predicate}]->(e)
-SET r.kind = '{predicate}',
-    r.story_ids = coalesce(r.story_ids, []) + [x IN edge.sids WHERE NOT x IN coalesce(r.story_ids, [])]
+MERGE (p)-[r:{predicate} {{story_id: edge.sid}}]->(e)
+SET r.kind = '{predicate}'
 """
 BULK_STORY_FACTS = """
 UNWIND $rows AS f
@@ -867,23 +865,18 @@ def write_entity_graph(graph: GraphStore, plans: Sequence[EntityPlan]) -> None:
     entities: dict[tuple[str, str], dict[str, Any]] = {}
     story_edges: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
     mentions: dict[tuple[str, str], dict[str, str]] = {}
-    person_edges: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    person_edges: dict[tuple[str, str, str, str, str], dict[str, str]] = {}
     for plan in plans:
         for label, rows in plan.by_label.items():
             for row in rows:
-                sids = entities.get((label, row["id"]), {}).get("sids", [])
-                if plan.sid not in sids:
-                    sids = [*sids, plan.sid]
-                entities[(label, row["id"])] = {**row, "sids": sids}  # the last story's properties
+                entities[(label, row["id"])] = row  # the last story's properties
                 story_edges.setdefault(label, {})[(plan.sid, row["id"])] = {"sid": plan.sid, "id": row["id"]}
         for pid in plan.person_ids:
             mentions[(plan.sid, pid)] = {"sid": plan.sid, "pid": pid}
         for (predicate, label), edges in plan.person_edges.items():
             for edge in edges:
-                key = (predicate, label, edge["person_id"], edge["entity_id"])
-                row = person_edges.setdefault(key, {**edge, "sids": []})
-                if plan.sid not in row["sids"]:
-                    row["sids"].append(plan.sid)
+                key = (predicate, label, edge["person_id"], edge["entity_id"], plan.sid)
+                person_edges[key] = {**edge, "sid": plan.sid}
     for label in ("Place", "Event", "Object"):
         rows = [row for (of, _), row in entities.items() if of == label]
         if rows:
@@ -1018,13 +1011,13 @@ def load_corpus(
             for sp, _, _ in todo:
                 if sp.story.id in state:  # stored by an interrupted run: its graph may be half done
                     withdraw_story(ports.graph, str(sp.story.id))
-            write_entity_graph(
-                ports.graph,
-                [plan_story_entities(sp.story, sp.entities, sp.resolved, []) for sp, _, _ in todo],
-            )
+            plans = [plan_story_entities(sp.story, sp.entities, sp.resolved, []) for sp, _, _ in todo]
+            write_entity_graph(ports.graph, plans)
             with stack.db.transaction():
-                for sp, digest, _ in todo:
-                    ports.stories.mark_graph_synced(sp.story.id, digest, SYNTHETIC_EXTRACTOR)
+                for (sp, digest, _), plan in zip(todo, plans, strict=True):
+                    ports.stories.mark_graph_synced(
+                        sp.story.id, digest, SYNTHETIC_EXTRACTOR, plan.fingerprint(str(sp.story.legacy_id))
+                    )
         done += len(batch)
         if progress and (done % (LOAD_BATCH * 16) < LOAD_BATCH or done == len(corpus.stories)):
             rate = done / max(time.perf_counter() - started, 1e-9)

@@ -61,8 +61,8 @@ def _cmd_load(args: argparse.Namespace) -> int:
 EXAMPLE_QUERIES = {
     "Person": "MATCH (s:Story)-[:MENTIONS]->(e:Person) RETURN e.name AS name, count(s) AS n ORDER BY n DESC, name LIMIT 4",
     **{
-        label: f"MATCH (e:{label}) RETURN e.name AS name, size(coalesce(e.story_ids, [])) AS n"
-        " ORDER BY n DESC, name LIMIT 4"
+        label: f"MATCH (s:Story)-[:{'TOOK_PLACE_AT' if label == 'Place' else 'REFERENCES'}]->(e:{label})"
+        " RETURN e.name AS name, count(s) AS n ORDER BY n DESC, name LIMIT 4"
         for label in ("Place", "Event", "Object")
     },
 }
@@ -268,7 +268,19 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 def _cmd_backfill(args: argparse.Namespace) -> int:
     from heirloom.local.workflow import LocalWorkflows
 
-    _use_local_stack()
+    if args.rebuild_graph:
+        from heirloom.domain.graph_rebuild import rebuild_graph
+        from heirloom.local.runtime import list_legacy_ids
+
+        runtime = _use_local_stack()
+        report = rebuild_graph(runtime.ports, list_legacy_ids(runtime.db))
+        print(
+            f"graph rebuilt: {report.legacies} legacies, {report.persons} persons,"
+            f" {report.relationships} relationships, {report.links} links, {report.stories} stories"
+            f" ({report.enriched} with their entities extracted again)"
+        )
+        return 0
+    _use_local_stack()  # its runtime unmarks the stories whose graph facts were lost
     payload = {"next": {"after": None, "page_size": args.page_size}, "pace_seconds": args.pace}
     with LocalWorkflows().start() as workflows:
         execution = workflows.run("backfill", payload, timeout_s=3600)
@@ -350,6 +362,12 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = sub.add_parser("backfill", help="ingest every story whose index or graph is behind")
     backfill.add_argument("--page-size", type=int, default=50)
     backfill.add_argument("--pace", type=int, default=0, help="seconds to wait between pages (rate limit)")
+    backfill.add_argument(
+        "--rebuild-graph",
+        action="store_true",
+        help="drop this prefix's graph and write it again from PostgreSQL (structure, then every"
+        " story's entities extracted again); running it twice gives the same graph",
+    )
     backfill.set_defaults(func=_cmd_backfill)
 
     bench = sub.add_parser(

@@ -6,6 +6,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from uuid import UUID
 
 from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
@@ -88,17 +89,29 @@ def open_runtime(settings: Settings | None = None, *, start: bool = True) -> Loc
 
 
 def repair_lost_graph(ports: IngestionPorts) -> bool:
-    """If the graph holds fewer Story nodes than stories marked as synced, the graph store lost
-    data (FalkorDB restarted from an older snapshot, or none): unmark them all, so loading the
-    dataset again (which `eval` and `demo` do) or `heirloom backfill` rebuilds the graph instead
-    of trusting the marks. True if it did."""
-    synced = ports.stories.graph_synced_count()
-    if synced == 0 or ports.graph.count_nodes().get("Story", 0) >= synced:
+    """Compare, story by story, the fingerprint stored with each sync mark (what the graph
+    should hold) with what the graph holds; unmark the stories that differ (FalkorDB restarted
+    from an older snapshot, or none: lost or rolled-back facts), so loading the dataset again
+    (which `eval` and `demo` do) or `heirloom backfill` rebuilds them. True if it unmarked any."""
+    from heirloom.domain.entity_sync import graph_fingerprints
+
+    stored = ports.stories.graph_fingerprints()
+    if not stored:
+        return False
+    held = graph_fingerprints(ports.graph)
+    behind = sorted(
+        sid for sid, expected in stored.items() if expected is None or held.get(str(sid)) != expected
+    )
+    if not behind:
         return False
     warnings.warn(
-        f"the graph has fewer Story nodes than the {synced} stories marked as synced: it lost data;"
-        " their graph facts will be rebuilt",
+        f"the graph holds other facts than PostgreSQL recorded for {len(behind)} of the {len(stored)}"
+        " stories marked as synced: it lost data; their graph facts will be rebuilt",
         stacklevel=2,
     )
-    ports.stories.forget_graph_synced()
+    ports.stories.forget_graph_synced(behind)
     return True
+
+
+def list_legacy_ids(db: PgDatabase) -> list[UUID]:
+    return [r["id"] for r in db.connection().execute("SELECT id FROM legacies ORDER BY id").fetchall()]
