@@ -87,7 +87,11 @@ def test_per_query_lines_agree_with_the_scores_and_stdout_is_the_table(eval_env,
     assert sum(len(r["leaked"]) for r in records) == metrics["leaks"]
 
 
-def test_per_query_into_a_missing_folder_is_refused_before_any_work(tmp_path, capsys):
-    code = main(["eval", str(SAMPLE), "--per-query", str(tmp_path / "nowhere" / "q.jsonl")])
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [(["--per-query", "{tmp}/nowhere/q.jsonl"], "nowhere"), (["--k", "5,x"], "--k"), (["--k", "0"], "--k")],
+)
+def test_bad_options_are_refused_before_any_work(tmp_path, capsys, extra, reason):
+    code = main(["eval", str(SAMPLE), *(a.format(tmp=tmp_path) for a in extra)])
     assert code == EXIT_BAD_INPUT
-    assert "nowhere" in capsys.readouterr().err
+    assert reason in capsys.readouterr().err
