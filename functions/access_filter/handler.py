@@ -8,11 +8,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from heirloom.contracts.context import AccessFilterInput
 from heirloom.domain.access_filter import filter_context
 from heirloom.edges import parse
+from heirloom.errors import error_contract
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
+@error_contract
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

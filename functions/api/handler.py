@@ -16,12 +16,14 @@ from heirloom.domain.context_api import (
     WorkflowFailed,
     WorkflowTimedOut,
     answer,
+    parse_body,
 )
-from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable
+from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
-app = APIGatewayRestResolver(enable_validation=True)
+#: bodies are parsed within depth, size and number limits (a 400 beyond them, never a crash)
+app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=parse_body)
 STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404}
 #: the refusals, as the OpenAPI document describes them (validation errors are 400, not 422)
 ERROR_BODY = {
@@ -37,7 +39,12 @@ RESPONSES: dict[int, Any] = {
     **{
         code: {"description": text, "content": {"application/json": {"schema": ERROR_BODY}}}
         for code, text in (
-            (400, "InvalidRequest: the path, query or body does not match the contract"),
+            (
+                400,
+                "InvalidRequest: the path, query or body does not match the contract, or the body is"
+                " larger than 1 MiB, nested more than 8 levels deep or holds an integer of more than"
+                " 20 digits",
+            ),
             (403, "AccessDenied: no verified identity, not a member of the legacy, or debug without admin"),
             (404, "NotFound: the legacy does not exist"),
             (503, "StoreUnavailable: the permission store is unreachable; nothing returned, retry later"),
@@ -120,6 +127,7 @@ def _unavailable(exc: Exception) -> Response[dict[str, Any]]:
     return Response(status, content_types.APPLICATION_JSON, {"error": type(exc).__name__, "reason": reason})
 
 
+@error_contract
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

@@ -8,12 +8,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from heirloom.contracts.context import GraphTraversalInput
 from heirloom.domain.graph_step import graph_traversal_step
 from heirloom.edges import parse
+from heirloom.errors import error_contract
 from heirloom.observability import record_traversal
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
+@error_contract
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

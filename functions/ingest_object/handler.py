@@ -9,12 +9,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.domain.imports import import_object
 from heirloom.edges import parse
-from heirloom.errors import InvalidRequest, NotFound
+from heirloom.errors import InvalidRequest, NotFound, error_contract
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
+@error_contract
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

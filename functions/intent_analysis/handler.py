@@ -8,11 +8,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from heirloom.contracts.context import IntentAnalysisInput
 from heirloom.domain.intent_step import intent_analysis_step
 from heirloom.edges import parse
+from heirloom.errors import error_contract
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
+@error_contract
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
@@ -23,6 +25,12 @@ def handler(
     svc = services or default_services()
     graph = svc.graph if svc.settings.graph.augmentation_enabled else None
     intent = intent_analysis_step(
-        data.request, svc.stories, graph, svc.breaker, svc.gazetteers, svc.intent_classifier
+        data.request,
+        svc.stories,
+        graph,
+        svc.breaker,
+        svc.gazetteers,
+        svc.intent_classifier,
+        svc.local_intent_classifier,
     )
     return intent.model_dump(mode="json")

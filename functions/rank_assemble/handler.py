@@ -9,12 +9,14 @@ from heirloom.contracts.context import RankAssembleInput
 from heirloom.domain.assembly import assemble
 from heirloom.domain.personas import load_personas
 from heirloom.edges import parse
+from heirloom.errors import error_contract
 from heirloom.observability import record_context
 from heirloom.services import Services, default_services
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
 
+@error_contract
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics

@@ -74,6 +74,7 @@ def test_a_user_id_in_the_body_is_refused_not_trusted():
     [
         ({"query": "", "persona": "family"}, "query"),
         ({"query": "x" * 2001, "persona": "family"}, "query"),
+        ({"query": " \n\t ", "persona": "family"}, "query"),
         ({"query": "hi", "persona": "pirate"}, "persona"),
         ({"query": "hi", "persona": "family", "token_budget": 100}, "token_budget"),
         ({"query": "hi", "persona": "family", "history": [{"role": "system", "content": "x"}]}, "history"),
@@ -122,3 +123,115 @@ def test_the_openapi_document_describes_the_route_and_its_body():
     assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("ContextBody")
     body = doc["components"]["schemas"]["ContextBody"]
     assert body["properties"]["query"]["maxLength"] == 2000 and "persona" in body["required"]
+
+
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested more than 8 levels"),
+        ("[" * 100_000, "nested more than 8 levels"),  # never closed
+        ('{"query": "hi", "persona": "family", "history": ' + "[" * 3000 + "]" * 3000 + "}", "nested"),
+        ('{"query": "hi", "persona": "family", "token_budget": ' + "9" * 5000 + "}", "more than 20 digits"),
+        ('{"query": "hi", "persona": "family", "token_budget": -' + "1" * 5000 + "}", "more than 20 digits"),
+        ('{"query": "' + "x" * 1_100_000 + '", "persona": "family"}', "larger than 1048576 bytes"),
+    ],
+)
+def test_hostile_bodies_are_400_before_the_parser_gives_way(body, reason):
+    """Python's JSON parser raises RecursionError on deep nesting and ValueError on a 5,000-digit
+    integer: unhandled, those were a 502 in Lambda."""
+    status, out, wf = call(body=body)
+    assert status == 400 and out["error"] == "InvalidRequest" and reason in out["reason"]
+    assert wf.requests == []
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    body = {
+        "query": '[[[[[[[[[[{{{{{{{{{{ \\" ]]',
+        "persona": "family",
+        "history": [{"role": "user", "content": "{["}],
+    }
+    status, _, wf = call(body=json.dumps(body))
+    assert status == 200 and wf.requests[0].query == body["query"]
+
+
+def test_a_base64_body_is_held_to_the_same_limits():
+    import base64
+
+    deep = base64.b64encode(("[" * 50_000).encode()).decode()
+    status, out, _ = call(body=deep, isBase64Encoded=True)
+    assert status == 400 and "nested" in out["reason"]
+
+
+class DegradedWorkflow(FakeWorkflow):
+    def run(self, request):
+        out = super().run(request)
+        return out.model_copy(update={"sources_used": ("vector",), "degraded": ("graph",)})
+
+
+def test_every_caller_is_told_which_sources_answered_and_which_are_missing():
+    """Degradation was visible only in admin debug output (graph_status)."""
+    status, body, _ = call(workflow=DegradedWorkflow())  # a member, not an admin
+    assert status == 200 and body["debug"] is None
+    assert body["sources_used"] == ["vector"] and body["degraded"] == ["graph"]
+    status, body, _ = call()
+    assert status == 200 and body["degraded"] == []
+
+
+def test_the_openapi_document_describes_sources_used_and_degraded():
+    import importlib.util
+
+    handler_path = Path(__file__).parents[2] / "functions" / "api" / "handler.py"
+    spec = importlib.util.spec_from_file_location("api_openapi_probe_degraded", handler_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    doc = json.loads(module.app.get_openapi_json_schema(title="Heirloom context API", version="1"))
+    response = doc["components"]["schemas"]["ContextResponse"]
+    assert {"sources_used", "degraded"} <= set(response["required"])
+    for field in ("sources_used", "degraded"):
+        assert response["properties"][field]["items"]["enum"] == ["vector", "graph"]
+        assert response["properties"][field]["description"]
+
+
+class _UnansweringStepFunctions:
+    def __init__(self, error):
+        self.error = error
+
+    def start_sync_execution(self, **_kwargs):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error,status",
+    [
+        ("read", 504),  # no answer within the read timeout: retry later
+        ("connect", 500),  # the endpoint cannot be reached
+        ("throttled", 500),
+    ],
+)
+def test_step_functions_that_does_not_answer_is_a_typed_5xx_not_a_hang_or_a_crash(error, status):
+    """botocore's defaults (60 s connect and read timeouts, retries) outlived API Gateway's 29 s,
+    and its exceptions escaped the handler (a bare 502)."""
+    from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutError
+
+    from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
+
+    raised = {
+        "read": ReadTimeoutError(endpoint_url="https://states"),
+        "connect": ConnectTimeoutError(endpoint_url="https://states"),
+        "throttled": ClientError({"Error": {"Code": "ThrottlingException"}}, "StartSyncExecution"),
+    }[error]
+    workflow = StepFunctionsContextWorkflow(
+        "arn:aws:states:us-east-1:1:stateMachine:x", _UnansweringStepFunctions(raised)
+    )
+    code, out, _ = call(workflow=workflow)
+    assert code == status and out["reason"] and "states" not in out["reason"]
+
+
+def test_the_step_functions_client_has_short_connect_and_bounded_read_timeouts(monkeypatch):
+    from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    config = StepFunctionsContextWorkflow("arn:aws:states:us-east-1:1:stateMachine:x")._client.meta.config
+    # longer than the workflow's own 18 s, shorter than the API function's 22 s; no second attempt
+    assert config.connect_timeout == 2 and 18 < config.read_timeout < 22
+    assert config.retries["total_max_attempts"] == 1

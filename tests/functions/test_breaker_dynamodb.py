@@ -40,3 +40,11 @@ def test_two_containers_share_one_trial(table):
     assert b.state() == "open"
     now[0] += 30
     assert [a.allow(), b.allow()] == [True, False]
+
+
+def test_the_default_client_has_short_connect_and_read_timeouts(monkeypatch):
+    """botocore's defaults (60 s each) let a hung DynamoDB hold every request's breaker read."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    config = DynamoBreakerStore("breaker")._client.meta.config
+    assert (config.connect_timeout, config.read_timeout) == (1, 1)
+    assert config.retries == {"mode": "standard", "total_max_attempts": 2}

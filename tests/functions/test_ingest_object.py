@@ -1,7 +1,9 @@
 """IngestObject with its sample S3 event (moto S3) on the embedded engines."""
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
+from uuid import UUID
 
 import boto3
 import pytest
@@ -93,3 +95,30 @@ def test_bad_documents_are_tagged_rejected_and_store_nothing(s3, ports, body, re
 def test_oversized_objects_are_rejected_before_reading(s3, ports):
     result, _ = s3(b"x" * 1_000_001)
     assert result["status"] == "rejected" and "limit" in result["reason"]
+
+
+def test_a_document_of_a_deleted_story_is_skipped_and_tagged_so(s3, ports):
+    doc = {"id": "3e1f5a7c-9b2d-4c6e-8f0a-1b3d5f7a9c2e", "legacy_id": LEGACY, "author_user_id": AUTHOR,
+           "title": "Glass", "content": "He cut glass for forty years.", "visibility": "private",
+           "created_at": "2020-01-01T00:00:00Z", "updated_at": "2020-01-01T00:00:00Z"}  # fmt: skip
+    ports.stories.delete_story(
+        UUID(doc["id"]), datetime(2019, 1, 1, tzinfo=UTC), UUID(LEGACY)
+    )  # an older delete
+    result, tags = s3(json.dumps(doc).encode(), key="imports/glass.json")
+    assert result["change"] == "skipped" and tags["heirloom-status"] == "skipped" and tags["heirloom-reason"]
+    assert ports.stories.get_story(doc["id"]) is None
+
+
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested more than 8 levels"),
+        (b'{"id": ' + b"7" * 5000 + b"}", "more than 20 digits"),
+    ],
+)
+def test_hostile_json_documents_are_rejected_not_a_crash(s3, ports, body, reason):
+    """json.loads raised RecursionError / ValueError: the handler crashed instead of tagging."""
+    before = ports.stories.counts()
+    result, tags = s3(body, key="imports/hostile.json")
+    assert result["status"] == "rejected" and reason in result["reason"]
+    assert tags["heirloom-status"] == "rejected" and ports.stories.counts() == before

@@ -20,6 +20,8 @@ def test_context_assembled_event_and_metrics(capsys):
     result = AssembledContext(
         formatted_context=f"## Relevant Stories\n{SECRET}",
         ranked_story_ids=(story,),
+        sources_used=("vector",),
+        degraded=("graph",),
         metadata=ContextMetadata(
             intent=QueryIntent(intent="temporal", breaker_state="open"),
             sources=(
@@ -43,6 +45,7 @@ def test_context_assembled_event_and_metrics(capsys):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     event = next(line for line in lines if line.get("message") == "context_assembled")
     assert event["final_results"] == 1 and event["graph_ratio"] == 1.0 and event["circuit_state"] == "open"
+    assert event["degraded"] == ["graph"]
     names = {
         m["Name"]
         for line in lines
@@ -50,6 +53,7 @@ def test_context_assembled_event_and_metrics(capsys):
         for m in d["Metrics"]
     }
     assert {"GraphContextLatency", "GraphContextResults", "GraphCircuitOpen", "GraphCircuitState"} <= names
+    assert [line.get("source") for line in lines if "ContextDegraded" in line] == ["graph"]
     phases = {line.get("phase") for line in lines if "GraphContextLatency" in line}
     assert phases == {"vector", "graph"}
     assert all(SECRET not in json.dumps(line) and "The Tin" not in json.dumps(line) for line in lines)

@@ -71,7 +71,7 @@ def test_an_older_update_never_overwrites_a_newer_one(send, ports):
     send(sample("story_created"))
     send(sample("story_updated"))
     newer = ports.stories.get_story(story_id())
-    assert send(sample("story_created")) == "unchanged"  # the older version, delivered late
+    assert send(sample("story_created")) == "skipped"  # the older version, delivered late
     assert ports.stories.get_story(story_id()) == newer
     assert "grace in Italian" in ports.vectors.chunks_of(story_id())[-1].text
 
@@ -79,16 +79,12 @@ def test_an_older_update_never_overwrites_a_newer_one(send, ports):
 def test_a_late_update_does_not_revive_a_deleted_story(send, ports):
     send(sample("story_created"))
     send(sample("story_deleted"))
-    assert send(sample("story_updated")) == "unchanged"
+    assert send(sample("story_updated")) == "skipped"
     assert ports.stories.get_story(story_id()) is None and ports.vectors.chunks_of(story_id()) == []
     assert ports.graph.run("MATCH (s:Story {id: $id}) RETURN s", {"id": story_id()}) == []
 
 
-def test_a_delete_older_than_the_stored_story_is_ignored(send, ports):
-    send(sample("story_created"))
-    send(sample("story_updated"))
-    assert send(sample("story_deleted", deleted_at="2019-11-03T20:00:00Z")) == "unchanged"
-    assert ports.stories.get_story(story_id()) is not None and ports.vectors.chunks_of(story_id())
+# a delete older than the stored version: tests/functions/test_access_ordering.py (deletes are final)
 
 
 @pytest.mark.parametrize(
@@ -133,8 +129,8 @@ def test_with_an_ingestion_workflow_content_is_handed_over_not_processed_inline(
 
 def test_a_delete_delivered_before_its_create_keeps_the_story_deleted(send, ports):
     send(sample("story_deleted"))  # EventBridge delivered the delete first
-    assert send(sample("story_created")) == "unchanged"
-    assert send(sample("story_updated")) == "unchanged"
+    assert send(sample("story_created")) == "skipped"
+    assert send(sample("story_updated")) == "skipped"
     assert ports.stories.get_story(story_id()) is None and ports.vectors.chunks_of(story_id()) == []
     assert ports.graph.run("MATCH (s:Story {id: $id}) RETURN s", {"id": story_id()}) == []
 
@@ -154,7 +150,7 @@ def test_a_late_member_added_never_restores_a_removed_member(send, ports):
     added = at(sample("member_added"), "2019-11-03T18:30:05Z")
     removed = at(sample("member_removed"), "2019-11-04T09:00:00Z")
     assert send(added) == "created" and send(removed) == "deleted"
-    assert send(added) == "unchanged"  # the older event, redelivered late
+    assert send(added) == "skipped"  # the older event, redelivered late
     assert ports.stories.role_of(UUID(MEMBER["user_id"]), UUID(MEMBER["legacy_id"])) is None
     later = at(sample("member_added"), "2019-11-05T09:00:00Z")  # a real re-invitation
     assert send(later) == "created"
@@ -165,7 +161,7 @@ def test_a_removal_delivered_before_its_add_keeps_the_member_out(send, ports):
     send(sample("legacy_created"))
     send(sample("user_created"))
     send(at(sample("member_removed"), "2019-11-04T09:00:00Z"))
-    assert send(at(sample("member_added"), "2019-11-03T18:30:05Z")) == "unchanged"
+    assert send(at(sample("member_added"), "2019-11-03T18:30:05Z")) == "skipped"
     assert ports.stories.role_of(UUID(MEMBER["user_id"]), UUID(MEMBER["legacy_id"])) is None
 
 

@@ -119,3 +119,49 @@ def test_unknown_legacy_and_non_member_are_typed_errors(ports, mini):
         filter_context(
             AccessFilterInput(request=request, branches=(VectorBranch(),)), ports.stories, ports.vectors
         )
+
+
+def test_debug_metadata_is_computed_after_filtering_from_what_the_user_may_read(ports, mini):
+    """Intent matches listed entities found only in unreadable stories, and traversal counts were
+    taken before filtering: debug output hinted at what the user may not read."""
+    from heirloom.adapters.tokenizer import TiktokenTokenizer
+    from heirloom.contracts.context import EntityMatch, QueryEntities, TraversalStat
+    from heirloom.domain.assembly import assemble
+    from heirloom.domain.personas import load_personas
+
+    illness = EntityMatch(mention="hospital", node_id="e-ill", label="Event", name="Lung Illness")
+    orchard = EntityMatch(mention="orchard", node_id="p-orch", label="Place", name="Orchard")
+    intent = QueryIntent(
+        intent="entity_focused",
+        entities=QueryEntities(places=("Orchard",), events=("Lung Illness", "Picnic")),
+        matches=(illness, orchard),
+    )
+    hits = (
+        GraphHit(story_id=mini.private_story, template="entity_focused", hops=1, entity="Lung Illness"),
+        GraphHit(story_id=mini.public_story, template="spatial", hops=1, entity="Orchard"),
+    )
+    stats = tuple(TraversalStat(template=t, results=1, latency_ms=1.0) for t in ("entity_focused", "spatial"))
+    graph = GraphResults(
+        hits=hits,
+        facts=(fact(mini, [mini.private_story]),),
+        traversals=(*stats, TraversalStat(template="facts", results=1, latency_ms=1.0)),
+    )
+
+    def debug_of(user):
+        request = ContextRequest(
+            legacy_id=mini.legacy, user_id=user, persona="family", query="the hospital, the orchard, a picnic"
+        )
+        data = AccessFilterInput(
+            request=request, branches=(GraphBranch(intent=intent, graph=graph), VectorBranch())
+        )
+        filtered = filter_context(data, ports.stories, ports.vectors)
+        meta = assemble(request, filtered, load_personas()[request.persona], TiktokenTokenizer()).metadata
+        assert (meta.intent, meta.traversals) == (filtered.intent, filtered.traversals)
+        return meta.intent, {s.template: s.results for s in meta.traversals}
+
+    intent_out, counts = debug_of(mini.admirer)  # may not read the private story
+    assert intent_out.matches == (orchard,)
+    assert intent_out.entities.events == ("Picnic",) and intent_out.entities.places == ("Orchard",)
+    assert counts == {"entity_focused": 0, "spatial": 1, "facts": 0}
+    intent_out, counts = debug_of(mini.creator)  # may read everything
+    assert intent_out == intent and counts == {"entity_focused": 1, "spatial": 1, "facts": 1}

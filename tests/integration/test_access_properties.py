@@ -1,4 +1,4 @@
-"""Property tests of FORMAT.md's visibility rules over random worlds, on the real engines.
+"""Property tests of docs/dataset-format.md's visibility rules over random worlds, on the real engines.
 
 Each example generates 2-4 legacies with persons, users in every role (or none), stories of
 every visibility, links in every status and share mode, known relationships, and an entity graph
@@ -87,6 +87,7 @@ class Engines:
             extractor_version=extractor.version,
         )
         ingest(ports, world)
+        self.check_stored(world)
         services = services_with(
             {"TRAVERSAL_BUDGET_MS": "10000"},
             stories=ports.stories,
@@ -97,6 +98,25 @@ class Engines:
             ingestion=ports,
         )
         return ports, services
+
+    def check_stored(self, world: World) -> None:
+        """PostgreSQL holds exactly the world's final state: the ordering rules gave the same
+        memberships, links and stories as their second, simple reading in the test, whatever
+        the delivery order (not only nothing more than allowed: nothing less either)."""
+        conn = self.db.connection()
+        members = {(r["l"], r["u"], r["role"]) for r in conn.execute(
+            "SELECT legacy_id::text AS l, user_id::text AS u, role FROM legacy_members").fetchall()}  # fmt: skip
+        assert members == {(m["legacy_id"], m["user_id"], m["role"]) for m in world.members}
+        links = {r["id"]: (r["status"], r["share_mode"], sorted(r["shared"])) for r in conn.execute(
+            "SELECT l.id::text AS id, l.status, l.share_mode, coalesce(array_agg(s.story_id::text)"
+            " FILTER (WHERE s.story_id IS NOT NULL), '{}') AS shared"
+            " FROM legacy_links l LEFT JOIN legacy_link_shares s ON s.link_id = l.id GROUP BY l.id").fetchall()}  # fmt: skip
+        assert links == {
+            x["id"]: (x["status"], x["share_mode"], sorted(x["shared_story_ids"])) for x in world.links
+        }
+        stories = {(r["id"], r["l"], r["visibility"], r["title"]) for r in conn.execute(
+            "SELECT id::text AS id, legacy_id::text AS l, visibility, title FROM stories").fetchall()}  # fmt: skip
+        assert stories == {(s["id"], s["legacy_id"], s["visibility"], s["title"]) for s in world.stories}
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +190,22 @@ def count(world: World, q: dict[str, Any]) -> None:
             STATS[f"link:{link['status']}/{link['share_mode']}"] += 1
 
 
+def count_events(world: World) -> None:
+    """What the world's story events exercised: ties, redeliveries, reloads, moves."""
+    STATS["events"] += len(world.events)
+    STATS["deliveries"] += len(world.deliveries)
+    STATS["redeliveries"] += len(world.deliveries) - len(world.events)
+    STATS["reloads"] += world.reload_at is not None
+    for e in world.events:
+        STATS[f"event:{e.kind}"] += 1
+    stamps = collections.Counter(
+        (e.kind in ("member", "unmember"), json.dumps([e.value.get("id"), e.value.get("legacy_id"),
+                                                       e.value.get("user_id")]), e.at)
+        for e in world.events if e.kind in ("link", "member", "unmember")
+    )  # fmt: skip
+    STATS["events_in_a_tie"] += sum(n for n in stamps.values() if n > 1)
+
+
 def check(world: World, q: dict[str, Any], run: Any) -> None:
     """Run one request with `run(request, force)` and hold what comes back to the oracle."""
     count(world, q)
@@ -193,6 +229,7 @@ def check(world: World, q: dict[str, Any], run: Any) -> None:
 def test_no_context_holds_anything_format_md_forbids(engines, world, data):
     _ports, services = engines.fresh(world)
     STATS["worlds"] += 1
+    count_events(world)
     STATS["facts_in_world"] += len(world.facts())
     for _ in range(QUERIES_PER_WORLD):
         q = data.draw(questions(world))

@@ -22,8 +22,9 @@ from psycopg.conninfo import conninfo_to_dict
 
 from heirloom.adapters import factory
 from heirloom.adapters.aurora import IamSource, SecretSource
-from heirloom.adapters.postgres import PgDatabase, PgStoryStore, StoreUnavailable
+from heirloom.adapters.postgres import PgDatabase, PgStoryStore
 from heirloom.contracts.records import Legacy, Person
+from heirloom.errors import StoreUnavailable
 from heirloom.settings import SettingsError, settings_from_env
 
 FAKE_KEY, FAKE_SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"

@@ -1,6 +1,8 @@
 """The CLI on a private stack: load twice (second reports no changes), stats as JSON."""
 
 import json
+from datetime import UTC, datetime
+from uuid import UUID
 
 import pytest
 
@@ -14,6 +16,10 @@ def cli_env(monkeypatch, tmp_path):
     from heirloom.settings import get_settings
 
     monkeypatch.setenv("HEIRLOOM_HOME", str(stack_home() / "home"))
+    # commands point the handlers at the stack through these (as Lambda's environment would):
+    # restored after each test
+    for name in ("DATABASE_URL", "FALKOR_SOCKET", "GRAPH_ENV_PREFIX"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("EMBEDDING_PROVIDER", "fake")
     monkeypatch.setenv("EXTRACTOR_PROVIDER", "none")
     get_settings.cache_clear()
@@ -34,6 +40,128 @@ def test_load_twice_and_stats(cli_env, capsys):
     assert stats["graph_nodes"] == {"Legacy": 2, "Person": 3, "Story": 4}
     assert main(["local", "status"]) == 0
     assert "running" in capsys.readouterr().out
+
+
+def test_load_again_lists_what_story_events_changed_since(cli_env, capsys):
+    from heirloom.local.runtime import open_runtime
+
+    mini = MiniDataset()
+    root = mini.write(cli_env / "ds")
+    assert main(["load", str(root)]) == 0
+    # a Member Removed event for the admirer, after the first load
+    open_runtime(write=True, repair=False).ports.stories.remove_member(
+        UUID(mini.legacy), UUID(mini.admirer), datetime(2025, 1, 1, tzinfo=UTC)
+    )
+    capsys.readouterr()
+    assert main(["load", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "(no changes)" in out
+    assert "skipped 1 records that story events changed since:\n  members.jsonl:2: a story event" in out
+
+
+def _stores(prefix: str):
+    """The CLI stack's database and the graph under `prefix`, opened directly (not through the
+    code under test)."""
+    from heirloom.adapters.falkor import FalkorGraphStore
+    from heirloom.adapters.postgres import PgDatabase
+    from heirloom.local.runtime import stack_home as cli_home
+    from heirloom.local.stack import LocalStack
+    from heirloom.settings import get_settings
+
+    status = LocalStack(cli_home(get_settings())).status()
+    assert status.postgres_uri and status.falkor_socket
+    db = PgDatabase(status.postgres_uri, embedding_dim=get_settings().embedding.dimension)
+    return db, FalkorGraphStore(status.falkor_socket, get_settings().graph.graph_name, prefix)
+
+
+def _use_prefix(monkeypatch, prefix: str) -> None:
+    from heirloom.settings import get_settings
+
+    monkeypatch.setenv("GRAPH_ENV_PREFIX", prefix)
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def loaded(cli_env, monkeypatch, capsys):
+    """The mini dataset loaded with entity extraction (so stories carry graph sync marks)."""
+    from heirloom.settings import get_settings
+
+    monkeypatch.setenv("EXTRACTOR_PROVIDER", "local")
+    get_settings.cache_clear()
+    data = MiniDataset()
+    assert main(["load", str(data.write(cli_env / "ds"))]) == 0
+    capsys.readouterr()
+    db, graph = _stores("local")
+    assert (
+        db.connection()
+        .execute("SELECT count(*) AS n FROM story_processing WHERE graph_hash IS NOT NULL")
+        .fetchone()["n"]
+        == 4
+    )
+    yield data, db, graph
+    db.close()
+
+
+def test_read_only_commands_with_another_graph_prefix_write_nothing(loaded, monkeypatch, capsys):
+    # `stats` with another GRAPH_ENV_PREFIX found no Story nodes there and unmarked every story
+    from tests.support.fuzz import differences, snapshot
+
+    data, db, graph = loaded
+    _, other = _stores("other")
+    before, other_before, indexes = snapshot(db, graph), snapshot(db, other), _indexes(graph)
+    _use_prefix(monkeypatch, "other")
+    assert main(["stats", "--json"]) == 0
+    question = ["ask", "What did Ada do?", "--legacy", data.legacy, "--user", data.creator]
+    assert main(question) == 0
+    capsys.readouterr()
+    assert differences(before, snapshot(db, graph)) == []
+    assert differences(other_before, snapshot(db, other)) == []
+    assert _indexes(graph) == indexes  # not even an index for the other prefix's labels
+
+
+def _indexes(graph) -> list[str]:
+    return sorted(row["label"] for row in graph.run("CALL db.indexes() YIELD label RETURN label"))
+
+
+def test_the_lost_graph_repair_never_compares_another_prefixs_graph(loaded, cli_env, monkeypatch, capsys):
+    # a write command under another prefix: this database's marks describe the `local` graph
+    from tests.support.fuzz import snapshot
+
+    _, db, graph = loaded
+    marks = snapshot(db, graph)["story_processing"]
+    _use_prefix(monkeypatch, "other")
+    with pytest.warns(UserWarning, match="marks describe GRAPH_ENV_PREFIX='local'"):
+        assert main(["load", str(cli_env / "ds")]) == 0
+    assert snapshot(db, graph)["story_processing"] == marks
+
+
+def test_load_still_repairs_a_lost_graph(loaded, cli_env, capsys):
+    _, _, graph = loaded
+    graph.delete_all()  # FalkorDB lost everything (or restarted from an older state)
+    with pytest.warns(UserWarning, match="lost data"):
+        assert main(["load", str(cli_env / "ds")]) == 0
+    assert graph.count_nodes().get("Story") == 4
+    assert graph.count_nodes().get("Person", 0) >= 3
+
+
+def test_a_read_only_command_on_a_fresh_database_says_what_to_run(cli_env, capsys):
+    # it used to create the schema (a write) and print zeros
+    assert main(["stats"]) == 1
+    assert "run `heirloom load DIR`" in capsys.readouterr().err
+
+
+def test_invoking_one_write_step_never_repairs_the_graph(loaded, cli_env, capsys):
+    # the repair (unmark every story) belongs to `load` and `backfill`, not to one step
+    from tests.support.fuzz import snapshot
+
+    data, db, graph = loaded
+    graph.delete_all()
+    marks = snapshot(db, graph)["story_processing"]
+    event = cli_env / "chunk_embed.json"
+    event.write_text(json.dumps({"story_id": data.public_story}))
+    assert main(["invoke", "chunk_embed", "-e", str(event)]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "up_to_date"
+    assert snapshot(db, graph)["story_processing"] == marks
 
 
 def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):

@@ -2,6 +2,7 @@
 edits replace a story's contributions; deletes withdraw them; replays change nothing."""
 
 import dataclasses
+from datetime import timedelta
 
 import pytest
 
@@ -111,13 +112,18 @@ def test_edit_replaces_exactly_the_story_contributions(loaded, tmp_path):
         for s in read_dataset(mini.write(tmp_path / "x")).stories
         if str(s.record.id) == mini.private_story
     )
-    edited = story.model_copy(update={"content": "Ada was sick for a while, then recovered."})
+    # an edit carries a newer updated_at (at an equal one the order of versions is fixed, not the last)
+    later = story.updated_at + timedelta(hours=1)
+    edited = story.model_copy(
+        update={"content": "Ada was sick for a while, then recovered.", "updated_at": later}
+    )
     ingestion.apply_story(ports, edited)
     nodes, edges = facts(ports.graph)
     assert ("Place", "County Hospital") in nodes  # still supported by the edited text (same entities)
     # an edit whose text no longer yields the hospital withdraws it
     extractor.table["sick"] = ExtractedEntities()
-    ingestion.apply_story(ports, edited.model_copy(update={"content": "Ada was sick, nothing more."}))
+    again = {"content": "Ada was sick, nothing more.", "updated_at": later + timedelta(hours=1)}
+    ingestion.apply_story(ports, edited.model_copy(update=again))
     nodes, edges = facts(ports.graph)
     assert ("Place", "County Hospital") not in nodes
     assert ("Ada Marsh", "LIVED_IN", "County Hospital") not in edges

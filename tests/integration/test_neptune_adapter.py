@@ -230,7 +230,8 @@ def test_a_malformed_query_is_its_own_error_sent_once_and_kept_out_of_logs(neptu
 @pytest.mark.parametrize(
     "fault",
     [Fault(500, "ThrottlingException"), Fault(429, "TooManyRequestsException"),
-     Fault(500, "ConcurrentModificationException"), Fault(500, "QueryLimitExceededException")],
+     Fault(500, "ConcurrentModificationException"), Fault(500, "QueryLimitExceededException"),
+     Fault(400, "ConstraintViolationException")],
 )  # fmt: skip
 def test_retryable_errors_are_retried_with_bounded_backoff(neptune_server, neptune_graph, fault):
     store = _fresh(neptune_server)
@@ -248,6 +249,7 @@ def test_retryable_errors_are_retried_with_bounded_backoff(neptune_server, neptu
 @pytest.mark.parametrize(
     "fault,kind",
     [(Fault(400, "BadRequestException"), GraphQueryRejected),
+     (Fault(400, "UnsupportedOperationException"), MalformedGraphQuery),
      (Fault(403, "AccessDeniedException"), GraphQueryRejected),
      (Fault(500, "InternalFailureException"), GraphRequestError),
      (Fault(500, "TimeLimitExceededException"), GraphRequestError),

@@ -1,5 +1,5 @@
 """The context-assembly ASL with the real handlers on the embedded engines and the sample
-legacy: every role and every link state, checked against an independent oracle of FORMAT.md."""
+legacy: every role and every link state, checked against an independent oracle of docs/dataset-format.md."""
 
 import copy
 from pathlib import Path

@@ -3,7 +3,7 @@ handlers, the embedded PostgreSQL + pgvector and FalkorDB holding the sample leg
 injected at the port level (`tests/support/faults.py`) through the handlers' `services=`.
 
 Each scenario ends in a context whose content is asserted (which sources, from which retrieval,
-nothing the FORMAT.md oracle forbids) or in a typed error, within the 2 s total budget.
+nothing the docs/dataset-format.md oracle forbids) or in a typed error, within the 2 s total budget.
 `test_context_assembly_routing.py` covers the same Catch/timeout paths with recording stand-ins.
 """
 
@@ -151,12 +151,19 @@ def assert_embedding_only(result: AssembledContext) -> None:
     assert result.graph_results == () and result.metadata.traversals == ()
     assert "## Known Connections" not in result.formatted_context
     assert result.metadata.vector_status == "ok"
+    # every caller sees the graph is missing: in the contract and in the text itself
+    assert result.sources_used == ("vector",) and result.degraded == ("graph",)
+    assert result.formatted_context.startswith(
+        "Note: known connections (the family relationship graph) is unavailable"
+    )
 
 
 def assert_graph_only(result: AssembledContext) -> None:
     assert result.metadata.vector_status == "failed" and result.embedding_results == ()
     assert result.metadata.sources, "the graph alone still answers"
     assert all(s.source.startswith("graph:") for s in result.metadata.sources)
+    assert result.sources_used == ("graph",) and result.degraded == ("vector",)
+    assert result.formatted_context.startswith("Note: story search by meaning is unavailable")
 
 
 # -- healthy baseline ---------------------------------------------------------------------------
@@ -166,6 +173,7 @@ def test_healthy_both_retrievals_contribute(rig):
     assert graph_sources(result) and any(s.source == "embedding" or "embedding" in s.source
                                          for s in result.metadata.sources)  # fmt: skip
     assert result.formatted_context.startswith("## Known Connections")
+    assert result.sources_used == ("vector", "graph") and result.degraded == ()
     assert rig.breaker_state == "closed" and rig.breaker_failures == 0
 
 
@@ -195,7 +203,7 @@ def test_graph_slower_than_its_budget_is_cut_off_at_the_budget(rig):
 
 
 def test_graph_hanging_beyond_the_state_timeout_still_answers_within_the_total_budget(rig):
-    rig.graph.slow(3.0)  # longer than GraphTraversal's TimeoutSeconds (2) and IntentAnalysis's (3)
+    rig.graph.slow(3.0)  # as long as GraphTraversal's and IntentAnalysis's TimeoutSeconds (3)
     started = time.monotonic()
     result = rig.context(MUSIC)
     assert time.monotonic() - started < TOTAL_BUDGET_S + TOLERANCE_S
@@ -271,14 +279,14 @@ def bedrock_classifier():
     return BedrockIntentClassifier(client, model_id="anthropic.claude-3-haiku-20240307-v1:0"), Stubber(client)
 
 
-def rules_only_context(rig, sample_ports, question):
+def local_only_context(rig, sample_ports, question):
     rig.workflows.services = rig_services(sample_ports, rig)
     return rig.context(question)
 
 
 @pytest.mark.parametrize("answer", ["throttled", "junk", "slow"])
-def test_an_unusable_intent_model_keeps_the_rule_based_intent(rig, sample_ports, answer):
-    baseline = rules_only_context(rig, sample_ports, FLOOD)
+def test_an_unusable_intent_model_keeps_the_local_intent(rig, sample_ports, answer):
+    baseline = local_only_context(rig, sample_ports, FLOOD)
     classifier, stub = bedrock_classifier()
     fault = Fault()
     if answer == "throttled":
@@ -295,7 +303,7 @@ def test_an_unusable_intent_model_keeps_the_rule_based_intent(rig, sample_ports,
         result = rig.context(FLOOD)
     fault.release()
     assert "IntentFallback" not in rig.last.states_entered()
-    assert result.metadata.intent.source == "rules" and result.metadata.intent.matches
+    assert result.metadata.intent.source == "model" and result.metadata.intent.matches
     assert result.metadata.intent == baseline.metadata.intent.model_copy(
         update={"latency_ms": result.metadata.intent.latency_ms}
     )
@@ -310,7 +318,9 @@ def test_vector_store_down_leaves_graph_facts_and_titles_only(rig):
     assert "VectorFailed" in rig.last.states_entered()
     assert result.metadata.vector_status == "failed" and result.metadata.graph_status == "ok"
     assert result.embedding_results == ()
-    assert result.formatted_context.startswith("## Known Connections")
+    assert result.formatted_context.startswith("Note: story search by meaning is unavailable")
+    assert "\n\n## Known Connections\n" in result.formatted_context
+    assert result.sources_used == ("graph",) and result.degraded == ("vector",)
     # excerpts of graph-only stories come from the chunk store, which is down: no story text
     assert all(s.source.startswith("graph:") for s in result.metadata.sources)
 
@@ -327,7 +337,12 @@ def test_graph_and_vectors_down_give_an_empty_context_not_an_error(rig):
     rig.graph.down(GRAPH_REFUSED)
     rig.embedder.down(connection_refused("embedding endpoint"))
     result = rig.context(FLOOD)
-    assert result.metadata.sources == () and result.formatted_context == ""
+    assert result.metadata.sources == () and result.ranked_story_ids == ()
+    assert result.sources_used == () and result.degraded == ("vector", "graph")
+    assert result.formatted_context == (
+        "Note: story search by meaning and known connections (the family relationship graph) are"
+        " unavailable for this answer, so what follows may be incomplete."
+    )
     assert result.metadata.graph_status == "failed" and result.metadata.vector_status == "failed"
 
 

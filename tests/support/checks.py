@@ -1,4 +1,4 @@
-"""What a context may hold, checked against the independent FORMAT.md oracle and leak detector."""
+"""What a context may hold, checked against the independent docs/dataset-format.md oracle and leak detector."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A small FORMAT.md dataset built in code, for loader and ingestion tests."""
+"""A small docs/dataset-format.md dataset built in code, for loader and ingestion tests."""
 
 from __future__ import annotations
 

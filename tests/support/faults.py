@@ -17,8 +17,12 @@ Sleeps wait on an event that `release()` sets, so an abandoned slow call never o
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 
 class Fault:
@@ -141,3 +145,16 @@ def faulty(target: Any, fault: Fault | None = None) -> Any:
 
 def connection_refused(what: str) -> ConnectionRefusedError:
     return ConnectionRefusedError(111, f"Connection refused ({what})")
+
+
+@contextmanager
+def instant_retries() -> Iterator[list[float]]:
+    """moto's interpreter without the waits between Retry attempts (it sleeps them for real);
+    yields the waits it would have slept, in order. Patches the module moto 5.2.5 sleeps in
+    (`retrier_decl`); tests/statemachines/test_error_contract.py fails first if it moves."""
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+    waits: list[float] = []
+    assert retrier_decl.time is time, "moto no longer sleeps Retry intervals where expected"
+    with mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=waits.append)):
+        yield waits

@@ -1,4 +1,4 @@
-"""What FORMAT.md forbids in an assembled context, checked against a generated world.
+"""What docs/dataset-format.md forbids in an assembled context, checked against a generated world.
 
 `violations` reads the context as the user receives it (formatted text, sources, the chunks and
 graph hits that made it in) and reports, as plain sentences:

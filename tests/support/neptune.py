@@ -22,13 +22,28 @@ REGION = "us-east-1"
 CREDENTIALS = {"testing": "testing", "FOOBARKEY": "FOOBARSECRET"}
 
 
+#: one server per FalkorDB socket, for the session (`shared_server`)
+_SERVERS: dict[str, LocalNeptuneServer] = {}
+
+
+def shared_server(status: StackStatus) -> LocalNeptuneServer:
+    """The session's local openCypher server on the stack's FalkorDB, started on first use."""
+    assert status.falkor_socket
+    server = _SERVERS.get(status.falkor_socket)
+    if server is None:
+        server = LocalNeptuneServer(status.falkor_socket, GRAPH_NAME, region=REGION, credentials=CREDENTIALS)
+        _SERVERS[status.falkor_socket] = server.start()
+    return server
+
+
+def stop_shared_servers() -> None:
+    while _SERVERS:
+        _SERVERS.popitem()[1].stop()
+
+
 @pytest.fixture(scope="session")
-def neptune_server(local_stack: StackStatus) -> Iterator[LocalNeptuneServer]:
-    assert local_stack.falkor_socket
-    with LocalNeptuneServer(
-        local_stack.falkor_socket, GRAPH_NAME, region=REGION, credentials=CREDENTIALS
-    ) as server:
-        yield server
+def neptune_server(local_stack: StackStatus) -> LocalNeptuneServer:
+    return shared_server(local_stack)
 
 
 def new_neptune_graph(

@@ -1,4 +1,4 @@
-"""A deliberately simple, separate reading of FORMAT.md's visibility rules, for tests."""
+"""A deliberately simple, separate reading of docs/dataset-format.md's visibility rules, for tests."""
 
 from __future__ import annotations
 

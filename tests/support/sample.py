@@ -74,4 +74,9 @@ def sample_ports(local_stack: StackStatus) -> Iterator[IngestionPorts]:
 
     with fresh_ports(local_stack, embedder=HashingEmbedder(64), name="sample") as ports:
         load_dataset(ports, SAMPLE)
+        # the learned intent classifier for this embedder, trained before any timed state runs
+        # (as a layer ships its weights; decision 0008)
+        from heirloom.adapters.factory import _intent_models
+
+        _intent_models(None).get(ports.embedder)
         yield ports

@@ -1,7 +1,15 @@
-"""Fixtures over the real embedded engines: a fresh database and a private graph prefix per test."""
+"""Fixtures over the real embedded engines: a fresh database and a private graph prefix per test.
+
+`HEIRLOOM_GRAPH` picks the graph adapter every store built here uses: `falkordb` (the default,
+FalkorDB directly) or `neptune-local` (the Neptune adapter over HTTP, SigV4 included, to the
+local openCypher server on the same FalkorDB, which refuses what Neptune refuses). The
+integration, functions and statemachines tiers build their graphs with `new_graph`, so one
+variable runs them on either (`make test-neptune`; docs/testing.md).
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import uuid
@@ -13,10 +21,18 @@ import pytest
 
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.falkor import FalkorGraphStore
+from heirloom.adapters.neptune import NeptuneGraphStore
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.local.stack import LocalStack, StackStatus
+from heirloom.ports import GraphStore
+from tests.support.neptune import GRAPH_NAME, REGION, shared_server, stop_shared_servers
+
+GRAPH_MODES = ("falkordb", "neptune-local")
+GRAPH_MODE = os.environ.get("HEIRLOOM_GRAPH") or "falkordb"
+if GRAPH_MODE not in GRAPH_MODES:
+    raise pytest.UsageError(f"HEIRLOOM_GRAPH={GRAPH_MODE!r}: one of {', '.join(GRAPH_MODES)}")
 
 
 def stack_home() -> Path:
@@ -31,6 +47,7 @@ def local_stack() -> Iterator[StackStatus]:
     stack = LocalStack(home)
     status = stack.up()
     yield status
+    stop_shared_servers()
     stack.down()
     shutil.rmtree(home, ignore_errors=True)
 
@@ -59,15 +76,19 @@ def db(database_url: str) -> Iterator[PgDatabase]:
     database.close()
 
 
-def new_graph(status: StackStatus, prefix: str | None = None) -> FalkorGraphStore:
+def new_graph(status: StackStatus, prefix: str | None = None) -> GraphStore:
+    """A graph store on a private prefix: FalkorDB, or the Neptune adapter (HEIRLOOM_GRAPH)."""
     assert status.falkor_socket
-    graph = FalkorGraphStore(status.falkor_socket, "heirloom_test", prefix or f"t{uuid.uuid4().hex[:10]}")
-    graph.ensure_indexes()
-    return graph
+    direct = FalkorGraphStore(status.falkor_socket, GRAPH_NAME, prefix or f"t{uuid.uuid4().hex[:10]}")
+    direct.ensure_indexes()  # on Neptune the engine indexes by itself; here FalkorDB needs them
+    if GRAPH_MODE == "falkordb":
+        return direct
+    # a longer read timeout than production's: two cores shared by the whole suite
+    return NeptuneGraphStore(shared_server(status).endpoint, REGION, direct.prefix, read_timeout_s=15.0)
 
 
 @pytest.fixture
-def graph(local_stack: StackStatus) -> Iterator[FalkorGraphStore]:
+def graph(local_stack: StackStatus) -> Iterator[GraphStore]:
     store = new_graph(local_stack)
     yield store
     store.delete_all()
@@ -79,7 +100,7 @@ def tokenizer() -> TiktokenTokenizer:
 
 
 @pytest.fixture
-def ports(db: PgDatabase, graph: FalkorGraphStore, tokenizer: TiktokenTokenizer) -> IngestionPorts:
+def ports(db: PgDatabase, graph: GraphStore, tokenizer: TiktokenTokenizer) -> IngestionPorts:
     embedder = HashingEmbedder(64)
     return IngestionPorts(
         stories=PgStoryStore(db),

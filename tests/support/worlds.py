@@ -1,7 +1,7 @@
-"""Random FORMAT.md worlds for the access property tests.
+"""Random docs/dataset-format.md worlds for the access property tests.
 
 A world is a handful of legacies, persons, users, memberships, links, known relationships and
-stories, written in FORMAT.md's row shapes (so `tests.support.oracle` reads it) and ingested
+stories, written in docs/dataset-format.md's row shapes (so `tests.support.oracle` reads it) and ingested
 through the production ingestion path (`heirloom.domain.ingestion`), with a scripted extractor
 standing in for the model: it reads entities and person -> entity facts back from the story
 text, so every graph fact's provenance is recorded by the real entity sync.
@@ -14,10 +14,13 @@ story or fact that reaches a context as text is caught as well as one that arriv
 from __future__ import annotations
 
 import copy
+import json
 import re
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -31,9 +34,10 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
     TimeReference,
 )
-from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
+from heirloom.contracts.records import Link, Member, Story
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts
+from heirloom.local.loader import load_dataset
 
 FIRST = ["Abel", "Brisa", "Cosmo", "Delphine", "Ezra", "Fenna", "Gideon", "Hester", "Ignatius", "Juno",
          "Kasimir", "Leocadia", "Mordecai", "Nerys", "Octavian", "Philippa", "Quillon", "Rosamund"]  # fmt: skip
@@ -86,6 +90,16 @@ def mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) is not None
 
 
+@dataclass(frozen=True)
+class Event:
+    """A story event: "story" / "move" (a story row), "delete" ({id, legacy_id}), "link" (a
+    link row), "unmember" / "member" (a membership row), and when it happened."""
+
+    kind: str
+    value: dict[str, Any]
+    at: datetime
+
+
 @dataclass
 class World:
     legacies: list[dict[str, Any]] = field(default_factory=list)
@@ -97,13 +111,17 @@ class World:
     stories: list[dict[str, Any]] = field(default_factory=list)
     #: token of each story id (its title and content carry it)
     tokens: dict[str, str] = field(default_factory=dict)
-    #: what happens after the first load: ("story", row) | ("delete", id) | ("link", row) | ("unmember", row)
-    changes: list[tuple[str, Any]] = field(default_factory=list)
-    #: the state before the changes (what is loaded first)
+    #: the state before the events (the dataset, loaded first)
     initial: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: what happens after the first load, as story events
+    events: list[Event] = field(default_factory=list)
+    #: the order the events are delivered in (indexes into `events`; some twice)
+    deliveries: list[int] = field(default_factory=list)
+    #: the dataset is loaded again before this delivery (None: never)
+    reload_at: int | None = None
 
     def data(self) -> dict[str, list[dict[str, Any]]]:
-        """The final state in FORMAT.md row shapes (what the oracle reads)."""
+        """The final state in docs/dataset-format.md row shapes (what the oracle reads)."""
         return {
             "legacies": self.legacies,
             "persons": self.persons,
@@ -286,60 +304,145 @@ def worlds(draw: st.DrawFn, max_stories: int = 9) -> World:
                 })  # fmt: skip
 
     w.initial = copy.deepcopy(w.data())
-    # later changes: a story rewritten (other entities, maybe another visibility), a story
-    # deleted, a link changing state, a member leaving
-    for n in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["story", "delete", "link", "unmember"]))
-        if kind == "story" and w.stories:
-            old = draw(st.sampled_from(w.stories))
-            title, content = draw(story_text(w.tokens[old["id"]], by_legacy[old["legacy_id"]],
-                                             entities[old["legacy_id"]]))  # fmt: skip
-            when = (T0 + timedelta(days=n + 1)).isoformat()
-            new = {**old, "title": title, "content": content, "updated_at": when,
+
+    # later changes, as story events bring them: a story rewritten (maybe another visibility) or
+    # moved to another legacy (its text then names that legacy's people and things), a story
+    # deleted, a link changing status, mode or share list, a member leaving, a role changing.
+    # Story versions get distinct times; membership and link changes one of four hours of one
+    # day, so changes of one record often share a time (a tie).
+    def hour() -> datetime:
+        return T0 + timedelta(days=1, hours=draw(st.integers(0, 3)))
+
+    live = [s["id"] for s in w.stories]
+    for n in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(["story", "move", "delete", "link", "link", "unmember", "member"]))
+        when = T0 + timedelta(days=2 + n)
+        if kind in ("story", "move") and live:
+            picked = draw(st.sampled_from(live))
+            old = next(s for s in w.stories if s["id"] == picked)
+            others = [x for x in legacy_ids if x != old["legacy_id"]]
+            home = draw(st.sampled_from(others)) if kind == "move" else old["legacy_id"]
+            title, content = draw(story_text(w.tokens[old["id"]], by_legacy[home], entities[home]))
+            new = {**old, "legacy_id": home, "title": title, "content": content, "updated_at": when.isoformat(),
                    "visibility": draw(st.sampled_from(["public", "private", "personal"]))}  # fmt: skip
             w.stories = [new if s["id"] == old["id"] else s for s in w.stories]
-            w.changes.append(("story", new))
-        elif kind == "delete" and len(w.stories) > 1:
-            old = draw(st.sampled_from(w.stories))
-            w.stories = [s for s in w.stories if s["id"] != old["id"]]
-            w.changes.append(("delete", old["id"]))
-        elif kind == "link" and w.links:
-            old = draw(st.sampled_from(w.links))
+            w.events.append(Event(kind, new, when))
+        elif kind == "delete" and len(live) > 1:
+            gone = draw(st.sampled_from(live))
+            live.remove(gone)
+            first = next(s["legacy_id"] for s in w.initial["stories"] if s["id"] == gone)
+            w.events.append(Event("delete", {"id": gone, "legacy_id": first}, when))
+        elif kind == "link" and w.initial["links"]:
+            old = draw(st.sampled_from(w.initial["links"]))
+            at = hour()
+            tie = tie_with(draw, w.events, ("link",))  # often: the same link at the same time
+            if tie is not None:
+                old, at = next(x for x in w.initial["links"] if x["id"] == tie.value["id"]), tie.at
             new = {**old, "status": draw(st.sampled_from(["active", "pending", "revoked"])),
-                   "share_mode": draw(st.sampled_from(["all", "selective"]))}  # fmt: skip
-            w.links = [new if x["id"] == old["id"] else x for x in w.links]
-            w.changes.append(("link", new))
-        elif kind == "unmember" and w.members:
-            old = draw(st.sampled_from(w.members))
-            w.members = [m for m in w.members if m is not old]
-            w.changes.append(("unmember", old))
+                   "share_mode": draw(st.sampled_from(["all", "selective"])),
+                   "shared_story_ids": draw(st.lists(st.sampled_from(story_ids), unique=True, max_size=4))}  # fmt: skip
+            w.events.append(Event("link", new, at))
+        elif kind in ("unmember", "member") and w.initial["members"]:
+            member, at = dict(draw(st.sampled_from(w.initial["members"]))), hour()
+            if kind == "member" and draw(st.booleans()):  # someone joins
+                member = {
+                    "legacy_id": draw(st.sampled_from(legacy_ids)),
+                    "user_id": draw(st.sampled_from(user_ids)),
+                }
+            tie = tie_with(draw, w.events, ("member", "unmember"))  # often: the same membership, same time
+            if tie is not None:
+                member, at = {"legacy_id": tie.value["legacy_id"], "user_id": tie.value["user_id"]}, tie.at
+            if kind == "member":
+                member["role"] = draw(st.sampled_from(ROLES))
+            w.events.append(Event(kind, member, at))
+    w.stories = [s for s in w.stories if s["id"] in live]
+    w.links = [final_link(x, [c for c in w.events if c.kind == "link" and c.value["id"] == x["id"]])
+               for x in w.initial["links"]]  # fmt: skip
+    w.members = final_members(w.initial["members"], w.events)
+    # delivery: every event once in any order, a few of them again (redelivered), and the dataset
+    # maybe loaded again at some point (`heirloom load` after the events)
+    again = draw(st.lists(st.integers(0, max(len(w.events) - 1, 0)), max_size=3)) if w.events else []
+    w.deliveries = draw(st.permutations([*range(len(w.events)), *again]))
+    w.reload_at = draw(st.none() | st.integers(0, len(w.deliveries)))
     return w
 
 
+def tie_with(draw: st.DrawFn, events: list[Event], kinds: tuple[str, ...]) -> Event | None:
+    """Half the time, an earlier event of these kinds to share a record and a time with."""
+    earlier = [e for e in events if e.kind in kinds]
+    return draw(st.sampled_from(earlier)) if earlier and draw(st.booleans()) else None
+
+
+# -- the ordering rules, written a second time (deliberately simply) for the expected state --
+STATUS_ORDER = ["active", "pending", "revoked"]  # least to most restrictive
+ROLE_ORDER = ["admirer", "advocate", "admin", "creator"]  # least to most privileged
+
+
+def final_link(initial: dict[str, Any], changes: list[Event]) -> dict[str, Any]:
+    """The latest change wins; changes of the latest time together give the most restrictive
+    status and only what all of their share lists hold (selective if any is)."""
+    if not changes:
+        return initial
+    latest = max(c.at for c in changes)
+    last = [c.value for c in changes if c.at == latest]
+    selective = [x for x in last if x["share_mode"] == "selective"]
+    lists = [set(x["shared_story_ids"]) for x in (selective or last)]
+    return {
+        **initial,
+        "status": max((x["status"] for x in last), key=STATUS_ORDER.index),
+        "share_mode": "selective" if selective else "all",
+        "shared_story_ids": sorted(set.intersection(*lists)),
+    }
+
+
+def final_members(initial: list[dict[str, Any]], events: list[Event]) -> list[dict[str, Any]]:
+    """Per membership, the latest change wins; at the latest time a removal wins, else the
+    least privileged role."""
+    out = {(m["legacy_id"], m["user_id"]): m for m in initial}
+    keys = {(c.value["legacy_id"], c.value["user_id"]) for c in events if c.kind in ("member", "unmember")}
+    for key in keys:
+        mine = [
+            c
+            for c in events
+            if c.kind in ("member", "unmember") and (c.value["legacy_id"], c.value["user_id"]) == key
+        ]
+        latest = max(c.at for c in mine)
+        last = [c for c in mine if c.at == latest]
+        if any(c.kind == "unmember" for c in last):
+            out.pop(key, None)
+        else:
+            role = min((c.value["role"] for c in last), key=ROLE_ORDER.index)
+            out[key] = {"legacy_id": key[0], "user_id": key[1], "role": role}
+    return list(out.values())
+
+
 def ingest(ports: IngestionPorts, world: World) -> None:
-    """Load the world's first state record by record through the production ingestion path,
-    then apply its changes the way story events do."""
-    first = world.initial
-    for row in first["legacies"]:
-        ingestion.apply_legacy(ports, Legacy.model_validate(row))
-    for row in first["persons"]:
-        ingestion.apply_person(ports, Person.model_validate(row))
-    for row in world.users:
-        ingestion.apply_user(ports, User.model_validate(row))
-    for row in first["members"]:
-        ingestion.apply_member(ports, Member.model_validate(row))
-    for row in first["relationships"]:
-        ingestion.apply_relationship(ports, Relationship.model_validate(row))
-    for row in first["links"]:
-        ingestion.apply_link(ports, Link.model_validate(row))
-    for row in first["stories"]:
-        ingestion.apply_story(ports, Story.model_validate(row))
-    for kind, value in world.changes:
-        if kind == "story":
-            ingestion.apply_story(ports, Story.model_validate(value))
-        elif kind == "delete":
-            ingestion.delete_story(ports, uuid.UUID(value), T0 + timedelta(days=30))
-        elif kind == "link":
-            ingestion.apply_link(ports, Link.model_validate(value))
-        elif kind == "unmember":
-            ingestion.remove_member(ports, uuid.UUID(value["legacy_id"]), uuid.UUID(value["user_id"]))
+    """Load the world's first state with `heirloom load`'s code, then deliver its changes the
+    way story events do (in `world.deliveries` order, duplicates included), loading the dataset
+    again at `world.reload_at` if set."""
+    with tempfile.TemporaryDirectory(prefix="heirloom-world-") as folder:
+        root = Path(folder)
+        for name, items in {**world.initial, "users": world.users}.items():
+            (root / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items))
+        load_dataset(ports, root)
+        for i, n in enumerate(world.deliveries):
+            if world.reload_at == i:
+                load_dataset(ports, root)
+            deliver(ports, world.events[n])
+        if world.reload_at == len(world.deliveries):
+            load_dataset(ports, root)
+
+
+def deliver(ports: IngestionPorts, change: Event) -> None:
+    if change.kind in ("story", "move"):
+        ingestion.apply_story(ports, Story.model_validate(change.value))
+    elif change.kind == "delete":
+        story_id, legacy_id = uuid.UUID(change.value["id"]), uuid.UUID(change.value["legacy_id"])
+        ingestion.delete_story(ports, story_id, change.at, legacy_id)
+    elif change.kind == "link":
+        ingestion.apply_link(ports, Link.model_validate(change.value), change.at)
+    elif change.kind == "unmember":
+        value = change.value
+        ingestion.remove_member(ports, uuid.UUID(value["legacy_id"]), uuid.UUID(value["user_id"]), change.at)
+    elif change.kind == "member":
+        ingestion.apply_member(ports, Member.model_validate(change.value), change.at)

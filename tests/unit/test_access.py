@@ -1,4 +1,4 @@
-"""The visibility rules of FORMAT.md, role by role and link state by link state."""
+"""The visibility rules of docs/dataset-format.md, role by role and link state by link state."""
 
 from uuid import uuid4
 

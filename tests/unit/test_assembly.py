@@ -252,20 +252,28 @@ def test_format_sections_and_provenance(tok, personas):
         fact("Ada Marsh", "FAMILY_OF", "Ivy Marsh", detail="sister"),
         fact("Ada Marsh", "WORKED_WITH", "Bo Lund", detail="foreman at the mill"),
     )
-    out = assemble(request(), filtered(college, jim, lake, facts=facts), personas[Persona.FAMILY], tok)
+    out = assemble(
+        request(), filtered(college, jim, lake, facts=facts), personas[Persona.FAMILY], tok, fence="f00d"
+    )
     assert out.formatted_context == (
         "## Known Connections\n"
         "Ada Marsh's sister is Ivy Marsh. Ada Marsh worked with Bo Lund (foreman at the mill).\n\n"
         "## Relevant Stories (from Ada Marsh)\n"
         '### "Summer at the Lake House" (1985)\n'
-        "We swam every morning. The water was cold.\n"
+        "<story-f00d>\n"
+        "> We swam every morning. The water was cold.\n"
+        "</story-f00d>\n"
         "Source: Primary legacy, matched by: embedding similarity + place connection\n\n"
         '### "Meeting Uncle Jim"\n'
-        "Jim came in 1972.\n"
+        "<story-f00d>\n"
+        "> Jim came in 1972.\n"
+        "</story-f00d>\n"
         "Source: Primary legacy, matched by: family connection (FAMILY_OF)\n\n"
         "## Stories from Connected Legacies\n"
         '### "Dad\'s College Years" — from Ivy Marsh\n'
-        "He studied engineering.\n"
+        "<story-f00d>\n"
+        "> He studied engineering.\n"
+        "</story-f00d>\n"
         "Source: Linked legacy (Ivy Marsh), matched by: embedding similarity\n"
         "Shared via: Legacy link (selected stories shared)"
     )
@@ -365,7 +373,7 @@ def test_repeated_text_is_dropped_and_adjacent_chunks_merge(tok, personas):
     copy = cand(2, embedding=0.8, chunks=(chunk(s2, 0, "first   PARAGRAPH.", 0.8),))
     out = assemble(request(), filtered(first, copy), personas[Persona.FAMILY], tok)
     assert out.ranked_story_ids == (s1,)
-    assert "First paragraph.\n\nSecond paragraph.\n\nThird paragraph.\n…\nA later paragraph." in (
+    assert "> First paragraph.\n>\n> Second paragraph.\n>\n> Third paragraph.\n> …\n> A later paragraph." in (
         out.formatted_context
     )
 
@@ -543,3 +551,49 @@ def test_the_final_exact_count_trims_from_the_bottom(personas, budget):
     out = assemble(request(budget=budget), filtered(*stories, facts=facts), personas[Persona.FAMILY], fake)
     assert fake.count(out.formatted_context) <= budget
     assert out.ranked_story_ids and out.ranked_story_ids[0] == sid(0)
+
+
+# -- degradation ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "graph_status,vector_status,breaker,graph_enabled,mode,used,degraded",
+    [
+        ("ok", "ok", "closed", True, "hybrid", ("vector", "graph"), ()),
+        ("timeout", "ok", "closed", True, "hybrid", ("vector",), ("graph",)),
+        ("failed", "ok", "closed", True, "hybrid", ("vector",), ("graph",)),
+        ("skipped", "ok", "open", True, "hybrid", ("vector",), ("graph",)),  # behind the breaker
+        ("skipped", "ok", "closed", False, "hybrid", ("vector",), ()),  # augmentation switched off
+        ("skipped", "ok", "open", True, "vector", ("vector",), ()),  # vector mode does not want it
+        ("ok", "failed", "closed", True, "hybrid", ("graph",), ("vector",)),
+        ("failed", "timeout", "closed", True, "hybrid", (), ("vector", "graph")),
+    ],
+)
+def test_every_context_says_which_sources_answered_and_which_are_missing(
+    tok, personas, graph_status, vector_status, breaker, graph_enabled, mode, used, degraded
+):
+    """With the graph hung or down the context was 200 with Known Connections silently missing;
+    only admin debug said graph_status=timeout."""
+    req = request(mode=mode).model_copy(update={"graph_enabled": graph_enabled})
+    data = filtered(
+        cand(1, embedding=0.5),
+        intent=QueryIntent(breaker_state=breaker),
+        graph_status=graph_status,
+        vector_status=vector_status,
+    )
+    out = assemble(req, data, personas[Persona.FAMILY], tok)
+    assert (out.sources_used, out.degraded) == (used, degraded)
+    first = out.formatted_context.split("\n", 1)[0]
+    if degraded:
+        assert first.startswith("Note: ") and "unavailable for this answer" in first
+        assert ("known connections" in first) is ("graph" in degraded)
+        assert ("story search" in first) is ("vector" in degraded)
+    else:
+        assert not first.startswith("Note:")
+    assert out.metadata.tokens_used == tok.count(out.formatted_context) <= req.token_budget
+
+
+def test_the_note_fits_the_budget_with_everything_else(tok, personas):
+    text = " ".join(f"Sentence number {i} tells a little more of the story." for i in range(400))
+    data = filtered(cand(1, embedding=0.5, text=text), graph_status="timeout")
+    out = assemble(request(budget=500), data, personas[Persona.FAMILY], tok)
+    assert out.formatted_context.startswith("Note: known connections")
+    assert out.metadata.tokens_used == tok.count(out.formatted_context) <= 500

@@ -1,4 +1,4 @@
-"""The FORMAT.md scores computed by heirloom eval, on hand-made outcomes with hand-computed
+"""The docs/dataset-format.md scores computed by heirloom eval, on hand-made outcomes with hand-computed
 expectations."""
 
 import pytest
@@ -73,3 +73,16 @@ def test_percentiles_pick_a_measured_value():
     assert percentile([], 0.5) == 0.0
     assert percentile([5.0], 0.95) == 5.0
     assert percentile([30.0, 10.0, 20.0, 40.0], 0.5) == 30.0  # index round(1.5) = 2 of the sorted list
+
+
+def test_a_leak_is_found_through_the_context_s_escapes():
+    """Formatting escapes `<`, `>` (and look-alikes), `#` and quotes in story text: leak detection
+    must read through them, or a story with such a character could leak unseen."""
+    from heirloom.fencing import inline, quoted_title
+
+    odd = StoryText(
+        "o", 'The "#1" <Secret> Recipe', "She wrote <never tell> on the card, recipe ‹#1› for years."
+    )
+    context = f'### "{quoted_title(odd.title)}"\n<story-1>\n> {inline(odd.content)}\n</story-1>'
+    assert leaked(outcome("q", [], [], context=context, forbidden=["o"]), odd, [A])
+    assert leaked(outcome("q", [], [], context=f'"{quoted_title(odd.title)}"', forbidden=["o"]), odd, [A])

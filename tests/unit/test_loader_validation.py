@@ -68,3 +68,45 @@ def test_cli_exits_2_with_the_reason_and_starts_nothing(tmp_path, capsys, monkey
     monkeypatch.setattr(os, "environ", dict(os.environ))
     assert main(["load", str(root)]) == 2
     assert "stories.jsonl:1: visibility:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        (b'{"id": "caf\xe9"}\n', r"users.jsonl:3: not valid UTF-8 \(byte 0xe9 at column 12\)"),
+        (b"\xff\xfe{}\n", r"users.jsonl:3: not valid UTF-8 \(byte 0xff at column 1\)"),
+        (b'{"n": ' + b"9" * 5000 + b"}\n", r"users.jsonl:3: not valid JSON: ValueError"),
+        (b"[" * 100_000 + b"\n", r"users.jsonl:3: not valid JSON"),
+    ],
+)
+def test_undecodable_bytes_and_parser_limits_name_file_and_line(tmp_path, line, expected):
+    """An invalid UTF-8 byte gave a raw UnicodeDecodeError traceback instead of file:line."""
+    root = MiniDataset().write(tmp_path)
+    with (root / "users.jsonl").open("ab") as fh:
+        fh.write(line)
+    with pytest.raises(DatasetError, match=expected):
+        read_dataset(root)
+
+
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        (b'{"query": "caf\xe9"}\n', "queries.jsonl:2: not valid UTF-8 (byte 0xe9 at column 15)"),
+        (b"{not json\n", "queries.jsonl:2: not valid JSON"),
+        (b"[1, 2]\n", "queries.jsonl:2: expected a JSON object"),
+    ],
+)
+def test_eval_names_file_and_line_of_a_bad_query_and_starts_nothing(
+    tmp_path, capsys, monkeypatch, line, expected
+):
+    """heirloom eval read queries.jsonl with a bare json.loads: a raw traceback."""
+    root = MiniDataset().write(tmp_path)
+    (root / "queries.jsonl").write_bytes(b'{"query_id": "q1"}\n' + line)
+
+    def must_not_start(*_a, **_k):
+        raise AssertionError("the stack must not start for an invalid dataset")
+
+    monkeypatch.setattr("heirloom.local.stack.LocalStack.up", must_not_start)
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+    assert main(["eval", str(root)]) == 2
+    assert expected in capsys.readouterr().err

@@ -11,12 +11,15 @@ from heirloom.errors import InvalidRequest
 M = TypeVar("M", bound=BaseModel)
 
 
-def reason(exc: ValidationError) -> str:
-    """'field.path: message' for the first few problems, without echoing input values."""
+def reason(exc: ValidationError, *, limit: int = 3, whole: str = "input") -> str:
+    """'field.path: message' for the first few problems, without echoing input values (`whole`
+    names a problem of the input as a whole). The one wording for API, events and datasets."""
     parts = []
-    for err in exc.errors()[:3]:
-        where = ".".join(str(p) for p in err["loc"]) or "input"
-        parts.append(f"{where}: {err['msg']}")
+    for err in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in err["loc"]) or whole
+        # our own validators' messages, without pydantic's "Value error, " prefix
+        message = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}")
     return "; ".join(parts)
 
 

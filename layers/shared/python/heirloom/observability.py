@@ -57,6 +57,7 @@ def record_context(result: AssembledContext, logger: Logger, metrics: Metrics) -
             "circuit_state": meta.circuit_state,
             "vector_status": meta.vector_status,
             "graph_status": meta.graph_status,
+            "degraded": list(result.degraded),
             "tokens_used": meta.tokens_used,
             "latency_ms": meta.latency_ms,
         },
@@ -66,6 +67,8 @@ def record_context(result: AssembledContext, logger: Logger, metrics: Metrics) -
         _dimensioned("GraphContextLatency", MetricUnit.Milliseconds, value, namespace, "phase", phase)
     for source, count in (("embedding", embedding_sources), ("graph", graph_sources)):
         _dimensioned("GraphContextResults", MetricUnit.Count, count, namespace, "source", source)
+    for missing in result.degraded:  # an answer the caller was told is incomplete
+        _dimensioned("ContextDegraded", MetricUnit.Count, 1.0, namespace, "source", missing)
     if meta.circuit_state in CIRCUIT_VALUES:
         metrics.add_metric(
             name="GraphCircuitState", unit=MetricUnit.Count, value=CIRCUIT_VALUES[meta.circuit_state]

@@ -10,6 +10,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
 from heirloom.domain.access import ReadScope, StoryMeta
 
@@ -19,6 +20,9 @@ class Change(StrEnum):
     UPDATED = "updated"
     UNCHANGED = "unchanged"
     DELETED = "deleted"
+    #: not applied: the stored state is newer or more restrictive, or the story is deleted
+    #: (heirloom.domain.ordering)
+    SKIPPED = "skipped"
 
 
 class Chunk(BaseModel):
@@ -50,22 +54,26 @@ class StoryStore(Protocol):
     """Legacies, persons, users, members, stories and links: the permission source of truth."""
 
     def upsert_legacy(self, legacy: Legacy) -> Change: ...
-    def upsert_person(self, person: Person) -> Change: ...
+    def upsert_person(
+        self, person: Person, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change: ...
     def upsert_user(self, user: User) -> Change: ...
-    def upsert_member(self, member: Member, as_of: datetime | None = None) -> Change:
-        """With `as_of` (when the change happened): older than the last change or removal of the
-        membership, a no-op (so are the other `as_of` writes)."""
+    def upsert_member(self, member: Member, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        """Ordered by (`as_of`, `seq`) as heirloom.domain.ordering says (so are the other
+        stamped writes); without `as_of`, a dataset record."""
         ...
 
-    def remove_member(self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None) -> Change: ...
+    def remove_member(
+        self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change: ...
     def upsert_relationship(self, relationship: Relationship) -> Change: ...
-    def upsert_link(self, link: Link, as_of: datetime | None = None) -> Change: ...
-    def upsert_story(self, story: Story, content_hash: str) -> Change: ...
+    def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change: ...
+    def upsert_story(self, story: Story, content_hash: str, seq: int | None = None) -> Change: ...
     def delete_story(
         self, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
     ) -> Change:
-        """Delete and leave a tombstone (also for a story not stored yet when `legacy_id` is
-        given: its late create must not revive it)."""
+        """Delete and leave a tombstone, final for the id (also for a story not stored yet when
+        `legacy_id` is given: its late create must not revive it)."""
         ...
 
     def get_legacy(self, legacy_id: UUID) -> Legacy | None: ...
@@ -174,3 +182,9 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
     def encode(self, text: str) -> list[int]: ...
     def decode(self, tokens: Sequence[int]) -> str: ...
+
+
+class BackfillRuns(Protocol):
+    """The backfill workflow's executions (Step Functions ListExecutions)."""
+
+    def running(self, state_machine_arn: str) -> Sequence[RunningExecution]: ...

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from heirloom.errors import StoreUnavailable
 from heirloom.settings import DatabaseSettings, SettingsError
 
 log = logging.getLogger(__name__)
@@ -94,8 +95,6 @@ class SecretSource:
         except TransformParameterError as exc:
             raise SettingsError(f"database secret {self.secret_arn} is not JSON") from exc
         except GetParameterError as exc:
-            from heirloom.adapters.postgres import StoreUnavailable
-
             raise StoreUnavailable(f"database secret {self.secret_arn} unavailable: {_reason(exc)}") from exc
         try:
             return RdsSecret.model_validate(raw)

@@ -11,12 +11,22 @@ from heirloom.domain.breaker import BreakerRecord
 BREAKER_TTL_S = 86_400
 
 
+#: the breaker is read on every request: a slow DynamoDB must fail fast ("unknown" state), not
+#: hold IntentAnalysis for botocore's default 60 s connect and read timeouts
+CLIENT_TIMEOUTS = {
+    "connect_timeout": 1,
+    "read_timeout": 1,
+    "retries": {"total_max_attempts": 2, "mode": "standard"},
+}
+
+
 class DynamoBreakerStore:
     def __init__(self, table_name: str, client: Any | None = None):
         import boto3
+        from botocore.config import Config
 
         self.table_name = table_name
-        self._client = client or boto3.client("dynamodb")
+        self._client = client or boto3.client("dynamodb", config=Config(**CLIENT_TIMEOUTS))
 
     def load(self, name: str) -> BreakerRecord:
         item = self._client.get_item(

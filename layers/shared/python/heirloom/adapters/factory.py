@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.domain.extraction import EntityExtractor
 from heirloom.domain.intent_step import RULES, IntentClassifier
 from heirloom.ports import Embedder, GraphStore
 from heirloom.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from heirloom.domain.intent_model import IntentModelCache
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -98,13 +103,34 @@ def build_story_store(db: PgDatabase) -> PgStoryStore:
     return PgStoryStore(db)
 
 
-def build_vector_index(db: PgDatabase, embedder: Embedder) -> PgVectorIndex:
-    return PgVectorIndex(db, model_id=embedder.model_id)
+def build_vector_index(db: PgDatabase, embedder: Embedder | str) -> PgVectorIndex:
+    """The chunk index of one embedding model (an embedder, or just its model id)."""
+    return PgVectorIndex(db, model_id=embedder if isinstance(embedder, str) else embedder.model_id)
+
+
+def embedding_model_id(settings: Settings) -> str:
+    """The model id `build_embedder` would give, without building it: a function that only reads
+    the index (AccessFilter's excerpts) never loads a model or a Bedrock client at cold start."""
+    provider = settings.embedding.provider
+    if provider == "bedrock":  # as TitanEmbedder names its vectors
+        return f"{settings.bedrock.embed_model_id}@{settings.embedding.dimension}"
+    from heirloom.adapters.embedders import HashingEmbedder, OnnxMiniLmEmbedder
+
+    if provider == "local":
+        return OnnxMiniLmEmbedder.model_id
+    if provider == "fake":
+        return HashingEmbedder.model_id
+    return build_embedder(settings).model_id  # anything else: as built
 
 
 def build_graph(settings: Settings) -> GraphStore:
-    """Neptune when NEPTUNE_ENDPOINT is set, the local FalkorDB otherwise; never both."""
+    """Neptune when NEPTUNE_ENDPOINT is set, the local FalkorDB otherwise, never both; no graph
+    store with GRAPH_PROVIDER=none."""
     graph = settings.graph
+    if graph.provider == "none":
+        from heirloom.adapters.nograph import NoGraphStore
+
+        return NoGraphStore(graph.env_prefix)
     if graph.neptune_endpoint and graph.falkor_socket:
         raise SettingsError(
             "NEPTUNE_ENDPOINT and FALKOR_SOCKET are both set: the graph is either Neptune or FalkorDB"
@@ -128,7 +154,11 @@ def build_graph(settings: Settings) -> GraphStore:
     from heirloom.adapters.falkor import FalkorGraphStore
 
     return FalkorGraphStore(
-        settings.graph.falkor_socket, settings.graph.graph_name, settings.graph.env_prefix
+        settings.graph.falkor_socket,
+        settings.graph.graph_name,
+        settings.graph.env_prefix,
+        connect_timeout_s=settings.graph.falkor_connect_timeout_s,
+        socket_timeout_s=settings.graph.falkor_socket_timeout_s,
     )
 
 
@@ -149,12 +179,33 @@ def build_extractor(settings: Settings) -> EntityExtractor | None:
     raise SettingsError(f"extractor provider {provider!r} is not available in this build")
 
 
-def build_intent_classifier(settings: Settings) -> IntentClassifier:
-    """The rule-based classifier, or Claude Haiku after it. The model call gets the intent
-    budget as its read timeout and no retries: the rule-based result is the fallback."""
-    provider = settings.intent.provider
-    if provider == "rules":
+def build_local_intent_classifier(settings: Settings, embedder: Embedder | None) -> IntentClassifier:
+    """The learned classifier over `embedder`'s vectors (weights trained from config/intents at
+    first use, kept per model id), or the rule-based one when INTENT_PROVIDER=rules."""
+    if settings.intent.provider == "rules" or embedder is None:
         return RULES
+    from pathlib import Path
+
+    from heirloom.domain.intent_step import EmbeddingIntentClassifier
+
+    directory = settings.intent.model_cache_dir
+    return EmbeddingIntentClassifier(embedder, _intent_models(Path(directory) if directory else None))
+
+
+@lru_cache(maxsize=4)
+def _intent_models(directory: Path | None) -> IntentModelCache:
+    from heirloom.domain.intent_model import IntentModelCache
+
+    return IntentModelCache(directory)
+
+
+def build_intent_classifier(settings: Settings, local: IntentClassifier = RULES) -> IntentClassifier:
+    """The local classifier, or Claude Haiku after it. The intent budget (INTENT_BUDGET_MS, read
+    here only) is the model call's deadline and its read timeout, without retries: the local
+    classifier's result is the fallback."""
+    provider = settings.intent.provider
+    if provider in ("rules", "embedding"):
+        return local
     if provider == "bedrock":
         from heirloom.adapters.bedrock import BedrockIntentClassifier
 
@@ -163,6 +214,7 @@ def build_intent_classifier(settings: Settings) -> IntentClassifier:
             bedrock_runtime(settings, read_timeout_s=budget_s, max_attempts=1),
             model_id=settings.bedrock.intent_model_id,
             max_tokens=settings.bedrock.intent_max_tokens,
+            budget_s=budget_s,
         )
     raise SettingsError(f"intent provider {provider!r} is not available in this build")
 

@@ -30,19 +30,47 @@ def normalise_value(value: Any, prefix: str) -> Any:
 
 
 class FalkorGraphStore:
-    def __init__(self, socket_path: str, graph_name: str, prefix: str, timeout_ms: int | None = None):
-        from falkordb import FalkorDB
+    """Connects on first use, with connect and socket timeouts (`factory.build_graph` passes
+    FALKOR_CONNECT_TIMEOUT_S / FALKOR_SOCKET_TIMEOUT_S): the client's constructor already talks
+    to the server (it asks whether it is a sentinel), so a hung server held it forever and a
+    stopped one raised ConnectionError from wherever the store was built. Connection failures
+    and timeouts are GraphUnavailable."""
 
+    def __init__(
+        self,
+        socket_path: str,
+        graph_name: str,
+        prefix: str,
+        timeout_ms: int | None = None,
+        *,
+        connect_timeout_s: float | None = 1.0,
+        socket_timeout_s: float | None = None,
+    ):
         self.prefix = validate_prefix(prefix)
-        self._db = FalkorDB(unix_socket_path=socket_path)
-        self._graph = self._db.select_graph(graph_name)
+        self._socket_path = socket_path
+        self._graph_name = graph_name
         self._timeout_ms = timeout_ms
+        self._connect_timeout_s = connect_timeout_s
+        self._socket_timeout_s = socket_timeout_s
+        self._graph: Any = None
+
+    def _connected(self) -> Any:
+        if self._graph is None:
+            from falkordb import FalkorDB
+
+            db = FalkorDB(
+                unix_socket_path=self._socket_path,
+                socket_connect_timeout=self._connect_timeout_s,
+                socket_timeout=self._socket_timeout_s,
+            )
+            self._graph = db.select_graph(self._graph_name)
+        return self._graph
 
     def _raw(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         import redis.exceptions
 
         try:
-            result = self._graph.query(cypher, dict(params or {}), timeout=self._timeout_ms)
+            result = self._connected().query(cypher, dict(params or {}), timeout=self._timeout_ms)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
             raise GraphUnavailable(f"graph store unavailable: {exc}") from exc
         columns = [col[1] if isinstance(col, list | tuple) else col for col in (result.header or [])]

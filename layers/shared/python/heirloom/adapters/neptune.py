@@ -53,13 +53,18 @@ SERVICE = "neptune-db"
 RETRYABLE_CODES = frozenset(
     {
         "ConcurrentModificationException",
+        # a 400, but "OK to retry": a parallel modification broke an integrity constraint
+        "ConstraintViolationException",
         "ThrottlingException",
         "TooManyRequestsException",
         "QueryLimitExceededException",
         "MemoryLimitExceededException",
     }
 )
-MALFORMED_CODES = frozenset({"MalformedQueryException", "ParsingException"})
+#: the query itself is wrong for Neptune: it does not parse, fails validation (a list property
+#: value) or uses a construct Neptune's openCypher lacks (AWS docs, "Graph engine error messages
+#: and codes")
+MALFORMED_CODES = frozenset({"MalformedQueryException", "ParsingException", "UnsupportedOperationException"})
 _WRITE_CLAUSE = re.compile(r"\b(CREATE|MERGE|SET|DELETE|REMOVE|DETACH|FOREACH|LOAD)\b", re.IGNORECASE)
 
 

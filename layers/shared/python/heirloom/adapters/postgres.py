@@ -43,6 +43,8 @@ from heirloom.contracts.records import (
     Visibility,
 )
 from heirloom.domain.access import ReadScope, StoryMeta
+from heirloom.domain.ordering import Stamp, Verdict, lesser_role, narrower_link, same_link_state, verdict
+from heirloom.errors import StoreUnavailable
 from heirloom.ports import Change, Chunk, ChunkHit, EmbeddedChunk
 
 _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
@@ -50,10 +52,6 @@ _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
 
 class SchemaMismatch(RuntimeError):
     """The database was built for another embedding dimension or model."""
-
-
-class StoreUnavailable(ConnectionError):
-    """PostgreSQL could not be reached."""
 
 
 #: a connection idle longer than this is checked with `SELECT 1` before use (RDS Proxy closes
@@ -215,6 +213,41 @@ class PgDatabase:
         return [r["name"] for r in rows]
 
 
+#: a story's visibility as its rank, least to most restrictive (heirloom.domain.ordering)
+_VISIBILITY_RANK = "(CASE {t}.visibility WHEN 'public' THEN 0 WHEN 'private' THEN 1 ELSE 2 END)"
+
+
+def _lock(conn: psycopg.Connection[dict[str, Any]], key: str) -> None:
+    """Serialise this transaction's writes to one record with its other writers (a
+    transaction-level advisory lock: released at commit, nothing for RDS Proxy to pin on)."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+
+
+def _stamp(at: datetime | None, seq: int | None) -> Stamp | None:
+    return Stamp.of(at, seq)
+
+
+def _person_order(fields: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A fixed order of two versions of a person with the same stamp (None years first)."""
+    legacy, name, aliases, born, died = fields
+    return (legacy, name, aliases, -1 if born is None else born, -1 if died is None else died)
+
+
+def _seq(seq: int | None) -> int:
+    return -1 if seq is None else seq
+
+
+def _link(row: dict[str, Any]) -> Link:
+    return Link(
+        id=row["id"],
+        legacy_a_id=row["legacy_a_id"],
+        legacy_b_id=row["legacy_b_id"],
+        status=LinkStatus(row["status"]),
+        share_mode=ShareMode(row["share_mode"]),
+        shared_story_ids=tuple(sorted(row["shared_story_ids"], key=str)),
+    )
+
+
 def _change(row: dict[str, Any] | None) -> Change:
     if row is None:
         return Change.UNCHANGED
@@ -241,25 +274,51 @@ class PgStoryStore:
             (legacy.id, legacy.name, legacy.subject_person_id),
         )
 
-    def upsert_person(self, person: Person) -> Change:
-        return self._upsert(
-            "INSERT INTO persons (id, legacy_id, name, aliases, birth_year, death_year)"
-            " VALUES (%s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id, name = EXCLUDED.name,"
-            " aliases = EXCLUDED.aliases, birth_year = EXCLUDED.birth_year, death_year = EXCLUDED.death_year"
-            " WHERE (persons.legacy_id, persons.name, persons.aliases, persons.birth_year, persons.death_year)"
-            " IS DISTINCT FROM (EXCLUDED.legacy_id, EXCLUDED.name, EXCLUDED.aliases,"
-            " EXCLUDED.birth_year, EXCLUDED.death_year)"
-            " RETURNING (xmax = 0) AS inserted",
-            (
-                person.id,
-                person.legacy_id,
-                person.name,
-                list(person.aliases),
-                person.birth_year,
-                person.death_year,
-            ),
-        )
+    def upsert_person(self, person: Person, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        """Ordered by (`as_of`, `seq`) (heirloom.domain.ordering): a person's legacy decides who
+        may see the known relationships it is in, so an older change (a late Person Created
+        moving it back) is SKIPPED; at an equal stamp a fixed order of the fields decides.
+        Without `as_of` (a dataset record) it applies only where no event has set the person."""
+        p = person
+        incoming = (str(p.legacy_id), p.name, list(p.aliases), p.birth_year, p.death_year)
+        with self.db.transaction() as conn:
+            _lock(conn, f"person:{p.id}")
+            row = conn.execute(
+                "SELECT legacy_id, name, aliases, birth_year, death_year, changed_at, changed_seq"
+                " FROM persons WHERE id = %s",
+                (p.id,),
+            ).fetchone()
+            stored = (
+                None
+                if row is None
+                else (
+                    str(row["legacy_id"]),
+                    row["name"],
+                    list(row["aliases"]),
+                    row["birth_year"],
+                    row["death_year"],
+                )
+            )
+            same = stored == incoming
+            match verdict(_stamp(row["changed_at"], row["changed_seq"]) if row else None, Stamp.of(as_of, seq),
+                          exists=row is not None):  # fmt: skip
+                case Verdict.SKIP:
+                    return Change.UNCHANGED if same else Change.SKIPPED
+                case Verdict.MERGE if (
+                    not same and stored is not None and _person_order(incoming) < _person_order(stored)
+                ):
+                    return Change.SKIPPED
+            conn.execute(
+                "INSERT INTO persons (id, legacy_id, name, aliases, birth_year, death_year, changed_at, changed_seq)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id, name = EXCLUDED.name,"
+                " aliases = EXCLUDED.aliases, birth_year = EXCLUDED.birth_year, death_year = EXCLUDED.death_year,"
+                " changed_at = EXCLUDED.changed_at, changed_seq = EXCLUDED.changed_seq",
+                (p.id, p.legacy_id, p.name, list(p.aliases), p.birth_year, p.death_year, as_of, seq),
+            )
+        if row is None:
+            return Change.CREATED
+        return Change.UNCHANGED if same else Change.UPDATED
 
     def upsert_user(self, user: User) -> Change:
         return self._upsert(
@@ -270,49 +329,76 @@ class PgStoryStore:
             (user.id, user.name, user.person_id),
         )
 
-    def upsert_member(self, member: Member, as_of: datetime | None = None) -> Change:
-        """With `as_of` (when the change happened), a change older than the membership's last
-        one, or than its removal, is a no-op."""
+    def upsert_member(self, member: Member, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        """Ordered by (`as_of`, `seq`) (heirloom.domain.ordering): a change older than the
+        membership's last change or removal is SKIPPED; at an equal stamp the lesser role stays
+        and a removal wins. Without `as_of` (a dataset record) it applies only where no event
+        has set or removed the membership."""
         m = member
+        incoming = Stamp.of(as_of, seq)
         with self.db.transaction() as conn:
-            before = conn.execute(
-                "SELECT role FROM legacy_members WHERE legacy_id = %s AND user_id = %s FOR UPDATE",
+            _lock(conn, f"member:{m.legacy_id}:{m.user_id}")
+            removal = conn.execute(
+                "SELECT removed_at, removed_seq FROM member_removals WHERE legacy_id = %s AND user_id = %s",
                 (m.legacy_id, m.user_id),
             ).fetchone()
-            row = conn.execute(
-                "INSERT INTO legacy_members (legacy_id, user_id, role, changed_at) SELECT %s, %s, %s, %s"
-                " WHERE NOT EXISTS (SELECT 1 FROM member_removals r"
-                " WHERE r.legacy_id = %s AND r.user_id = %s AND r.removed_at > %s)"
-                " ON CONFLICT (legacy_id, user_id) DO UPDATE SET role = EXCLUDED.role,"
-                " changed_at = coalesce(EXCLUDED.changed_at, legacy_members.changed_at)"
-                " WHERE EXCLUDED.changed_at IS NULL OR legacy_members.changed_at IS NULL"
-                " OR legacy_members.changed_at <= EXCLUDED.changed_at"
-                " RETURNING (xmax = 0) AS inserted",
-                (m.legacy_id, m.user_id, m.role.value, as_of, m.legacy_id, m.user_id, as_of),
+            stored = conn.execute(
+                "SELECT role, changed_at, changed_seq FROM legacy_members WHERE legacy_id = %s AND user_id = %s",
+                (m.legacy_id, m.user_id),
             ).fetchone()
-        if row is None:  # older than the stored change or a removal
-            return Change.UNCHANGED
-        if row["inserted"]:
+            role = m.role
+            # not applied: what is stored already says so (UNCHANGED), or it differs (SKIPPED)
+            kept = Change.UNCHANGED if stored and stored["role"] == role.value else Change.SKIPPED
+            if removal is not None and (
+                incoming is None or incoming <= Stamp(removal["removed_at"], _seq(removal["removed_seq"]))
+            ):
+                return kept
+            stored_stamp = _stamp(stored["changed_at"], stored["changed_seq"]) if stored else None
+            match verdict(stored_stamp, incoming, exists=stored is not None):
+                case Verdict.SKIP:
+                    return kept
+                case Verdict.MERGE:
+                    role = lesser_role(Role(stored["role"]), role) if stored else role
+            conn.execute(
+                "INSERT INTO legacy_members (legacy_id, user_id, role, changed_at, changed_seq)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (legacy_id, user_id) DO UPDATE SET role = EXCLUDED.role,"
+                " changed_at = EXCLUDED.changed_at, changed_seq = EXCLUDED.changed_seq",
+                (m.legacy_id, m.user_id, role.value, as_of, seq),
+            )
+        if stored is None:
             return Change.CREATED
-        return Change.UPDATED if before is None or before["role"] != m.role.value else Change.UNCHANGED
+        return Change.UNCHANGED if stored["role"] == role.value else Change.UPDATED
 
-    def remove_member(self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None) -> Change:
-        """With `as_of`, the removal is remembered (an older add delivered later is a no-op), and
-        a membership changed after it stays."""
+    def remove_member(
+        self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change:
+        """With `as_of` (and `seq`), the removal is remembered (an older or equal-time add
+        delivered later is SKIPPED), and a membership changed after it stays."""
+        incoming = Stamp.of(as_of, seq)
         with self.db.transaction() as conn:
+            _lock(conn, f"member:{legacy_id}:{user_id}")
             if as_of is not None:
                 conn.execute(
-                    "INSERT INTO member_removals (legacy_id, user_id, removed_at) VALUES (%s, %s, %s)"
+                    "INSERT INTO member_removals (legacy_id, user_id, removed_at, removed_seq) VALUES (%s, %s, %s, %s)"
                     " ON CONFLICT (legacy_id, user_id) DO UPDATE"
-                    " SET removed_at = greatest(member_removals.removed_at, EXCLUDED.removed_at)",
-                    (legacy_id, user_id, as_of),
+                    " SET removed_at = EXCLUDED.removed_at, removed_seq = EXCLUDED.removed_seq"
+                    " WHERE (member_removals.removed_at, coalesce(member_removals.removed_seq, -1))"
+                    " < (EXCLUDED.removed_at, coalesce(EXCLUDED.removed_seq, -1))",
+                    (legacy_id, user_id, as_of, seq),
                 )
-            cur = conn.execute(
-                "DELETE FROM legacy_members WHERE legacy_id = %s AND user_id = %s"
-                " AND (%s::timestamptz IS NULL OR changed_at IS NULL OR changed_at <= %s)",
-                (legacy_id, user_id, as_of, as_of),
+            stored = conn.execute(
+                "SELECT changed_at, changed_seq FROM legacy_members WHERE legacy_id = %s AND user_id = %s",
+                (legacy_id, user_id),
+            ).fetchone()
+            if stored is None:
+                return Change.UNCHANGED
+            stored_stamp = _stamp(stored["changed_at"], stored["changed_seq"])
+            if incoming is not None and stored_stamp is not None and stored_stamp > incoming:
+                return Change.SKIPPED  # re-admitted after this removal
+            conn.execute(
+                "DELETE FROM legacy_members WHERE legacy_id = %s AND user_id = %s", (legacy_id, user_id)
             )
-            return Change.DELETED if cur.rowcount else Change.UNCHANGED
+            return Change.DELETED
 
     def upsert_relationship(self, relationship: Relationship) -> Change:
         r = relationship
@@ -327,116 +413,142 @@ class PgStoryStore:
             (r.from_person_id, r.to_person_id, r.type.value, r.detail, r.since, r.until),
         )
 
-    def upsert_link(self, link: Link, as_of: datetime | None = None) -> Change:
-        """With `as_of` (when the change happened), a change older than the link's last one is a
-        no-op."""
+    def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        """Ordered by (`as_of`, `seq`) (heirloom.domain.ordering): a change older than the link's
+        last one is SKIPPED; at an equal stamp the more restrictive status and the narrower
+        share list stay. Without `as_of` (a dataset record) it applies only where no event has
+        set the link."""
+        incoming = Stamp.of(as_of, seq)
         with self.db.transaction() as conn:
-            stored = conn.execute(
-                "SELECT changed_at FROM legacy_links WHERE id = %s FOR UPDATE", (link.id,)
+            _lock(conn, f"link:{link.id}")
+            row = conn.execute(
+                "SELECT l.id, l.legacy_a_id, l.legacy_b_id, l.status, l.share_mode, l.changed_at, l.changed_seq,"
+                " coalesce(array_agg(s.story_id) FILTER (WHERE s.story_id IS NOT NULL), '{}') AS shared_story_ids"
+                " FROM legacy_links l LEFT JOIN legacy_link_shares s ON s.link_id = l.id WHERE l.id = %s GROUP BY l.id",
+                (link.id,),
             ).fetchone()
-            if as_of is not None and stored and stored["changed_at"] and stored["changed_at"] > as_of:
-                return Change.UNCHANGED
-            if as_of is not None:
-                conn.execute(
-                    "UPDATE legacy_links SET changed_at = %s WHERE id = %s", (as_of, link.id)
-                )  # also when nothing else changes: an older event must not slip in after it
-            change = _change(
-                conn.execute(
-                    "INSERT INTO legacy_links (id, legacy_a_id, legacy_b_id, status, share_mode)"
-                    " VALUES (%s, %s, %s, %s, %s)"
-                    " ON CONFLICT (id) DO UPDATE SET legacy_a_id = EXCLUDED.legacy_a_id,"
-                    " legacy_b_id = EXCLUDED.legacy_b_id, status = EXCLUDED.status,"
-                    " share_mode = EXCLUDED.share_mode"
-                    " WHERE (legacy_links.legacy_a_id, legacy_links.legacy_b_id, legacy_links.status,"
-                    " legacy_links.share_mode) IS DISTINCT FROM (EXCLUDED.legacy_a_id, EXCLUDED.legacy_b_id,"
-                    " EXCLUDED.status, EXCLUDED.share_mode)"
-                    " RETURNING (xmax = 0) AS inserted",
-                    (link.id, link.legacy_a_id, link.legacy_b_id, link.status.value, link.share_mode.value),
-                ).fetchone()
+            stored = None if row is None else _link(row)
+            wanted = link
+            match verdict(
+                _stamp(row["changed_at"], row["changed_seq"]) if row else None,
+                incoming,
+                exists=row is not None,
+            ):
+                case Verdict.SKIP:
+                    return Change.UNCHANGED if stored and same_link_state(stored, link) else Change.SKIPPED
+                case Verdict.MERGE:
+                    wanted = narrower_link(stored, link) if stored else link
+            conn.execute(
+                "INSERT INTO legacy_links (id, legacy_a_id, legacy_b_id, status, share_mode, changed_at, changed_seq)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET legacy_a_id = EXCLUDED.legacy_a_id,"
+                " legacy_b_id = EXCLUDED.legacy_b_id, status = EXCLUDED.status, share_mode = EXCLUDED.share_mode,"
+                " changed_at = EXCLUDED.changed_at, changed_seq = EXCLUDED.changed_seq",
+                (
+                    wanted.id,
+                    wanted.legacy_a_id,
+                    wanted.legacy_b_id,
+                    wanted.status.value,
+                    wanted.share_mode.value,
+                    as_of,
+                    seq,
+                ),
             )
-            if as_of is not None and stored is None:
-                conn.execute("UPDATE legacy_links SET changed_at = %s WHERE id = %s", (as_of, link.id))
-            wanted = set(link.shared_story_ids)
-            have = {
-                r["story_id"]
-                for r in conn.execute(
-                    "SELECT story_id FROM legacy_link_shares WHERE link_id = %s", (link.id,)
-                ).fetchall()
-            }
-            if wanted != have:
+            have = set(stored.shared_story_ids) if stored else set()
+            shared = set(wanted.shared_story_ids)
+            if shared != have:
                 conn.execute(
                     "DELETE FROM legacy_link_shares WHERE link_id = %s AND NOT story_id = ANY(%s)",
-                    (link.id, list(wanted)),
+                    (link.id, list(shared)),
                 )
                 conn.cursor().executemany(
                     "INSERT INTO legacy_link_shares (link_id, story_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                    [(link.id, sid) for sid in wanted - have],
+                    [(link.id, sid) for sid in shared - have],
                 )
-                if change is Change.UNCHANGED:
-                    change = Change.UPDATED
-            return change
+        if stored is None:
+            return Change.CREATED
+        return Change.UNCHANGED if same_link_state(stored, wanted) else Change.UPDATED
 
-    def upsert_story(self, story: Story, content_hash: str) -> Change:
-        """Insert or update unless the stored story, or its deletion, is newer (stale events are no-ops)."""
+    def upsert_story(self, story: Story, content_hash: str, seq: int | None = None) -> Change:
+        """Insert or update in the order of (`updated_at`, `seq`) (heirloom.domain.ordering): an
+        older version is SKIPPED; at an equal stamp the more restrictive visibility stays (then
+        a fixed order of the other fields, so every delivery order ends the same). A deleted
+        story stays deleted (SKIPPED)."""
         s = story
-        return self._upsert(
-            "INSERT INTO stories (id, legacy_id, author_user_id, title, content, visibility, content_hash,"
-            " created_at, updated_at)"
-            " SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s"
-            " WHERE NOT EXISTS (SELECT 1 FROM story_tombstones t WHERE t.story_id = %s AND t.deleted_at >= %s)"
-            " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id,"
-            " author_user_id = EXCLUDED.author_user_id, title = EXCLUDED.title, content = EXCLUDED.content,"
-            " visibility = EXCLUDED.visibility, content_hash = EXCLUDED.content_hash,"
-            " created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at"
-            " WHERE stories.updated_at <= EXCLUDED.updated_at"
-            " AND (stories.legacy_id, stories.author_user_id, stories.title, stories.visibility,"
-            " stories.content_hash, stories.created_at, stories.updated_at) IS DISTINCT FROM"
-            " (EXCLUDED.legacy_id, EXCLUDED.author_user_id, EXCLUDED.title, EXCLUDED.visibility,"
-            " EXCLUDED.content_hash, EXCLUDED.created_at, EXCLUDED.updated_at)"
-            " RETURNING (xmax = 0) AS inserted",
-            (
-                s.id,
-                s.legacy_id,
-                s.author_user_id,
-                s.title,
-                s.content,
-                s.visibility.value,
-                content_hash,
-                s.created_at,
-                s.updated_at,
-                s.id,
-                s.updated_at,
-            ),
-        )
+        with self.db.transaction() as conn:
+            _lock(conn, f"story:{s.id}")
+            if conn.execute("SELECT 1 FROM story_tombstones WHERE story_id = %s", (s.id,)).fetchone():
+                return Change.SKIPPED
+            row = conn.execute(
+                "INSERT INTO stories (id, legacy_id, author_user_id, title, content, visibility, content_hash,"
+                " created_at, updated_at, updated_seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (id) DO UPDATE SET legacy_id = EXCLUDED.legacy_id,"
+                " author_user_id = EXCLUDED.author_user_id, title = EXCLUDED.title, content = EXCLUDED.content,"
+                " visibility = EXCLUDED.visibility, content_hash = EXCLUDED.content_hash,"
+                " created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,"
+                " updated_seq = EXCLUDED.updated_seq"
+                " WHERE (stories.updated_at, coalesce(stories.updated_seq, -1))"
+                " < (EXCLUDED.updated_at, coalesce(EXCLUDED.updated_seq, -1))"
+                " OR ((stories.updated_at, coalesce(stories.updated_seq, -1))"
+                " = (EXCLUDED.updated_at, coalesce(EXCLUDED.updated_seq, -1))"
+                f" AND ({_VISIBILITY_RANK.format(t='stories')}, stories.content_hash, stories.title,"
+                " stories.legacy_id::text, stories.author_user_id::text)"
+                f" < ({_VISIBILITY_RANK.format(t='EXCLUDED')}, EXCLUDED.content_hash, EXCLUDED.title,"
+                " EXCLUDED.legacy_id::text, EXCLUDED.author_user_id::text))"
+                " RETURNING (xmax = 0) AS inserted",
+                (
+                    s.id,
+                    s.legacy_id,
+                    s.author_user_id,
+                    s.title,
+                    s.content,
+                    s.visibility.value,
+                    content_hash,
+                    s.created_at,
+                    s.updated_at,
+                    seq,
+                ),
+            ).fetchone()
+            if row is not None:
+                return _change(row)
+            same = conn.execute(
+                "SELECT 1 FROM stories WHERE id = %s AND (legacy_id, author_user_id, title, visibility, content_hash,"
+                " updated_at, coalesce(updated_seq, -1)) = (%s, %s, %s, %s, %s, %s, %s)",
+                (
+                    s.id,
+                    s.legacy_id,
+                    s.author_user_id,
+                    s.title,
+                    s.visibility.value,
+                    content_hash,
+                    s.updated_at,
+                    -1 if seq is None else seq,
+                ),
+            ).fetchone()
+            return Change.UNCHANGED if same else Change.SKIPPED
 
     def delete_story(
         self, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
     ) -> Change:
-        """Delete and leave a tombstone; a deletion older than the stored story is a no-op. A
-        deletion of a story not stored (yet) leaves its tombstone when `legacy_id` is given, so
-        a create delivered after its delete never revives the story."""
+        """Delete and leave a tombstone, final for this id: no create or update of it, older or
+        newer, revives the story (heirloom.domain.ordering). A deletion of a story not stored
+        (yet) leaves its tombstone when `legacy_id` is given, so a create delivered after its
+        delete is skipped as well."""
         with self.db.transaction() as conn:
+            _lock(conn, f"story:{story_id}")
             row = conn.execute(
-                "SELECT legacy_id, updated_at FROM stories WHERE id = %s FOR UPDATE", (story_id,)
+                "SELECT legacy_id FROM stories WHERE id = %s FOR UPDATE", (story_id,)
             ).fetchone()
-            when = deleted_at or datetime.now(UTC)
+            owner = row["legacy_id"] if row is not None else legacy_id
+            if owner is not None:
+                conn.execute(
+                    "INSERT INTO story_tombstones (story_id, legacy_id, deleted_at) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (story_id) DO UPDATE SET deleted_at = greatest(story_tombstones.deleted_at,"
+                    " EXCLUDED.deleted_at)",
+                    (story_id, owner, deleted_at or datetime.now(UTC)),
+                )
             if row is None:
-                if legacy_id is not None:
-                    conn.execute(
-                        "INSERT INTO story_tombstones (story_id, legacy_id, deleted_at) VALUES (%s, %s, %s)"
-                        " ON CONFLICT (story_id) DO UPDATE SET deleted_at = greatest(story_tombstones.deleted_at,"
-                        " EXCLUDED.deleted_at)",
-                        (story_id, legacy_id, when),
-                    )
                 return Change.UNCHANGED
-            if row["updated_at"] > when:
-                return Change.UNCHANGED
-            conn.execute(
-                "INSERT INTO story_tombstones (story_id, legacy_id, deleted_at) VALUES (%s, %s, %s)"
-                " ON CONFLICT (story_id) DO UPDATE SET deleted_at = greatest(story_tombstones.deleted_at,"
-                " EXCLUDED.deleted_at)",
-                (story_id, row["legacy_id"], when),
-            )
             conn.execute("DELETE FROM stories WHERE id = %s", (story_id,))
             return Change.DELETED
 
@@ -700,6 +812,14 @@ class PgVectorIndex:
         ids = [story_id for story_id, _, _ in items]
         rows = [(story_id, c) for story_id, chunks, _ in items for c in chunks]
         with self.db.transaction() as conn, conn.pipeline():
+            # one writer at a time per story (two loads or deliveries of one story would both
+            # delete, then both insert its chunks: a unique violation), the locks taken in key
+            # order so that two writers of several stories never deadlock
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(k, 0))"
+                " FROM (SELECT k FROM unnest(%s::text[]) AS k ORDER BY k OFFSET 0) AS keys",
+                (sorted({f"chunks:{i}" for i in ids}),),
+            )
             conn.execute(
                 "INSERT INTO index_meta (key, value) VALUES ('embedding_model', %s) ON CONFLICT (key) DO NOTHING",
                 (self.model_id,),
@@ -752,6 +872,7 @@ class PgVectorIndex:
 
     def delete_chunks(self, story_id: UUID) -> None:
         with self.db.transaction() as conn:
+            _lock(conn, f"chunks:{story_id}")
             conn.execute("DELETE FROM story_chunks WHERE story_id = %s", (story_id,))
             conn.execute("UPDATE story_processing SET chunks_hash = NULL WHERE story_id = %s", (story_id,))
 

@@ -1,4 +1,5 @@
-"""The context workflow on AWS: StartSyncExecution on the Express state machine."""
+"""Step Functions on AWS: the context workflow (StartSyncExecution on the Express state
+machine), starting ingestions, and the backfill's running executions."""
 
 from __future__ import annotations
 
@@ -6,20 +7,45 @@ import json
 from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest
-from heirloom.domain.context_api import raise_for_workflow_error, timed_out
+from heirloom.contracts.ingestion import RunningExecution
+from heirloom.domain.context_api import WorkflowFailed, WorkflowTimedOut, raise_for_workflow_error, timed_out
+from heirloom.errors import Rejected, Retryable
+
+#: StartExecution errors a later attempt can get past (AWS Step Functions API reference)
+_TRANSIENT = frozenset({"ThrottlingException", "ServiceUnavailable", "InternalServerError", "RequestTimeout"})
+
+#: the workflow stops itself at 18 s (the ASL's TimeoutSeconds, cold starts and their retries
+#: included) and the API function at 22 s (cdk/access.py): one attempt of 20 s answers in between
+#: (tests/infrastructure/test_workflows.py checks the order); an unreachable endpoint fails in 2 s
+CLIENT_TIMEOUTS = {
+    "connect_timeout": 2,
+    "read_timeout": 20,
+    "retries": {"total_max_attempts": 1, "mode": "standard"},
+}
 
 
 class StepFunctionsContextWorkflow:
     def __init__(self, state_machine_arn: str, client: Any | None = None):
         import boto3
+        from botocore.config import Config
 
         self.arn = state_machine_arn
-        self._client = client or boto3.client("stepfunctions")
+        self._client = client or boto3.client("stepfunctions", config=Config(**CLIENT_TIMEOUTS))
 
     def run(self, request: ContextRequest) -> AssembledContext:
-        response = self._client.start_sync_execution(
-            stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
-        )
+        from botocore.exceptions import ClientError, ReadTimeoutError
+        from botocore.exceptions import ConnectionError as EndpointUnreachable
+
+        try:
+            response = self._client.start_sync_execution(
+                stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
+            )
+        except ReadTimeoutError as exc:
+            raise WorkflowTimedOut("no answer from Step Functions within the read timeout") from exc
+        except EndpointUnreachable as exc:  # connect timeouts and refused connections
+            raise WorkflowFailed(f"Step Functions unreachable: {type(exc).__name__}") from exc
+        except ClientError as exc:  # throttling, service errors: not the caller's
+            raise WorkflowFailed(f"Step Functions refused: {exc.response['Error'].get('Code')}") from exc
         if response["status"] != "SUCCEEDED":
             raise_for_workflow_error(
                 timed_out(response["status"], response.get("error")), response.get("cause")
@@ -37,4 +63,41 @@ class StepFunctionsIngestionStarter:
         self._client = client or boto3.client("stepfunctions")
 
     def __call__(self, story_id: Any) -> None:
-        self._client.start_execution(stateMachineArn=self.arn, input=json.dumps({"story_id": str(story_id)}))
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self._client.start_execution(
+                stateMachineArn=self.arn, input=json.dumps({"story_id": str(story_id)})
+            )
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", ""))
+            status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            kind = Retryable if code in _TRANSIENT or status >= 500 else Rejected
+            raise kind(f"StartExecution failed: {code or status}") from exc
+        except BotoCoreError as exc:  # the endpoint could not be reached
+            raise Retryable(f"StartExecution failed: {type(exc).__name__}") from exc
+
+
+class StepFunctionsBackfillRuns:
+    """The running executions of the backfill state machine (ListExecutions, RUNNING)."""
+
+    def __init__(self, client: Any | None = None):
+        self._client = client
+
+    def running(self, state_machine_arn: str) -> list[RunningExecution]:
+        if self._client is None:
+            import boto3
+
+            # arn:aws:states:<region>:<account>:stateMachine:<name>
+            self._client = boto3.client("stepfunctions", region_name=state_machine_arn.split(":")[3])
+        out: list[RunningExecution] = []
+        pages = self._client.get_paginator("list_executions").paginate(
+            stateMachineArn=state_machine_arn, statusFilter="RUNNING"
+        )
+        for page in pages:
+            out.extend(
+                RunningExecution(arn=e["executionArn"], name=e["name"], start_time=e["startDate"])
+                for e in page["executions"]
+            )
+        return out

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from heirloom.contracts.records import Text
+from heirloom.contracts.records import NonBlankText, Text
 
 MAX_QUERY_CHARS = 2000
 MAX_HISTORY_MESSAGES = 20
@@ -55,7 +55,7 @@ class ContextRequest(Edge):
     legacy_id: UUID
     user_id: UUID
     persona: Persona
-    query: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: NonBlankText = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
     linked_story_id: UUID | None = None
     token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)
@@ -92,7 +92,9 @@ class QueryIntent(Edge):
     entities: QueryEntities = QueryEntities()
     matches: tuple[EntityMatch, ...] = ()
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
-    source: Literal["rules", "llm", "fallback"] = "fallback"
+    #: rules: the rule-based classifier; model: the learned classifier over the query's
+    #: embedding; llm: a language model; fallback: the workflow's default after a failure
+    source: Literal["rules", "model", "llm", "fallback"] = "fallback"
     #: the graph breaker as IntentAnalysis read it; the Choice skips traversal when "open"
     breaker_state: BreakerState = "unknown"
     latency_ms: float = 0.0
@@ -151,6 +153,8 @@ class TraversalStat(Edge):
 
 
 BranchStatus = Literal["ok", "failed", "timeout", "skipped"]
+#: a retrieval source: the chunk index (vector) or the knowledge graph
+RetrievalSource = Literal["vector", "graph"]
 
 
 class GraphResults(Edge):
@@ -264,4 +268,9 @@ class AssembledContext(Edge):
     #: the stories in the context, best score first (the ranked list eval scores); the text
     #: groups them by legacy, so linked-legacy stories may appear later than their rank
     ranked_story_ids: tuple[UUID, ...] = ()
+    #: the sources that answered this request (shown to every caller, not only in debug)
+    sources_used: tuple[RetrievalSource, ...] = ()
+    #: the sources the request wanted that failed, timed out or sat behind an open breaker: the
+    #: context is incomplete and its text says so
+    degraded: tuple[RetrievalSource, ...] = ()
     metadata: ContextMetadata

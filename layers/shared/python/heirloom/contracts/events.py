@@ -1,9 +1,10 @@
 """Story events on EventBridge: a versioned detail per detail-type, from a configurable source.
 
-Every detail carries `schema_version` ("1"); stories carry their own `updated_at` (and deletes
-their `deleted_at`, kept as a tombstone even when the delete arrives first), membership and link
-changes are ordered by the envelope's `time` (a removal is remembered), the other records are
-idempotent upserts: duplicates and reordering are safe.
+Every detail carries `schema_version` ("1") and may carry the source's `sequence` number.
+Stories are ordered by their own `updated_at`, membership and link changes by the envelope's
+`time`, each then by `sequence`, then the more restrictive state (heirloom.domain.ordering); a
+delete (`deleted_at`) is final, kept as a tombstone even when it arrives first. The other
+records are idempotent upserts: duplicates and reordering are safe.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 from heirloom.contracts.records import AwareDatetime, Legacy, Link, Member, Person, Relationship, Story, User
 
@@ -24,6 +25,9 @@ class _Detail(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: Literal["1"] = "1"
+    #: the source's monotonic sequence number for the record, when it has one: orders two
+    #: changes of the same time (EventBridge's `time` is to the second)
+    sequence: int | None = Field(default=None, ge=0, le=2**63 - 1)
 
 
 class StoryCreated(_Detail):
@@ -111,7 +115,12 @@ DETAIL_TYPES: tuple[str, ...] = (
     "Link Created",
     "Link Updated",
 )
-_DETAIL = TypeAdapter(StoryEventDetail)
+#: the detail model of each detail-type
+_DETAIL: dict[str, type[_Detail]] = {
+    model.model_fields["kind"].default: model
+    for model in (StoryCreated, StoryUpdated, StoryDeleted, LegacyCreated, PersonCreated, UserCreated,
+                  RelationshipAdded, MemberAdded, MemberRemoved, LinkCreated, LinkUpdated)
+}  # fmt: skip
 
 
 class StoryEvent(BaseModel):
@@ -126,6 +135,9 @@ class StoryEvent(BaseModel):
     detail: dict[str, Any]
 
     def parsed_detail(self) -> StoryEventDetail:
-        """The typed detail; the detail-type selects the model."""
-        detail: StoryEventDetail = _DETAIL.validate_python({**self.detail, "kind": self.detail_type})
+        """The typed detail; the detail-type selects the model (so an error's location starts in
+        the detail: `story.title`, not the detail-type)."""
+        detail: StoryEventDetail = _DETAIL[self.detail_type].model_validate(  # type: ignore[assignment]
+            {**self.detail, "kind": self.detail_type}
+        )
         return detail

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from pydantic.json_schema import SkipJsonSchema
 
 from heirloom.contracts.records import Text
+from heirloom.fencing import one_line, untag
 
 #: Bumped when the models or the prompt change in a way a consumer would notice.
 EXTRACTION_SCHEMA_VERSION = "1"
@@ -190,7 +191,8 @@ def extraction_prompt(
 ) -> str:
     """The versioned system prompt, with the limits and the legacy's known names filled in."""
     text = resources.files("heirloom.config").joinpath(PROMPT_RESOURCE).read_text(encoding="utf-8")
-    names = ", ".join(n for n in known_names if n.strip()) or "(none given)"
+    # one line each, no tag: a name (written by a user, or found in a story) stays data
+    names = ", ".join(untag(one_line(n)) for n in known_names if n.strip()) or "(none given)"
     return Template(text).substitute(
         known_names=names,
         max_people=max_people,

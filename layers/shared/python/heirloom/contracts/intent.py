@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from heirloom.contracts.context import EntityMatch, Intent, Message
+from heirloom.fencing import one_line, untag
 
 #: Bumped when the model or the prompt change in a way a consumer would notice.
 INTENT_SCHEMA_VERSION = "1"
@@ -76,11 +77,11 @@ def intent_prompt(*, subject_name: str, matches: Sequence[EntityMatch] = ()) -> 
     gazetteer found these names of the legacy's graph in the message) filled in."""
     text = resources.files("heirloom.config").joinpath(PROMPT_RESOURCE).read_text(encoding="utf-8")
     hints = (
-        "\n".join(f"- {m.label}: {m.name} (written as {m.mention!r})" for m in matches)
+        "\n".join(f"- {m.label}: {_line(m.name)} (written as {_line(m.mention)!r})" for m in matches)
         if matches
         else "(none found)"
     )
-    return Template(text).substitute(subject_name=subject_name or "the person", known_entities=hints)
+    return Template(text).substitute(subject_name=_line(subject_name) or "the person", known_entities=hints)
 
 
 def intent_user_message(query: str, history: Sequence[Message]) -> str:
@@ -92,7 +93,11 @@ def intent_user_message(query: str, history: Sequence[Message]) -> str:
 
 
 def _untag(text: str) -> str:
-    """Keep the data from closing the tags around it."""
-    for tag in ("conversation", "message"):
-        text = text.replace(f"</{tag}>", f"</ {tag}>")
-    return text
+    """Keep the data from closing the tags around it, or opening any: no `<` or `>` of any case
+    or look-alike (heirloom.fencing)."""
+    return untag(text)
+
+
+def _line(text: str) -> str:
+    """A name for the system prompt: one line, no tag."""
+    return untag(one_line(text))

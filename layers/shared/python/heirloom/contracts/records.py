@@ -1,4 +1,4 @@
-"""The records of a legacy, as FORMAT.md defines them (and as story events carry them)."""
+"""The records of a legacy, as docs/dataset-format.md defines them (and as story events carry them)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ from enum import StrEnum
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 
 
 class Role(StrEnum):
@@ -58,10 +66,34 @@ def _no_nul(value: str) -> str:
     return value
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("text must not be blank (only whitespace)")
+    return value
+
+
+_NO_NUL = Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
-#: any text a record carries: stored in PostgreSQL and the graph as it is
-Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})]
-Name = Annotated[Text, Field(min_length=1, max_length=300)]
+#: any text a record carries: stored in PostgreSQL and the graph as it is. Length limits go
+#: before the validators (as in `Name`), else pydantic reports them in "items", not characters.
+Text = Annotated[str, AfterValidator(_no_nul), _NO_NUL]
+#: text that must say something: not empty, not only whitespace
+NonBlankText = Annotated[str, AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL]
+#: a relationship's detail ("mother") and its years ("1952"): when given, not blank
+Detail = Annotated[
+    str, StringConstraints(max_length=300), AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL
+]
+Period = Annotated[
+    str, StringConstraints(max_length=100), AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL
+]
+#: a name or title: 1-300 characters, not only whitespace
+Name = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=300),
+    AfterValidator(_no_nul),
+    AfterValidator(_not_blank),
+    _NO_NUL,
+]
 
 
 class Record(BaseModel):
@@ -99,9 +131,16 @@ class Relationship(Record):
     from_person_id: UUID
     to_person_id: UUID
     type: RelationshipType
-    detail: Text | None = Field(default=None, max_length=300)
-    since: Text | None = Field(default=None, max_length=100)
-    until: Text | None = Field(default=None, max_length=100)
+    detail: Detail | None = None
+    since: Period | None = None
+    until: Period | None = None
+
+    @field_validator("to_person_id")
+    @classmethod
+    def _two_persons(cls, value: UUID, info: ValidationInfo) -> UUID:
+        if value == info.data.get("from_person_id"):
+            raise ValueError("a relationship joins two different persons")
+        return value
 
 
 class Link(Record):
@@ -112,15 +151,24 @@ class Link(Record):
     share_mode: ShareMode
     shared_story_ids: tuple[UUID, ...] = ()
 
-    @model_validator(mode="after")
-    def _two_legacies(self) -> Link:
-        if self.legacy_a_id == self.legacy_b_id:
+    @field_validator("legacy_b_id")
+    @classmethod
+    def _two_legacies(cls, value: UUID, info: ValidationInfo) -> UUID:
+        if value == info.data.get("legacy_a_id"):
             raise ValueError("a link joins two different legacies")
-        return self
+        return value
 
 
 #: Largest story body accepted (characters); larger content is refused, never truncated.
 MAX_STORY_CHARS = 200_000
+#: a story's body: 1-200,000 characters, not only whitespace
+StoryContent = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_STORY_CHARS),
+    AfterValidator(_no_nul),
+    AfterValidator(_not_blank),
+    _NO_NUL,
+]
 
 
 class Story(Record):
@@ -128,7 +176,15 @@ class Story(Record):
     legacy_id: UUID
     author_user_id: UUID
     title: Name
-    content: Text = Field(min_length=1, max_length=MAX_STORY_CHARS)
+    content: StoryContent
     visibility: Visibility
     created_at: AwareDatetime
     updated_at: AwareDatetime
+
+    @field_validator("updated_at")
+    @classmethod
+    def _not_before_created(cls, value: datetime, info: ValidationInfo) -> datetime:
+        created = info.data.get("created_at")
+        if created is not None and value < created:
+            raise ValueError("updated_at is earlier than created_at")
+        return value

@@ -1,4 +1,4 @@
-"""The visibility rules of FORMAT.md, in one place.
+"""The visibility rules of docs/dataset-format.md, in one place.
 
 `resolve_scope` turns membership and links into a `ReadScope`; the scope is evaluated in
 Python (`ReadScope.allows`) by the access filter and compiled to SQL by the vector index, so

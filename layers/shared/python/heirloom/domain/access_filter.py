@@ -1,9 +1,14 @@
-"""AccessFilter: keeps only what the user may read (FORMAT.md), from both retrieval branches.
+"""AccessFilter: keeps only what the user may read (docs/dataset-format.md), from both retrieval branches.
 
 Stories are checked against PostgreSQL (the source of truth) with the same `ReadScope` that the
 vector search compiled to SQL. A graph fact survives only if a readable story supports it or it
 is a known relationship touching a legacy the user is a member of. Any failure here fails the
 request closed: nothing unfiltered is ever passed on.
+
+What goes on to debug output is computed here too, after filtering and only from what the user
+may read: the intent's matches keep only entities a readable story or allowed fact shows (the
+gazetteer also knows entities of stories the user cannot read), and each traversal's `results`
+counts the readable stories its hits reached (the `facts` template: the facts kept).
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from heirloom.contracts.context import (
     AccessFilterInput,
     Candidate,
     ChunkResult,
+    ContextRequest,
     FilteredContext,
     GraphBranch,
     GraphFact,
     GraphHit,
     GraphResults,
+    QueryEntities,
     QueryIntent,
+    TraversalStat,
     VectorBranch,
 )
 from heirloom.contracts.records import Legacy
@@ -80,6 +88,58 @@ def _stored_chunks(vectors: VectorIndex, story_ids: Sequence[UUID]) -> dict[UUID
     except Exception as exc:
         log.warning("graph_only_excerpts_unavailable: %s", type(exc).__name__)
         return {}
+
+
+def readable_intent(
+    intent: QueryIntent, request: ContextRequest, candidates: Sequence[Candidate], facts: Sequence[GraphFact]
+) -> QueryIntent:
+    """The intent as debug output may show it: a match survives when an allowed fact names its
+    node, or a readable candidate's hits, title or excerpt name it; an entity name a dropped
+    match brought in survives only when the user wrote it."""
+    node_ids = {f.subject_id for f in facts} | {f.object_id for f in facts}
+    shown = " \n ".join(
+        [
+            *(name for f in facts for name in (f.subject, f.object)),
+            *(c.title for c in candidates),
+            *(chunk.text for c in candidates for chunk in c.chunks),
+            *(name for c in candidates for h in c.graph_hits for name in (h.entity, h.via) if name),
+        ]
+    ).casefold()
+    kept = tuple(m for m in intent.matches if m.node_id in node_ids or m.name.casefold() in shown)
+    dropped = {m.name.casefold() for m in intent.matches if m not in kept} - {m.name.casefold() for m in kept}
+    if not dropped:
+        return intent
+    written = " ".join([request.query, *(m.content for m in request.history)]).casefold()
+
+    def names(values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(n for n in values if n.casefold() not in dropped or n.casefold() in written)
+
+    e = intent.entities
+    entities = QueryEntities(
+        people=names(e.people),
+        places=names(e.places),
+        time_periods=e.time_periods,
+        events=names(e.events),
+        objects=names(e.objects),
+    )
+    return intent.model_copy(update={"matches": kept, "entities": entities})
+
+
+def readable_traversals(
+    stats: Sequence[TraversalStat], candidates: Sequence[Candidate], facts: Sequence[GraphFact]
+) -> tuple[TraversalStat, ...]:
+    """Each traversal's `results` recounted from what the user may read: the readable stories
+    its hits reached (`facts`: the facts kept; a template that reaches no story: 0)."""
+    reached: dict[str, set[UUID]] = defaultdict(set)
+    for c in candidates:
+        for h in c.graph_hits:
+            reached[h.template].add(c.story_id)
+    return tuple(
+        s.model_copy(
+            update={"results": len(facts) if s.template == "facts" else len(reached.get(s.template, ()))}
+        )
+        for s in stats
+    )
 
 
 def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIndex) -> FilteredContext:
@@ -159,12 +219,12 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     latency = {"vector": vector.latency_ms, "graph": graph.latency_ms, "intent": intent.latency_ms}
     latency["access_filter"] = round((time.monotonic() - started) * 1000, 2)
     return FilteredContext(
-        intent=intent,
+        intent=readable_intent(intent, request, candidates, facts),
         subject_name=subject.name if subject else (legacy.name if legacy else ""),
         legacy_name=legacy.name if legacy else "",
         candidates=tuple(candidates),
         facts=facts,
-        traversals=graph.traversals,
+        traversals=readable_traversals(graph.traversals, candidates, facts),
         vector_status=vector.status,
         graph_status=graph.status,
         dropped_stories=len(ids) - len(readable),

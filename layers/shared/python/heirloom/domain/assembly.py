@@ -10,9 +10,10 @@ every story the graph did not reach). Ties: score desc, primary legacy first, st
 
 Token budget (cl100k_base through the `Tokenizer` port)
     1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
-    2. What remains after the connections actually used (R) is split 60% / 30% / 10%:
+    2. What remains after the note (if degraded) and the connections used (R) is split 60/30/10%:
        stories found by embedding (alone or with the graph), stories only the graph found, and
-       the metadata that frames every story (section headers, "###" headings, provenance lines).
+       the metadata that frames every story (section headers, "###" headings, story markers,
+       provenance lines).
     3. Pass 1 walks the stories in ranked order; a story goes in when its metadata fits the 10%
        share and at least a minimal excerpt fits its category's share (excerpts are cut to fit).
     4. Flow rule: pass 2 pools everything any category left unused (e.g. the 30% graph share of a
@@ -21,6 +22,15 @@ Token budget (cl100k_base through the `Tokenizer` port)
     5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
        ranked story is shortened (then dropped), then the last connection sentence is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
+
+Degradation: a source the request wanted that failed, timed out or sat behind an open breaker is
+listed in `degraded` (the ones that answered in `sources_used`), and the text opens with a short
+"Note:" line saying what is missing; the note counts against the budget like the rest.
+
+Fencing (heirloom.fencing): story text, titles, names and fact parts are rendered as data. Each
+story's excerpt sits between `<story-NONCE>` and `</story-NONCE>` (one nonce per request), every
+line of it quoted with "> ", `#` escaped and `<`/`>` (and look-alikes) written as entities, so no
+story can forge a section, a heading, a provenance line or a tag (docs/architecture.md).
 
 Excerpts keep whole sentences; only a first sentence longer than what is left is cut, on a word
 boundary, with "…". Chunks whose text already appears (in this or a higher-ranked story) are
@@ -45,10 +55,12 @@ from heirloom.contracts.context import (
     FilteredContext,
     GraphFact,
     GraphHit,
+    RetrievalSource,
     SourceInfo,
 )
 from heirloom.domain.chunking import sentences
 from heirloom.domain.personas import PersonaDefinition, TraversalConfig
+from heirloom.fencing import inline, nonce, one_line, quoted_title, story_close, story_open
 from heirloom.ports import Tokenizer
 
 Mode = Literal["hybrid", "vector", "graph"]
@@ -60,7 +72,7 @@ BOTH_SOURCES_BONUS = 0.15
 #: weight of each further distinct graph path to a story, after its best one
 OTHER_PATHS_WEIGHT = 0.25
 #: graph relevance (up to 1.2 for a 1-hop entity match) mapped onto the calibrated cosine scale,
-#: so a graph hit alone does not outrank the best embedding match (docs/decisions/0002)
+#: so a graph hit alone does not outrank the best embedding match (docs/decisions/0006)
 GRAPH_SCALE = 0.6
 
 #: in hybrid mode, a story only the graph reached, through an entity path (embedding search did
@@ -77,8 +89,12 @@ GRAPH_SHARE = 0.3
 #: a story is not worth including with less excerpt than this (unless it is shorter)
 MIN_EXCERPT_TOKENS = 24
 ELLIPSIS = "…"
+#: every line of a story's excerpt starts with this (a markdown quote)
+QUOTE = "> "
+#: between two paragraphs (chunks) of one passage
+PARAGRAPH_BREAK = "\n>\n> "
 #: between two passages of one story that are not consecutive chunks
-PASSAGE_GAP = "\n…\n"
+PASSAGE_GAP = "\n> …\n> "
 
 CONNECTIONS_HEADER = "## Known Connections"
 CONNECTED_HEADER = "## Stories from Connected Legacies"
@@ -291,8 +307,8 @@ def split_budget(remainder: int) -> BudgetSplit:
 
 # -- text -------------------------------------------------------------------------------------
 def _clean(text: str) -> str:
-    """One line: no newline in a title or name can open a section of its own."""
-    return " ".join(text.split())
+    """One line, no tag, no heading: a title, name or fact part cannot open a section."""
+    return inline(text)
 
 
 def _dedupe_key(text: str) -> str:
@@ -345,22 +361,22 @@ class StoryText:
         units: list[_Unit] = []
         for p, passage in enumerate(passages):
             for c, chunk in enumerate(passage):
-                for s, sentence in enumerate(sentences(_clean(chunk.text))):
+                for s, sentence in enumerate(sentences(one_line(chunk.text))):
                     if not units:
                         sep = ""
                     elif s == 0 and c == 0 and p > 0:
                         sep = PASSAGE_GAP
                     elif s == 0:
-                        sep = "\n\n"
+                        sep = PARAGRAPH_BREAK
                     else:
                         sep = " "
-                    units.append(_Unit(sep, sentence, chunk))
+                    units.append(_Unit(sep, inline(sentence), chunk))
         self.units = tuple(units)
         #: the UTF-8 size of the whole text (more than its units' tokens could add up to), once needed
         self._bytes: int | None = None
         #: tokens of each unit with its separator, for the units counted so far
         self._costs: list[int] = []
-        self._sep_cost: dict[str, int] = {"": 0, " ": 0, "\n\n": 1}
+        self._sep_cost: dict[str, int] = {"": 0, " ": 0}
 
     def _cost(self, i: int) -> int:
         while len(self._costs) <= i:
@@ -490,13 +506,49 @@ def fact_sentences(facts: Iterable[GraphFact]) -> list[str]:
     return out
 
 
+#: what a persona may tell the family when a source is missing
+MISSING: dict[RetrievalSource, str] = {
+    "graph": "known connections (the family relationship graph)",
+    "vector": "story search by meaning",
+}
+
+
+def source_report(
+    request: ContextRequest, filtered: FilteredContext
+) -> tuple[tuple[RetrievalSource, ...], tuple[RetrievalSource, ...]]:
+    """(sources used, sources degraded). A source the request did not want (vector or graph
+    mode, graph augmentation off) is neither; a graph skipped although wanted was behind an
+    open breaker."""
+    used: list[RetrievalSource] = []
+    degraded: list[RetrievalSource] = []
+    wanted = {
+        "vector": request.mode != "graph",
+        "graph": request.mode != "vector" and request.graph_enabled,
+    }
+    source: RetrievalSource
+    for source, status in (("vector", filtered.vector_status), ("graph", filtered.graph_status)):
+        if status == "ok":
+            used.append(source)
+        elif wanted[source] and (status != "skipped" or filtered.intent.breaker_state != "closed"):
+            degraded.append(source)
+    return tuple(used), tuple(degraded)
+
+
+def degradation_note(degraded: Sequence[RetrievalSource]) -> str:
+    if not degraded:
+        return ""
+    missing = " and ".join(MISSING[d] for d in degraded)
+    verb = "is" if len(degraded) == 1 else "are"
+    return f"Note: {missing} {verb} unavailable for this answer, so what follows may be incomplete."
+
+
 def _connections(sentences_: Sequence[str]) -> str:
     return f"{CONNECTIONS_HEADER}\n{' '.join(sentences_)}" if sentences_ else ""
 
 
 # -- assembly ---------------------------------------------------------------------------------
 def _heading(candidate: Candidate) -> str:
-    title = _clean(candidate.title)
+    title = quoted_title(candidate.title)
     if not candidate.primary:
         return f'### "{title}" — from {_clean(candidate.legacy_name)}'
     return f'### "{title}" ({candidate.year})' if candidate.year is not None else f'### "{title}"'
@@ -518,10 +570,11 @@ def _provenance(scored: ScoredCandidate) -> list[str]:
 class _Slot:
     scored: ScoredCandidate
     text: StoryText
-    #: heading + provenance + the newlines around the excerpt and between blocks
+    #: heading + fence + provenance + the newlines around the excerpt and between blocks
     meta: int
     heading: str
     provenance: list[str]
+    fence: str
     excerpt: Excerpt | None = None
 
     @property
@@ -530,11 +583,19 @@ class _Slot:
 
     def block(self) -> str:
         assert self.excerpt is not None
-        return "\n".join([self.heading, self.excerpt.text, *self.provenance])
+        return "\n".join(
+            [
+                self.heading,
+                story_open(self.fence),
+                QUOTE + self.excerpt.text,
+                story_close(self.fence),
+                *self.provenance,
+            ]
+        )
 
 
-def _render(connections: str, primary_header: str, slots: Sequence[_Slot]) -> str:
-    sections = [connections] if connections else []
+def _render(note: str, connections: str, primary_header: str, slots: Sequence[_Slot]) -> str:
+    sections = [part for part in (note, connections) if part]
     for header, primary in ((primary_header, True), (CONNECTED_HEADER, False)):
         blocks = [s.block() for s in slots if s.excerpt is not None and s.primary is primary]
         if blocks:
@@ -547,11 +608,21 @@ def assemble(
     filtered: FilteredContext,
     persona: PersonaDefinition,
     tokenizer: Tokenizer,
+    *,
+    fence: str | None = None,
 ) -> AssembledContext:
-    """Rank the readable candidates and format them within `request.token_budget` tokens."""
+    """Rank the readable candidates and format them within `request.token_budget` tokens.
+    `fence` is the story blocks' nonce (a fresh one per call unless given)."""
     started = time.perf_counter()
+    fence = fence or nonce()
+    fence_lines = [story_open(fence), QUOTE.strip(), story_close(fence)]
     budget = request.token_budget
     ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
+
+    # 0. what is missing, said first
+    sources_used, degraded = source_report(request, filtered)
+    note = degradation_note(degraded)
+    noted = tokenizer.count(note) + 2 if note else 0
 
     # 1. known connections, whole sentences under their cap
     facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
@@ -563,7 +634,7 @@ def assemble(
             break
         kept.append(sentence)
     connections = _connections(kept)
-    used = tokenizer.count(connections) + 2 if connections else 0
+    used = noted + (tokenizer.count(connections) + 2 if connections else 0)
 
     # 2. slots: each story's deduplicated text and its frame
     seen: set[str] = set()
@@ -573,8 +644,8 @@ def assemble(
         if not text.units:
             continue
         heading, provenance = _heading(scored.candidate), _provenance(scored)
-        meta = tokenizer.count("\n".join([heading, *provenance])) + 3
-        slots.append(_Slot(scored, text, meta, heading, provenance))
+        meta = tokenizer.count("\n".join([heading, *fence_lines, *provenance])) + 1
+        slots.append(_Slot(scored, text, meta, heading, provenance, fence))
 
     primary_header = f"## Relevant Stories (from {_clean(filtered.legacy_name)})"
     header_cost = {
@@ -622,7 +693,7 @@ def assemble(
             opened.add(slot.primary)
 
     # 5. the whole text, counted exactly; trim from the bottom until it fits
-    formatted = _render(connections, primary_header, slots)
+    formatted = _render(note, connections, primary_header, slots)
     total = tokenizer.count(formatted)
     while total > budget:
         victim = next((s for s in reversed(slots) if s.excerpt is not None), None)
@@ -637,7 +708,7 @@ def assemble(
             connections = _connections(kept)
         else:  # pragma: no cover - an empty text is 0 tokens
             break
-        formatted = _render(connections, primary_header, slots)
+        formatted = _render(note, connections, primary_header, slots)
         total = tokenizer.count(formatted)
 
     # the stories in the text, in its order (primary section first), with their excerpts
@@ -669,6 +740,8 @@ def assemble(
         formatted_context=formatted,
         embedding_results=embedding_results,
         graph_results=graph_results,
+        sources_used=sources_used,
+        degraded=degraded,
         ranked_story_ids=tuple(
             s.scored.candidate.story_id
             for s in sorted(

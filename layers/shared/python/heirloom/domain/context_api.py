@@ -3,6 +3,8 @@ become HTTP outcomes. The user id comes from the verified identity, never from t
 
 from __future__ import annotations
 
+import contextlib
+import json
 from typing import Any, Protocol
 from uuid import UUID
 
@@ -17,9 +19,11 @@ from heirloom.contracts.context import (
     ContextRequest,
     Message,
     Persona,
+    RetrievalSource,
 )
-from heirloom.contracts.records import Text
+from heirloom.contracts.records import NonBlankText
 from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound, StoreUnavailable
+from heirloom.safejson import bounded_loads
 
 
 class ContextWorkflow(Protocol):
@@ -57,13 +61,21 @@ def timed_out(status: str, error: str | None) -> str | None:
 
 def raise_for_workflow_error(error: str | None, cause: str | None) -> None:
     message = cause or error or "workflow failed"
-    try:
-        import json
-
+    with contextlib.suppress(ValueError, AttributeError):
         message = json.loads(message).get("errorMessage", message)
-    except (ValueError, AttributeError):
-        pass
     raise ERROR_TYPES.get(error or "", WorkflowFailed)(message)
+
+
+#: the largest body accepted, in UTF-8 bytes: a full history (20 x 4,000 characters) and the
+#: query stay below it even with every character \u-escaped
+MAX_BODY_BYTES = 1_048_576
+
+
+def parse_body(text: str | bytes) -> Any:
+    """A request body as JSON, refused with InvalidRequest (400) before the parser goes past
+    MAX_BODY_BYTES or the limits of `heirloom.safejson` (deep nesting raised RecursionError, a
+    5,000-digit integer ValueError: a 502 in Lambda)."""
+    return bounded_loads(text, what="body", max_bytes=MAX_BODY_BYTES)
 
 
 class ContextBody(BaseModel):
@@ -71,7 +83,7 @@ class ContextBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    query: Text = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: NonBlankText = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     persona: Persona
     history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
     linked_story_id: UUID | None = None
@@ -88,6 +100,13 @@ class ContextResponse(BaseModel):
     context: str
     sources: list[ContextSource]
     tokens: int
+    sources_used: list[RetrievalSource] = Field(
+        description="The retrieval sources that answered: vector (story search by meaning), graph"
+    )
+    degraded: list[RetrievalSource] = Field(
+        description="Sources this request wanted that failed, timed out or are switched off by the"
+        " circuit breaker; when not empty the context is incomplete and opens with a Note line"
+    )
     debug: dict[str, Any] | None = None
 
 
@@ -123,5 +142,7 @@ def answer(
         context=assembled.formatted_context,
         sources=sources,
         tokens=assembled.metadata.tokens_used,
+        sources_used=list(assembled.sources_used),
+        degraded=list(assembled.degraded),
         debug=assembled.metadata.model_dump(mode="json") if debug else None,
     )

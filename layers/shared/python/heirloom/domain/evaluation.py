@@ -1,4 +1,4 @@
-"""Retrieval scores of FORMAT.md, computed from what the context workflow returned.
+"""Retrieval scores of docs/dataset-format.md, computed from what the context workflow returned.
 
 A leak is detected independently of the access filter: a forbidden story counts as leaked if its
 id is among the context's sources, or its title or one of its distinctive sentences appears in
@@ -15,13 +15,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heirloom.fencing import GREATER_THAN, LESS_THAN
+
 _SENTENCE = re.compile(r"(?<=[.!?])[\"'”’)]*\s+")
 MIN_SENTENCE_WORDS = 6
 MIN_TITLE_CHARS = 12
 
 
+#: the formatted context's escapes undone (heirloom.fencing): `&lt;`/`&gt;` and the angle look-alikes
+#: read as `<`/`>` on both sides, backslashes go with the quotes and hashes
+_ANGLES = str.maketrans({c: "<" for c in LESS_THAN} | {c: ">" for c in GREATER_THAN})
+
+
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[“”\"‘’'`*_#]", "", text).lower().split())
+    text = text.replace("&lt;", "<").replace("&gt;", ">").translate(_ANGLES)
+    return " ".join(re.sub(r"[“”\"‘’'`*_#\\]", "", text).lower().split())
 
 
 def sentences(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 """S3 imports: a story document under the import prefix feeds the same path as `Story Created`.
 
-Documents are JSON in the FORMAT.md story shape, or Markdown / plain text with a front-matter
+Documents are JSON in the docs/dataset-format.md story shape, or Markdown / plain text with a front-matter
 header (`legacy`, `author`, `title`, `visibility`, optional `id`, `created_at`, `updated_at`).
 A document that is not a valid story is tagged rejected with the reason; nothing is stored.
 """
@@ -20,6 +20,7 @@ from heirloom.domain.ingestion import IngestionPorts, UnknownReference
 from heirloom.edges import reason
 from heirloom.errors import InvalidRequest
 from heirloom.ports import Change
+from heirloom.safejson import bounded_loads
 
 #: largest object read at all (bytes); a story body is further capped at MAX_STORY_CHARS
 MAX_OBJECT_BYTES = 1_000_000
@@ -62,7 +63,7 @@ def parse_document(bucket: str, key: str, body: bytes, now: datetime | None = No
         raise InvalidRequest("the document is not UTF-8 text") from exc
     try:
         if key.lower().endswith(".json"):
-            data = json.loads(text)
+            data = bounded_loads(text, what="document", max_bytes=MAX_OBJECT_BYTES)
             if not isinstance(data, dict):
                 raise InvalidRequest("a JSON document must be one story object")
             return Story.model_validate(data)
@@ -102,6 +103,11 @@ def import_object(ports: IngestionPorts, objects: ObjectStore, bucket: str, key:
     except InvalidRequest as exc:
         objects.tag(bucket, key, {"heirloom-status": "rejected", "heirloom-reason": _tag_value(str(exc))})
         raise
+    if change is Change.SKIPPED:  # heirloom.domain.ordering: a newer version, or deleted for good
+        why = "a newer version of this story is stored or it was deleted"
+        objects.tag(bucket, key, {"heirloom-status": "skipped", "heirloom-story": str(story.id),
+                                  "heirloom-reason": why})  # fmt: skip
+        return change
     objects.tag(bucket, key, {"heirloom-status": "imported", "heirloom-story": str(story.id)})
     return change
 

@@ -81,10 +81,15 @@ def apply_legacy(ports: IngestionPorts, legacy: Legacy) -> Change:
     return change
 
 
-def apply_person(ports: IngestionPorts, person: Person) -> Change:
+def apply_person(
+    ports: IngestionPorts, person: Person, as_of: datetime | None = None, seq: int | None = None
+) -> Change:
+    """`as_of`, `seq`: when the change happened (story events), ordered as
+    heirloom.domain.ordering says (a late event never moves a person back). The graph gets the
+    person as stored, never a stale event's."""
     _require_legacy(ports, "legacy_id", person.legacy_id)
-    change = ports.stories.upsert_person(person)
-    graph_sync.sync_person(ports.graph, person)
+    change = ports.stories.upsert_person(person, as_of, seq)
+    graph_sync.sync_person(ports.graph, ports.stories.get_person(person.id) or person)
     return change
 
 
@@ -94,18 +99,26 @@ def apply_user(ports: IngestionPorts, user: User) -> Change:
     return ports.stories.upsert_user(user)
 
 
-def apply_member(ports: IngestionPorts, member: Member, as_of: datetime | None = None) -> Change:
-    """`as_of`: when the change happened (story events); an older change than the stored one is
-    a no-op, so a late or redelivered event never re-admits a removed member."""
+def apply_member(
+    ports: IngestionPorts, member: Member, as_of: datetime | None = None, seq: int | None = None
+) -> Change:
+    """`as_of`, `seq`: when the change happened (story events), ordered as
+    heirloom.domain.ordering says: a late or redelivered event never re-admits a removed member
+    nor raises a role lowered at the same time or later. Without them (a dataset record), only
+    where no event has set or removed the membership."""
     _require_legacy(ports, "legacy_id", member.legacy_id)
     _require_user(ports, "user_id", member.user_id)
-    return ports.stories.upsert_member(member, as_of)
+    return ports.stories.upsert_member(member, as_of, seq)
 
 
 def remove_member(
-    ports: IngestionPorts, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None
+    ports: IngestionPorts,
+    legacy_id: UUID,
+    user_id: UUID,
+    as_of: datetime | None = None,
+    seq: int | None = None,
 ) -> Change:
-    return ports.stories.remove_member(legacy_id, user_id, as_of)
+    return ports.stories.remove_member(legacy_id, user_id, as_of, seq)
 
 
 def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
@@ -116,12 +129,15 @@ def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
     return change
 
 
-def apply_link(ports: IngestionPorts, link: Link, as_of: datetime | None = None) -> Change:
-    """`as_of`: when the change happened (story events); an older change than the stored one is
-    a no-op. The graph gets the link as stored, never a stale event's."""
+def apply_link(
+    ports: IngestionPorts, link: Link, as_of: datetime | None = None, seq: int | None = None
+) -> Change:
+    """`as_of`, `seq`: when the change happened (story events), ordered as
+    heirloom.domain.ordering says (an older change is skipped; at the same stamp the more
+    restrictive state stays). The graph gets the link as stored, never a stale event's."""
     _require_legacy(ports, "legacy_a_id", link.legacy_a_id)
     _require_legacy(ports, "legacy_b_id", link.legacy_b_id)
-    change = ports.stories.upsert_link(link, as_of)
+    change = ports.stories.upsert_link(link, as_of, seq)
     stored = next((x for x in ports.stories.links_of(link.legacy_a_id) if x.id == link.id), link)
     graph_sync.sync_link(ports.graph, stored)
     return change
@@ -324,12 +340,15 @@ def process_story(
         write_entities(ports, story, resolved[0], digest, resolved[1], resolved[2])
 
 
-def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) -> Change:
+def apply_story(
+    ports: IngestionPorts, story: Story, *, process: bool = True, seq: int | None = None
+) -> Change:
     """Store `story` (stale versions are no-ops) and bring the index and graph in step with what
     PostgreSQL now holds, which may be a newer version than the one delivered. With
     `process=False` only the record and its Story node are written; the ingestion workflow
     (chunk + embed, extraction, graph sync) does the rest. The delivered content's embedding
-    starts before the story's writes (they overlap it) and is used if it is what is stored."""
+    starts before the story's writes (they overlap it) and is used if it is what is stored.
+    `seq`: the source's sequence number, after `updated_at` in heirloom.domain.ordering."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
     _require_user(ports, "author_user_id", story.author_user_id)
     delivered = content_hash(story.content)
@@ -339,10 +358,11 @@ def apply_story(ports: IngestionPorts, story: Story, *, process: bool = True) ->
         # a move: its entities are scoped by legacy, so they are built again (unmarked before
         # the row moves, so a crash in between cannot leave the old scoping marked as done)
         ports.stories.forget_graph_synced([story.id])
-    change = ports.stories.upsert_story(story, delivered)
-    current = story if change is not Change.UNCHANGED else ports.stories.get_story(story.id)
-    if current is None:  # deleted after this version was written: nothing to index
-        return Change.UNCHANGED
+    change = ports.stories.upsert_story(story, delivered, seq)
+    written = change in (Change.CREATED, Change.UPDATED)
+    current = story if written else ports.stories.get_story(story.id)
+    if current is None:  # deleted (before or after this version was written): nothing to index
+        return change if change is Change.SKIPPED else Change.UNCHANGED
     digest = content_hash(current.content)
     try:
         graph_sync.sync_story(ports.graph, current)
@@ -391,11 +411,10 @@ def remove_derived(ports: IngestionPorts, story_id: UUID) -> None:
 def delete_story(
     ports: IngestionPorts, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
 ) -> Change:
-    """Delete the story everywhere. With `legacy_id` (story events carry it), a delete that
-    arrives before the story's create is remembered, so the late create is a no-op."""
+    """Delete the story everywhere, for good: no later create or update of this id revives it
+    (heirloom.domain.ordering). With `legacy_id` (story events carry it), a delete that arrives
+    before the story's create is remembered, so the late create is skipped."""
     # chunks go with the row (ON DELETE CASCADE)
     change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
-    if ports.stories.get_story(story_id) is not None:  # the stored story is newer than this delete
-        return change
     remove_derived(ports, story_id)
     return change

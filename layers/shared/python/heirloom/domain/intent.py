@@ -658,3 +658,34 @@ def classify(
         source="rules",
         latency_ms=round((time.perf_counter() - started) * 1000, 3),
     )
+
+
+#: the rule-derived features the learned classifier weighs next to the query's embedding
+FEATURE_NAMES: tuple[str, ...] = ("person", "place", "thing", "linked", "time")
+
+
+def entity_features(
+    query: str, gazetteer: Gazetteer, subject_name: str = "", primary_legacy_id: str = ""
+) -> tuple[float, ...]:
+    """What the gazetteer and the time expressions find in `query`, as 0/1 features (in
+    `FEATURE_NAMES` order): a person other than the subject, a place, an event or object, a name
+    only a linked legacy holds or a linked legacy's subject, a year/range/decade."""
+    subject = _keys(subject_name)
+    labels: set[str] = set()
+    linked = False
+    for mention in gazetteer.find(query):
+        kept = [e for e in mention.entries if not _is_subject(e, subject)]
+        labels.update(e.label for e in kept)
+        legacies = {e.legacy_id for e in kept}
+        if primary_legacy_id and legacies and "" not in legacies and primary_legacy_id not in legacies:
+            linked = True
+        if any(e.linked_subject for e in kept):
+            linked = True
+    time_expression = any(p[0].isdigit() for p in time_periods(query))
+    return (
+        float("Person" in labels),
+        float("Place" in labels),
+        float(bool(labels & {"Event", "Object"})),
+        float(linked),
+        float(time_expression),
+    )

@@ -1,6 +1,7 @@
 """The IntentAnalysis step: known-entity matching against a per-legacy gazetteer cached in the
-container, the rule-based classifier, optionally an LLM classifier behind the `IntentClassifier`
-port (given the gazetteer's matches as hints; any failure keeps the rule-based result), and the
+container, the local classifier (the learned one over the query's embedding by default, the
+rule-based one without an embedder), optionally an LLM classifier behind the `IntentClassifier`
+port (given the gazetteer's matches as hints; any failure keeps the local result), and the
 graph breaker's state for the Choice state."""
 
 from __future__ import annotations
@@ -22,11 +23,19 @@ from heirloom.contracts.context import (
 )
 from heirloom.domain.breaker import CircuitBreaker
 from heirloom.domain.deadline import call_within
-from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, Gazetteer, GazetteerEntry, classify
-from heirloom.ports import GraphStore, StoryStore
+from heirloom.domain.intent import (
+    MAX_MATCHES,
+    MIN_CONFIDENCE,
+    Gazetteer,
+    GazetteerEntry,
+    classify,
+    entity_features,
+)
+from heirloom.ports import Embedder, GraphStore, StoryStore
 
 if TYPE_CHECKING:
     from heirloom.contracts.intent import IntentClassification
+    from heirloom.domain.intent_model import IntentModelCache
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +140,12 @@ class IntentRequest:
 
 
 class IntentClassifier(Protocol):
+    @property
+    def budget_s(self) -> float | None:
+        """Seconds a call may take before the rule-based result is used (INTENT_BUDGET_MS, set
+        by the factory); None: no deadline (the rule-based classifier)."""
+        ...
+
     def classify(self, request: IntentRequest) -> QueryIntent: ...
 
 
@@ -138,6 +153,7 @@ class RuleBasedIntentClassifier:
     """The local default: gazetteer matches, cue words, time expressions, no model."""
 
     version = "rules"
+    budget_s: float | None = None
 
     def classify(self, request: IntentRequest) -> QueryIntent:
         return classify(
@@ -146,6 +162,43 @@ class RuleBasedIntentClassifier:
 
 
 RULES = RuleBasedIntentClassifier()
+
+#: how long embedding the message for the learned classifier may take
+LOCAL_BUDGET_S = 0.3
+
+
+class EmbeddingIntentClassifier:
+    """The learned classifier (`domain.intent_model`) over the query's embedding and the
+    gazetteer's features; the rule-based analysis still supplies the matches and entities
+    (names, time expressions, resolved pronouns), never the intent."""
+
+    version = "embedding"
+    #: no deadline from analyse_intent: it bounds its own embedding call (LOCAL_BUDGET_S)
+    budget_s: float | None = None
+
+    def __init__(self, embedder: Embedder, models: IntentModelCache | None = None):
+        from heirloom.domain.intent_model import IntentModelCache
+
+        self.embedder = embedder
+        self.models = models or IntentModelCache()
+
+    def classify(self, request: IntentRequest) -> QueryIntent:
+        started = time.perf_counter()
+        base = RULES.classify(request)
+        model = self.models.get(self.embedder)  # trained on first use unless shipped (decision 0008)
+        vector = call_within(
+            LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
+        )
+        feats = entity_features(request.query, request.gazetteer, request.subject_name, request.legacy_id)
+        intent, probability = model.predict(vector, feats)
+        return base.model_copy(
+            update={
+                "intent": intent,
+                "confidence": round(probability, 3),
+                "source": "model",
+                "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+            }
+        )
 
 
 def _names(matches: tuple[EntityMatch, ...], *labels: str) -> tuple[str, ...]:
@@ -214,32 +267,47 @@ def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
     )
 
 
-#: how long a model classifier may take (the intent budget of seed 000 section 10)
-MODEL_BUDGET_S = 0.5
-
-
-def analyse_intent(request: IntentRequest, classifier: IntentClassifier = RULES) -> QueryIntent:
-    """Known-entity matching and the rule-based classifier first (no model, milliseconds); then,
-    when `classifier` is another one, that classifier with the matches as hints. Its failure
-    (throttling, timeout, malformed output, no answer within `MODEL_BUDGET_S`, anything) or a
-    confidence below 0.5 keeps the rule-based result."""
-    rules = RULES.classify(request)
-    if isinstance(classifier, RuleBasedIntentClassifier):
-        return rules
+def local_intent(request: IntentRequest, local: IntentClassifier = RULES) -> QueryIntent:
+    """The local classifier's answer; if it fails (its embedder unavailable, throttled or slower
+    than `LOCAL_BUDGET_S`), the rule-based one's."""
+    if isinstance(local, RuleBasedIntentClassifier):
+        return local.classify(request)
     try:
-        hinted = replace(request, matches=rules.matches)
+        return local.classify(request)
+    except Exception as exc:  # the rule-based answer needs no model
+        log.warning("intent_local_fallback", extra={"error": type(exc).__name__})
+        return RULES.classify(request)
+
+
+def analyse_intent(
+    request: IntentRequest, classifier: IntentClassifier = RULES, local: IntentClassifier = RULES
+) -> QueryIntent:
+    """Known-entity matching and the local classifier first (`local`: the learned one over the
+    query's embedding, or the rule-based one); then, when `classifier` is another one, that
+    classifier with the matches as hints. Its failure (throttling, timeout, malformed output, no
+    answer within its `budget_s`, anything) or a confidence below 0.5 keeps the local result."""
+    base = local_intent(request, local)
+    if classifier is local or isinstance(classifier, RuleBasedIntentClassifier):
+        return base
+    try:
+        hinted = replace(request, matches=base.matches)
         # a slow model must not hold the request past the intent budget (seed 000 section 10)
-        model = call_within(MODEL_BUDGET_S, lambda: classifier.classify(hinted), name="intent model")
-    except Exception as exc:  # the rule-based answer is always there to fall back on
+        budget = classifier.budget_s
+        model = (
+            classifier.classify(hinted)
+            if budget is None
+            else call_within(budget, lambda: classifier.classify(hinted), name="intent model")
+        )
+    except Exception as exc:  # the local answer is always there to fall back on
         log.warning(
             "intent_model_fallback",
             extra={"error": type(exc).__name__, "code": str(getattr(exc, "code", ""))},
         )
-        return rules
+        return base
     if model.confidence < MIN_CONFIDENCE:
         log.info("intent_model_unsure", extra={"confidence": model.confidence})
-        return rules
-    return _merge(rules, model)
+        return base
+    return _merge(base, model)
 
 
 def intent_analysis_step(
@@ -249,8 +317,12 @@ def intent_analysis_step(
     breaker: CircuitBreaker,
     cache: GazetteerCache,
     classifier: IntentClassifier = RULES,
+    local: IntentClassifier | None = None,
 ) -> QueryIntent:
+    """`local` defaults to `classifier` when that is a local one, else to the rule-based one."""
     started = time.monotonic()
+    if local is None:
+        local = classifier if isinstance(classifier, EmbeddingIntentClassifier) else RULES
     state: BreakerState
     try:
         state = breaker.state()
@@ -269,6 +341,7 @@ def intent_analysis_step(
     intent = analyse_intent(
         IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
         classifier,
+        local,
     )
     return intent.model_copy(
         update={"breaker_state": state, "latency_ms": round((time.monotonic() - started) * 1000, 2)}

@@ -47,11 +47,14 @@ def handle_story_event(
     try:
         match detail:
             case StoryCreated() | StoryUpdated():
-                change = ingestion.apply_story(ports, detail.story, process=start_ingestion is None)
+                change = ingestion.apply_story(
+                    ports, detail.story, process=start_ingestion is None, seq=detail.sequence
+                )
                 # a redelivered event restarts a hand-over that failed: the record is stored
                 # (UNCHANGED now) but its index or graph is still behind
                 if start_ingestion is not None and (
-                    change is not Change.UNCHANGED or ingestion.story_behind(ports, detail.story.id)
+                    change in (Change.CREATED, Change.UPDATED)
+                    or ingestion.story_behind(ports, detail.story.id)
                 ):
                     start_ingestion(detail.story.id)
                 return change
@@ -60,17 +63,19 @@ def handle_story_event(
             case LegacyCreated():
                 return ingestion.apply_legacy(ports, detail.legacy)
             case PersonCreated():
-                return ingestion.apply_person(ports, detail.person)
+                return ingestion.apply_person(ports, detail.person, event.time, detail.sequence)
             case UserCreated():
                 return ingestion.apply_user(ports, detail.user)
             case RelationshipAdded():
                 return ingestion.apply_relationship(ports, detail.relationship)
             case MemberAdded():
-                return ingestion.apply_member(ports, detail.member, event.time)
+                return ingestion.apply_member(ports, detail.member, event.time, detail.sequence)
             case MemberRemoved():
-                return ingestion.remove_member(ports, detail.legacy_id, detail.user_id, event.time)
+                return ingestion.remove_member(
+                    ports, detail.legacy_id, detail.user_id, event.time, detail.sequence
+                )
             case LinkCreated() | LinkUpdated():
-                return ingestion.apply_link(ports, detail.link, event.time)
+                return ingestion.apply_link(ports, detail.link, event.time, detail.sequence)
     except UnknownReference as exc:
         raise NotFound(str(exc)) from exc
     raise InvalidRequest(f"unhandled detail-type {event.detail_type!r}")  # pragma: no cover

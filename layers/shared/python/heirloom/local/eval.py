@@ -1,4 +1,5 @@
-"""`heirloom eval DATASET_DIR`: every query through the context workflow, scored per FORMAT.md.
+"""`heirloom eval DATASET_DIR`: every query through the context workflow, scored per
+docs/dataset-format.md.
 
 With `--per-query FILE`, one JSON line per query (what `per_query_record` builds): the ranked
 stories with each one's score, source, reasons, similarity and graph paths, the gold, the
@@ -15,6 +16,7 @@ from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest, Message
 from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked, score
+from heirloom.local.loader import DatasetError
 from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
 
 HEADLINE = (
@@ -42,7 +44,27 @@ def dataset_digest(root: Path) -> str:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """The objects of a JSON-lines file; DatasetError with `file:line: reason` for a line that
+    is not UTF-8, not JSON or not an object."""
+    rows: list[dict[str, Any]] = []
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        where = f"{path.name}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(
+                f"{where}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+            ) from exc
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit number, nesting
+            raise DatasetError(f"{where}: not valid JSON: {getattr(exc, 'msg', type(exc).__name__)}") from exc
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a JSON object")
+        rows.append(row)
+    return rows
 
 
 def run_queries(root: Path, mode: str, budget: int) -> list[tuple[QueryOutcome, AssembledContext]]:

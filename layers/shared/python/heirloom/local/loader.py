@@ -1,13 +1,17 @@
-"""`heirloom load DIR`: a FORMAT.md dataset, ingested through the domain's ingestion path.
+"""`heirloom load DIR`: a docs/dataset-format.md dataset, ingested through the domain's ingestion path.
 
 The whole folder is parsed and its references checked before anything is written, so a bad
 line stops the load with `file:line: field: reason` and nothing of the dataset is stored.
 Writes then go record by record, each in its own transaction; re-loading changes nothing.
+Memberships and links carry no time: one that a story event has changed or removed since keeps
+the event's state, as does a story an event updated later or deleted; the report lists what was
+skipped (heirloom.domain.ordering).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,9 +24,12 @@ from pydantic import BaseModel, ValidationError
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.edges import reason
 from heirloom.ports import Change
 
 M = TypeVar("M", bound=BaseModel)
+#: what `errors="surrogateescape"` makes of a byte that is not UTF-8
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
 
 
 class DatasetError(ValueError):
@@ -61,22 +68,29 @@ FILES: tuple[tuple[str, type[BaseModel]], ...] = (
 
 
 def _read(path: Path, model: type[M]) -> Iterator[Located]:
-    with path.open(encoding="utf-8") as fh:
+    # undecodable bytes become lone surrogates (valid UTF-8 never decodes to one): found per line
+    with path.open(encoding="utf-8", errors="surrogateescape") as fh:
         for number, raw in enumerate(fh, start=1):
+            bad = _UNDECODABLE.search(raw)
+            if bad:
+                byte = ord(bad.group()) - 0xDC00
+                raise DatasetError(
+                    f"{path.name}:{number}: not valid UTF-8 (byte 0x{byte:02x} at column {bad.start() + 1})"
+                )
             if not raw.strip():
                 continue
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise DatasetError(f"{path.name}:{number}: not valid JSON: {exc.msg}") from exc
+            except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting too deep
+                raise DatasetError(f"{path.name}:{number}: not valid JSON: {type(exc).__name__}") from exc
             if not isinstance(data, dict):
                 raise DatasetError(f"{path.name}:{number}: expected a JSON object")
             try:
                 yield Located(path.name, number, model.model_validate(data))
             except ValidationError as exc:
-                err = exc.errors()[0]
-                where = ".".join(str(p) for p in err["loc"]) or "record"
-                raise DatasetError(f"{path.name}:{number}: {where}: {err['msg']}") from exc
+                raise DatasetError(f"{path.name}:{number}: {reason(exc, limit=1, whole='record')}") from exc
 
 
 def read_dataset(root: Path) -> Dataset:
@@ -130,18 +144,25 @@ def _check_references(ds: Dataset) -> None:
     for item in ds.links:
         need(item, "legacy_a_id", item.record.legacy_a_id, legacies, "legacy")
         need(item, "legacy_b_id", item.record.legacy_b_id, legacies, "legacy")
-        if item.record.legacy_a_id == item.record.legacy_b_id:
-            raise DatasetError(f"{item.file}:{item.line}: legacy_b_id: a link needs two different legacies")
     for item in ds.stories:
         need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
         need(item, "author_user_id", item.record.author_user_id, users, "user")
-        if item.record.updated_at < item.record.created_at:
-            raise DatasetError(f"{item.file}:{item.line}: updated_at: earlier than created_at")
+
+
+#: why a dataset record was not applied (heirloom.domain.ordering), by file
+SKIP_REASONS = {
+    "persons": "a story event changed this person; kept as it left it",
+    "members": "a story event changed or removed this membership; kept as it left it",
+    "links": "a story event changed this link; kept as it left it",
+    "stories": "a newer version of this story is stored, or it was deleted; kept",
+}
 
 
 @dataclass
 class LoadReport:
     changes: dict[str, Counter[str]] = field(default_factory=dict)
+    #: `file:line: why` for each record not applied because a story event's state stands
+    skipped: list[str] = field(default_factory=list)
 
     def add(self, kind: str, change: Change) -> None:
         self.changes.setdefault(kind, Counter())[change.value] += 1
@@ -171,9 +192,12 @@ def load_dataset(
         items: list[Located] = getattr(dataset, name)
         for item in items:
             try:
-                report.add(name, APPLY[name](ports, item.record))
+                change = APPLY[name](ports, item.record)
             except UnknownReference as exc:
                 raise DatasetError(f"{item.file}:{item.line}: {exc}") from exc
+            report.add(name, change)
+            if change is Change.SKIPPED:
+                report.skipped.append(f"{item.file}:{item.line}: {SKIP_REASONS.get(name, 'skipped')}")
         if progress and items:
             progress(f"{name}: {dict(report.changes.get(name, {}))}")
     return report

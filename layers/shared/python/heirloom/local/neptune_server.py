@@ -7,6 +7,11 @@ error body `{"requestId", "code", "detailedMessage"}` with its HTTP status (400
 `MalformedQueryException` for a query that does not compile, 403 `AccessDeniedException`
 without a valid signature, ...).
 
+It is no more lenient than Neptune: before a query reaches FalkorDB, `neptune_rules` refuses
+what Neptune's openCypher refuses (list or map property values, `shortestPath`, `EXISTS { }`,
+predicate functions, `MANDATORY MATCH`, non-literal SKIP / LIMIT, ...) with Neptune's 400 codes;
+`strict=False` turns that off.
+
 Queries arrive already prefixed (the adapter adds `GRAPH_ENV_PREFIX`) and run as they are, so
 labels come back physical, as Neptune's would. Every request must carry a SigV4 `Authorization`
 header for service `neptune-db`; given `credentials` (access key -> secret key), the server
@@ -33,6 +38,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 from urllib.parse import parse_qsl, quote, urlsplit
+
+from heirloom.local.neptune_rules import refusal
 
 SERVICE = "neptune-db"
 _AUTH = re.compile(
@@ -174,6 +181,8 @@ class _State:
     region: str | None
     credentials: dict[str, str] | None
     require_auth: bool
+    #: refuse what Neptune refuses (`neptune_rules`) before running a query on FalkorDB
+    strict: bool = True
     faults: deque[Fault] = field(default_factory=deque)
     requests: deque[RecordedRequest] = field(default_factory=lambda: deque(maxlen=500))
     #: requests answered since the start (`requests` keeps only the last 500)
@@ -231,6 +240,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if not fault.then_answer:
                     raise _ServerError(fault.status, fault.code, fault.message)
             query, params = self._read_query(method, url.query, body)
+            refused = refusal(query, params) if state.strict else None
+            if refused is not None:  # Neptune refuses it: nothing runs, nothing is written
+                raise _ServerError(400, refused.code, refused.message)
             payload = json.dumps({"results": self._execute(state, query, params)}).encode("utf-8")
             return 200, payload, "application/json;charset=UTF-8"
         except _ServerError as exc:
@@ -354,6 +366,7 @@ class LocalNeptuneServer:
         region: str | None = None,
         credentials: Mapping[str, str] | None = None,
         require_auth: bool = True,
+        strict: bool = True,
     ):
         from falkordb import FalkorDB
 
@@ -364,6 +377,7 @@ class LocalNeptuneServer:
             region=region,
             credentials=dict(credentials) if credentials is not None else None,
             require_auth=require_auth,
+            strict=strict,
         )
         self._thread: threading.Thread | None = None
 

@@ -12,7 +12,7 @@ from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.stack import LocalStack
+from heirloom.local.stack import LocalStack, NotSetUp
 from heirloom.ports import GraphStore
 from heirloom.settings import Settings, get_settings
 
@@ -65,13 +65,25 @@ class LocalRuntime:
     ports: IngestionPorts
 
 
-def open_runtime(settings: Settings | None = None, *, start: bool = True) -> LocalRuntime:
+def open_runtime(
+    settings: Settings | None = None, *, start: bool = True, write: bool = False, repair: bool | None = None
+) -> LocalRuntime:
+    """Ports over the local stack. Only a writing command (`write=True`: load, backfill, `invoke`
+    of a write step) migrates and creates graph indexes, and only one that loads or backfills
+    (`repair`, by default `write`) repairs a lost graph; every other command gets PostgreSQL
+    sessions that refuse writes and never writes to the graph."""
     settings = with_stack(settings or get_settings(), start=start)
+    url = session_url(settings.database.url, read_only=not write)
+    settings = settings.model_copy(update={"database": settings.database.model_copy(update={"url": url})})
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(project_root() / ".heirloom" / "tiktoken"))
     db = factory.build_database(settings)
-    db.migrate()
+    if write:
+        db.migrate()
+    else:
+        require_schema(db)
     graph = factory.build_graph(settings)
-    graph.ensure_indexes()
+    if write:
+        graph.ensure_indexes()
     embedder = factory.build_embedder(settings)
     extractor = factory.build_extractor(settings)
     ports = IngestionPorts(
@@ -84,8 +96,75 @@ def open_runtime(settings: Settings | None = None, *, start: bool = True) -> Loc
         extractor=extractor,
         extractor_version=getattr(extractor, "version", "") if extractor else "",
     )
-    repair_lost_graph(ports)
+    if write and repair is not False and marks_describe(db, settings.graph.env_prefix):
+        repair_lost_graph(ports)
     return LocalRuntime(settings=settings, db=db, graph=graph, ports=ports)
+
+
+READ_ONLY_OPTION = "-c default_transaction_read_only=on"
+
+
+def session_url(url: str, *, read_only: bool) -> str:
+    """`url` whose sessions start read-only (PostgreSQL itself refuses any write), or without
+    that option: the command decides, whatever an earlier command of the process left in the
+    environment."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    parts = conninfo_to_dict(url)
+    options = str(parts.get("options") or "").replace(READ_ONLY_OPTION, "").strip()
+    if read_only:
+        options = f"{options} {READ_ONLY_OPTION}".strip()
+    if options == str(parts.get("options") or ""):
+        return url
+    parts["options"] = options or None
+    return make_conninfo("", **{k: str(v) for k, v in parts.items() if v is not None})
+
+
+def require_schema(db: PgDatabase) -> None:
+    """A read-only command applies no migration: it needs a database a write command set up."""
+    from importlib import resources
+
+    from heirloom.adapters.postgres import _MIGRATION_NAME
+
+    packaged = {
+        f.name for f in resources.files("heirloom.migrations").iterdir() if _MIGRATION_NAME.fullmatch(f.name)
+    }
+    found = db.connection().execute("SELECT to_regclass('schema_migrations') IS NOT NULL AS ok").fetchone()
+    missing = packaged - set(db.applied_migrations()) if found and found["ok"] else packaged
+    if missing:
+        what = (
+            "has no Heirloom schema"
+            if missing == packaged
+            else f"lacks migrations {', '.join(sorted(missing))}"
+        )
+        raise NotSetUp(
+            f"the database ({db.source.description}) {what}: run `heirloom load DIR` first;"
+            " read-only commands write nothing"
+        )
+
+
+#: index_meta key: the graph prefix the graph sync marks of this database describe
+MARKS_PREFIX_KEY = "graph_env_prefix"
+
+
+def marks_describe(db: PgDatabase, prefix: str) -> bool:
+    """Whether this database's graph sync marks describe the graph under `prefix` (the first
+    writing command claims them for its prefix). Marks made for another prefix say nothing
+    about this one's graph, so the repair must not compare them with it."""
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT INTO index_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
+            (MARKS_PREFIX_KEY, prefix),
+        )
+        row = conn.execute("SELECT value FROM index_meta WHERE key = %s", (MARKS_PREFIX_KEY,)).fetchone()
+    owner = str(row["value"]) if row else prefix
+    if owner != prefix:
+        warnings.warn(
+            f"this database's graph sync marks describe GRAPH_ENV_PREFIX={owner!r}, not {prefix!r}:"
+            " the lost-graph repair does not run (use a database of its own for another prefix)",
+            stacklevel=3,
+        )
+    return owner == prefix
 
 
 def repair_lost_graph(ports: IngestionPorts) -> bool:

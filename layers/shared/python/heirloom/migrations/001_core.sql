@@ -1,4 +1,4 @@
--- Core schema: the permission source of truth (FORMAT.md) and the chunk index.
+-- Core schema: the permission source of truth (docs/dataset-format.md) and the chunk index.
 -- ${EMBEDDING_DIM} is substituted by the migration runner from settings.
 CREATE EXTENSION IF NOT EXISTS vector;
 

@@ -1,0 +1,270 @@
+"""The learned intent classifier: multinomial logistic regression over the query's embedding.
+
+Trained from the project's own intent set (`config/intents/train.jsonl`: questions written for
+the project over the six intents, kin words in several languages, a fixed held-out split), with
+the embedder the deployment uses, at first use; the weights are cached per embedder model id and
+data files' hash (in memory, and as JSON in a cache directory when one is given). Rules enter only
+as features (`intent.entity_features`): which kinds of known names the gazetteer finds (a person,
+a place, an event or object, a linked legacy's name) and whether a year, range or decade is named.
+For training, the names of `config/intents/names.jsonl` stand in for a legacy's graph. Inference
+is plain Python (six dot products), so the Lambda does not import numpy; training needs numpy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from heirloom.contracts.context import Intent
+from heirloom.domain.intent import FEATURE_NAMES, Gazetteer, GazetteerEntry, entity_features
+from heirloom.ports import Embedder
+
+DATA_RESOURCE = "intents/train.jsonl"
+NAMES_RESOURCE = "intents/names.jsonl"
+#: the training gazetteer's legacy ids: its names are of the asked legacy or of a linked one
+TRAINING_LEGACY = "primary"
+#: the order of the model's outputs
+CLASSES: tuple[Intent, ...] = tuple(Intent)
+#: L2 penalty, the optimiser's steps and the features' scale next to a unit-length embedding
+#: (chosen by 5-fold cross-validation on the training split, never on an evaluation set)
+L2 = 1e-3
+STEPS = 400
+LEARNING_RATE = 2.0
+FEATURE_SCALE = 0.3
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    intent: Intent
+    split: str
+
+
+def data_path(resource: str = DATA_RESOURCE) -> Path:
+    return Path(str(resources.files("heirloom.config").joinpath(resource)))
+
+
+def training_gazetteer(path: Path | None = None) -> Gazetteer:
+    """The names the training questions use, as a legacy's graph would list them."""
+    path = path or data_path(NAMES_RESOURCE)
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            entries.append(
+                GazetteerEntry(
+                    f"n{number}",
+                    row["label"],
+                    str(row["name"]),
+                    tuple(row.get("aliases", ())),
+                    legacy_id=str(row["legacy"]),
+                    linked_subject=bool(row.get("linked_subject", False)),
+                )
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not a name entry ({exc})") from exc
+    return Gazetteer.build(entries)
+
+
+def load_examples(path: Path | None = None) -> list[Example]:
+    """The intent set; a malformed line is an error naming the line."""
+    path = path or data_path()
+    out: list[Example] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            out.append(Example(str(row["text"]), Intent(row["intent"]), str(row.get("split", "train"))))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not an intent example ({exc})") from exc
+    return out
+
+
+@dataclass(frozen=True)
+class IntentModel:
+    """Weights (one row per class over embedding + features + bias) for one embedder."""
+
+    model_id: str
+    data_sha256: str
+    weights: tuple[tuple[float, ...], ...]
+
+    def probabilities(self, vector: Sequence[float], feats: Sequence[float]) -> dict[Intent, float]:
+        x = [*vector, *(FEATURE_SCALE * f for f in feats), 1.0]
+        logits = [math.fsum(w * v for w, v in zip(row, x, strict=True)) for row in self.weights]
+        top = max(logits)
+        exps = [math.exp(v - top) for v in logits]
+        total = sum(exps)
+        return {intent: e / total for intent, e in zip(CLASSES, exps, strict=True)}
+
+    def predict(self, vector: Sequence[float], feats: Sequence[float]) -> tuple[Intent, float]:
+        probs = self.probabilities(vector, feats)
+        best = max(probs, key=lambda i: probs[i])
+        return best, probs[best]
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"model_id": self.model_id, "data_sha256": self.data_sha256, "weights": self.weights}
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> IntentModel:
+        raw = json.loads(text)
+        return cls(raw["model_id"], raw["data_sha256"], tuple(tuple(r) for r in raw["weights"]))
+
+
+def fit(
+    vectors: Sequence[Sequence[float]], feats: Sequence[Sequence[float]], labels: Sequence[Intent]
+) -> list[list[float]]:
+    """Softmax regression by full-batch gradient descent (numpy; build or first use only)."""
+    import numpy as np
+
+    x = np.array(
+        [[*v, *(FEATURE_SCALE * x for x in f), 1.0] for v, f in zip(vectors, feats, strict=True)],
+        dtype=np.float64,
+    )
+    y = np.zeros((len(labels), len(CLASSES)))
+    y[np.arange(len(labels)), [CLASSES.index(label) for label in labels]] = 1.0
+    w = np.zeros((len(CLASSES), x.shape[1]))
+    for _ in range(STEPS):
+        logits = x @ w.T
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=1, keepdims=True)
+        grad = (p - y).T @ x / len(labels) + L2 * w
+        w -= LEARNING_RATE * grad
+    rows: list[list[float]] = w.tolist()
+    return rows
+
+
+def data_digest(path: Path | None = None, names: Path | None = None) -> str:
+    digest = hashlib.sha256()
+    for file in (path or data_path(), names or data_path(NAMES_RESOURCE)):
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def example_features(examples: Sequence[Example], gazetteer: Gazetteer) -> list[tuple[float, ...]]:
+    return [entity_features(e.text, gazetteer, "", TRAINING_LEGACY) for e in examples]
+
+
+def train(
+    embedder: Embedder, path: Path | None = None, split: str = "train", names: Path | None = None
+) -> IntentModel:
+    """A model from the examples of `split` ("all" for every example)."""
+    examples = [e for e in load_examples(path) if split in ("all", e.split)]
+    vectors = embedder.embed([e.text for e in examples])
+    feats = example_features(examples, training_gazetteer(names))
+    weights = fit(vectors, feats, [e.intent for e in examples])
+    return IntentModel(embedder.model_id, data_digest(path, names), tuple(tuple(r) for r in weights))
+
+
+def accuracy(model: IntentModel, embedder: Embedder, examples: Sequence[Example]) -> float:
+    if not examples:
+        return 0.0
+    vectors = embedder.embed([e.text for e in examples])
+    feats = example_features(examples, training_gazetteer())
+    right = sum(model.predict(v, f)[0] is e.intent for v, f, e in zip(vectors, feats, examples, strict=True))
+    return right / len(examples)
+
+
+def cross_validate(embedder: Embedder, folds: int = 5, seed: int = 0) -> float:
+    """Mean accuracy of `folds`-fold cross-validation over the training split."""
+    examples = [e for e in load_examples() if e.split == "train"]
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)  # noqa: S311 (a fold assignment, not a secret)
+    vectors = embedder.embed([e.text for e in examples])
+    feats = example_features(examples, training_gazetteer())
+    scores: list[float] = []
+    for k in range(folds):
+        test = set(order[k::folds])
+        train_ix = [i for i in order if i not in test]
+        weights = fit(
+            [vectors[i] for i in train_ix],
+            [feats[i] for i in train_ix],
+            [examples[i].intent for i in train_ix],
+        )
+        model = IntentModel(embedder.model_id, "", tuple(tuple(r) for r in weights))
+        right = sum(model.predict(vectors[i], feats[i])[0] is examples[i].intent for i in test)
+        scores.append(right / len(test))
+    return sum(scores) / len(scores)
+
+
+def weights_file(directory: Path, model_id: str, digest: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in model_id)
+    return directory / f"intent-{safe}-{digest[:16]}.json"
+
+
+#: weights a build wrote into the layer (`heirloom intent-model --out`), read only
+SHIPPED_RESOURCE = "intents/models"
+
+
+class IntentModelCache:
+    """One trained model per embedder (model id and dimension) and data files, trained once per container
+    unless the layer ships its weights (`config/intents/models/`); with `directory`, the weights
+    are also kept there as JSON for the next cold start."""
+
+    def __init__(self, directory: Path | None = None, path: Path | None = None):
+        self.directory = directory
+        self.path = path or data_path()
+        self._models: dict[str, IntentModel] = {}
+        self._lock = threading.Lock()
+
+    def _read(self, file: Path, embedder: Embedder, digest: str) -> IntentModel | None:
+        if not file.is_file():
+            return None
+        try:
+            model = IntentModel.from_json(file.read_text())
+        except (ValueError, KeyError, TypeError):
+            return None
+        width = embedder.dimension + len(FEATURE_NAMES) + 1
+        fits = all(len(row) == width for row in model.weights) and len(model.weights) == len(CLASSES)
+        return model if fits and (model.model_id, model.data_sha256) == (embedder.model_id, digest) else None
+
+    def get(self, embedder: Embedder) -> IntentModel:
+        key = f"{embedder.model_id}-{embedder.dimension}"
+        with self._lock:
+            hit = self._models.get(key)
+            if hit is not None:
+                return hit
+            digest = data_digest(self.path)
+            shipped = weights_file(data_path(SHIPPED_RESOURCE), key, digest)
+            file = weights_file(self.directory, key, digest) if self.directory else None
+            model = self._read(shipped, embedder, digest)
+            if model is None and file is not None:
+                model = self._read(file, embedder, digest)
+            if model is None:
+                model = train(embedder, self.path)
+                if file is not None:
+                    try:
+                        file.parent.mkdir(parents=True, exist_ok=True)
+                        tmp = file.with_suffix(".tmp")
+                        tmp.write_text(model.to_json())
+                        tmp.replace(file)
+                    except OSError:
+                        pass  # a read-only directory: the in-memory model still serves
+            self._models[key] = model
+            return model
+
+
+def summary(embedder: Embedder) -> dict[str, Any]:
+    """Held-out and cross-validation accuracy (for docs/evaluation.md)."""
+    model = train(embedder)
+    heldout = [e for e in load_examples() if e.split == "heldout"]
+    return {
+        "model_id": embedder.model_id,
+        "train": sum(1 for e in load_examples() if e.split == "train"),
+        "heldout": len(heldout),
+        "heldout_accuracy": round(accuracy(model, embedder, heldout), 3),
+        "cv5_accuracy": round(cross_validate(embedder), 3),
+    }

@@ -1,0 +1,237 @@
+"""The learned intent classifier: its data file, training, the per-model cache, and the
+IntentAnalysis step using it (with the hashing embedder; the MiniLM accuracy test is in
+tests/integration/test_intent_model.py)."""
+
+import json
+import threading
+from collections import Counter
+from uuid import uuid4
+
+import pytest
+
+from heirloom.adapters.embedders import HashingEmbedder
+from heirloom.contracts.context import ContextRequest, Intent, Persona, QueryIntent
+from heirloom.domain import intent_model
+from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+from heirloom.domain.intent import FEATURE_NAMES, Gazetteer, GazetteerEntry, entity_features
+from heirloom.domain.intent_model import (
+    IntentModelCache,
+    accuracy,
+    load_examples,
+    train,
+    training_gazetteer,
+)
+from heirloom.domain.intent_step import (
+    RULES,
+    EmbeddingIntentClassifier,
+    GazetteerCache,
+    IntentRequest,
+    analyse_intent,
+    intent_analysis_step,
+)
+
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self, model_id: str = "hashing-bow") -> None:
+        super().__init__()
+        self.model_id = model_id
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        return super().embed(texts)
+
+
+class BrokenEmbedder(HashingEmbedder):
+    def embed(self, texts):
+        raise RuntimeError("embedder throttled")
+
+
+def test_the_intent_set_covers_six_intents_in_both_splits_with_kin_words_of_several_languages():
+    examples = load_examples()
+    assert len(examples) >= 300
+    assert len({e.text.casefold() for e in examples}) == len(examples)
+    per = Counter((e.intent, e.split) for e in examples)
+    for intent in Intent:
+        assert per[intent, "train"] >= 40 and per[intent, "heldout"] >= 5, intent
+    words = {w.strip("?,.'s").casefold() for e in examples for w in e.text.split()}
+    # Portuguese, French, Dutch/German, Italian, Spanish, Polish
+    assert {"pai", "avó", "tonton", "mémé", "opa", "oma", "nonna", "abuela", "babcia"} <= words
+
+
+def test_a_malformed_line_names_the_file_and_line(tmp_path):
+    path = tmp_path / "train.jsonl"
+    path.write_text('{"text": "Where?", "intent": "spatial"}\n{"text": "x", "intent": "gossip"}\n')
+    with pytest.raises(ValueError, match=r"train.jsonl:2"):
+        load_examples(path)
+
+
+def test_the_training_names_give_the_features():
+    gaz = training_gazetteer()
+    feats = dict(
+        zip(FEATURE_NAMES, entity_features("When did Opa leave Lisbon in 1962?", gaz, "", "primary"))
+    )
+    assert feats == {"person": 1.0, "place": 1.0, "thing": 0.0, "linked": 0.0, "time": 1.0}
+    linked = entity_features("What did Uncle Jim say about the quilt?", gaz, "", "primary")
+    assert dict(zip(FEATURE_NAMES, linked)) == {
+        "person": 1.0,
+        "place": 0.0,
+        "thing": 1.0,
+        "linked": 1.0,
+        "time": 0.0,
+    }
+
+
+def test_the_model_trains_from_the_data_file_and_fits_its_training_split():
+    embedder = HashingEmbedder()
+    model = train(embedder)
+    assert model.model_id == "hashing-bow" and len(model.weights) == len(Intent)
+    # 384 embedding dimensions + the features + a bias per class
+    assert all(len(row) == 384 + len(FEATURE_NAMES) + 1 for row in model.weights)
+    trained = [e for e in load_examples() if e.split == "train"]
+    assert accuracy(model, embedder, trained) > 0.85  # measured 0.889 (bag of words, not MiniLM)
+
+
+@pytest.fixture
+def small_set(tmp_path):
+    """Two questions per intent: the cache tests train several times."""
+    rows = [(e.text, e.intent.value) for e in load_examples() if e.split == "train"]
+    picked = [r for intent in Intent for r in [r for r in rows if r[1] == intent.value][:2]]
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(json.dumps({"text": t, "intent": i}) + "\n" for t, i in picked))
+    return path
+
+
+def test_one_model_per_embedder_model_id_trained_once(small_set):
+    cache = IntentModelCache(path=small_set)
+    a, b = CountingEmbedder("model-a"), CountingEmbedder("model-b")
+    first = cache.get(a)
+    assert cache.get(a) is first and a.calls == 1
+    assert cache.get(b).model_id == "model-b" and b.calls == 1
+
+
+def test_the_weights_are_kept_per_model_and_data_in_a_directory(tmp_path, small_set):
+    cache_dir = tmp_path / "cache"
+    model = IntentModelCache(cache_dir, small_set).get(CountingEmbedder())
+    [file] = cache_dir.glob("intent-hashing-bow-384-*.json")
+    again = CountingEmbedder()
+    assert IntentModelCache(cache_dir, small_set).get(again) == model and again.calls == 0
+    # a file of another data set (or a damaged one) is retrained over
+    file.write_text(json.dumps({**json.loads(file.read_text()), "data_sha256": "other"}))
+    retrained = CountingEmbedder()
+    assert IntentModelCache(cache_dir, small_set).get(retrained) == model and retrained.calls == 1
+    file.write_text("{not json")
+    assert IntentModelCache(cache_dir, small_set).get(CountingEmbedder()) == model
+
+
+def test_a_read_only_cache_directory_still_serves_from_memory(tmp_path, small_set):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert IntentModelCache(blocker / "sub", small_set).get(HashingEmbedder()).model_id == "hashing-bow"
+
+
+# -- the step ---------------------------------------------------------------------------------
+def gazetteer() -> Gazetteer:
+    return Gazetteer.build(
+        [
+            GazetteerEntry("p1", "Person", "Ada Marsh"),
+            GazetteerEntry("p2", "Person", "Otto Marsh", ("Uncle Otto",)),
+            GazetteerEntry("l1", "Place", "Lisbon"),
+        ]
+    )
+
+
+def request(query: str) -> IntentRequest:
+    return IntentRequest(query, (), gazetteer(), "Ada Marsh", "primary")
+
+
+@pytest.fixture(scope="module")
+def classifier() -> EmbeddingIntentClassifier:
+    embedder = HashingEmbedder()
+    models = IntentModelCache()
+    models.get(embedder)  # trained before the first request (as a layer's shipped weights are)
+    return EmbeddingIntentClassifier(embedder, models)
+
+
+def test_the_learned_classifier_answers_with_the_gazetteers_entities(classifier):
+    result = analyse_intent(request("When did Uncle Otto move to Lisbon in 1962?"), RULES, classifier)
+    assert result.source == "model" and result.intent in set(Intent)
+    assert 0.0 < result.confidence <= 1.0
+    assert result.entities.people == ("Otto Marsh",) and result.entities.places == ("Lisbon",)
+    assert result.entities.time_periods == ("1962",)
+    assert {m.node_id for m in result.matches} == {"p2", "l1"}
+
+
+def test_a_slow_embedder_answers_from_the_rules(classifier):
+    release = threading.Event()
+
+    class Stuck(HashingEmbedder):
+        def embed(self, texts):
+            release.wait(10)
+            return super().embed(texts)
+
+    stuck = EmbeddingIntentClassifier(Stuck(), classifier.models)  # same model id: already trained
+    try:
+        result = analyse_intent(request("Where did Uncle Otto live?"), RULES, stuck)
+    finally:
+        release.set()
+    assert result.source == "rules" and result.intent is Intent.SPATIAL
+
+
+def test_an_embedder_of_another_dimension_gets_its_own_model(classifier):
+    narrow = HashingEmbedder(64)
+    model = classifier.models.get(narrow)
+    assert all(len(row) == 64 + len(FEATURE_NAMES) + 1 for row in model.weights)
+    result = analyse_intent(
+        request("Where did Uncle Otto live?"), RULES, EmbeddingIntentClassifier(narrow, classifier.models)
+    )
+    assert result.source == "model"
+
+
+def test_a_failing_embedder_falls_back_to_the_rules():
+    broken = EmbeddingIntentClassifier(BrokenEmbedder(), IntentModelCache())
+    result = analyse_intent(request("Where did Uncle Otto live?"), RULES, broken)
+    assert result.source == "rules" and result.intent is Intent.SPATIAL
+
+
+def test_a_failing_llm_falls_back_to_the_learned_classifier(classifier):
+    class Throttled:
+        def classify(self, request: IntentRequest) -> QueryIntent:
+            raise RuntimeError("ThrottlingException")
+
+    result = analyse_intent(request("Where did Uncle Otto live?"), Throttled(), classifier)
+    assert result.source == "model"
+
+
+def test_the_step_uses_the_learned_classifier_and_falls_back_to_it(classifier):
+    legacy = uuid4()
+    cache = GazetteerCache()
+    cache.get(legacy, lambda: (gazetteer(), "Ada Marsh"))
+    ctx = ContextRequest(
+        legacy_id=legacy, user_id=uuid4(), persona=Persona.FAMILY, query="Where did Uncle Otto live?"
+    )
+    breaker = CircuitBreaker(InMemoryBreakerStore())
+    alone = intent_analysis_step(ctx, None, None, breaker, cache, classifier)
+    assert alone.source == "model" and alone.breaker_state == "closed"
+    assert [m.node_id for m in alone.matches] == ["p2"]
+
+    class Throttled:
+        def classify(self, request: IntentRequest) -> QueryIntent:
+            raise RuntimeError("ThrottlingException")
+
+    behind = intent_analysis_step(ctx, None, None, breaker, cache, Throttled(), classifier)
+    assert behind.model_copy(update={"latency_ms": 0}) == alone.model_copy(update={"latency_ms": 0})
+
+
+def test_the_training_gazetteer_and_data_are_what_the_package_ships():
+    assert intent_model.data_path().name == "train.jsonl"
+    assert intent_model.data_path(intent_model.NAMES_RESOURCE).is_file()
+
+
+def test_the_shipped_weights_are_of_the_current_data():
+    """`heirloom intent-model --out config/intents/models` after editing the intent set: stale
+    weights would be ignored and the model retrained inside a request."""
+    shipped = sorted(intent_model.data_path(intent_model.SHIPPED_RESOURCE).glob("intent-*.json"))
+    assert shipped
+    for file in shipped:
+        assert json.loads(file.read_text())["data_sha256"] == intent_model.data_digest(), file.name
