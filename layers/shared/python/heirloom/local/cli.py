@@ -141,10 +141,12 @@ def _use_local_stack(*, write: bool, repair: bool | None = None, env: dict[str, 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from heirloom.local.eval import dataset_digest, evaluate, format_table, read_jsonl
     from heirloom.local.loader import DatasetError, load_dataset, read_dataset
-    from heirloom.local.runtime import project_root
+    from heirloom.local.runtime import stack_home
     from heirloom.local.stack import LocalStack, ensure_database
+    from heirloom.settings import get_settings
 
     root = Path(args.dataset)
+    outputs = [Path(p) for p in (args.json, args.per_query) if p]
     try:
         read_dataset(root)
         if not (root / "queries.jsonl").is_file():
@@ -153,16 +155,30 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     except DatasetError as exc:
         print(f"heirloom eval: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    try:
+        ks = tuple(int(k) for k in args.k.split(","))
+    except ValueError:
+        ks = ()
+    problems = (
+        [f"--k {args.k!r}: positive whole numbers separated by commas"] if min(ks, default=0) < 1 else []
+    )
+    problems += [
+        f"{out}: no folder {out.parent} to write it in" for out in outputs if not out.parent.is_dir()
+    ]
+    if problems:
+        print(f"heirloom eval: {'; '.join(problems)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     digest = dataset_digest(root)
-    home = project_root() / ".heirloom" / "eval"
+    # beside the local stack's home (.heirloom/local -> .heirloom/eval unless HEIRLOOM_HOME says)
+    home = stack_home(get_settings()).parent / "eval"
     url = ensure_database(LocalStack(home).up().postgres_uri or "", f"eval_{digest}")
     env = {"HEIRLOOM_HOME": str(home), "GRAPH_ENV_PREFIX": f"eval_{digest}", "DATABASE_URL": url}
     runtime = _use_local_stack(write=True, env=env)
     report = load_dataset(runtime.ports, root)
-    print(f"dataset {root} ({digest}): {report.changed} records loaded or updated")
+    # stdout holds the table alone; progress goes to stderr
+    print(f"dataset {root} ({digest}): {report.changed} records loaded or updated", file=sys.stderr)
     _use_local_stack(write=False, env=env)  # the queries only read
-    ks = tuple(int(k) for k in args.k.split(","))
-    result = evaluate(root, args.mode, ks, args.budget)
+    result = evaluate(root, args.mode, ks, args.budget, Path(args.per_query) if args.per_query else None)
     print(format_table(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
@@ -506,7 +522,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--mode", choices=["hybrid", "vector", "graph"], default="hybrid")
     ev.add_argument("--k", default="1,3,5,10")
     ev.add_argument("--budget", type=int, default=4000)
-    ev.add_argument("--json")
+    ev.add_argument("--json", help="write the scores as JSON to this file")
+    ev.add_argument(
+        "--per-query",
+        metavar="FILE",
+        help="write one JSON line per query: ranked stories with scores, sources and graph paths, "
+        "gold, predicted and expected intent",
+    )
     ev.set_defaults(func=_cmd_eval)
 
     backfill = sub.add_parser("backfill", help="ingest every story whose index or graph is behind")
