@@ -45,6 +45,11 @@ class Access:
     start_context: bool = False
     #: states:StartExecution on the ingest_story workflow (INGEST_STATE_MACHINE_ARN)
     start_ingestion: bool = False
+    #: Claude Haiku for intent classification when `heirloom:intentProvider=bedrock` (the grant
+    #: and INTENT_PROVIDER come together)
+    intent_model: bool = False
+    #: states:ListExecutions on the backfill workflow (its one-run-at-a-time check)
+    list_backfill: bool = False
     #: invoked asynchronously (EventBridge, S3): gets an SQS dead-letter queue
     asynchronous: bool = False
     #: for functions no workflow Task calls; workflow tasks take the Task's TimeoutSeconds
@@ -63,10 +68,10 @@ CLASSIFY = frozenset({Model.CLASSIFY})
 #: Each row is what the handler's code path calls (heirloom.services / domain), nothing more.
 ACCESS: dict[str, Access] = {
     # API Gateway -> runs the Express context workflow synchronously; nothing else
-    "Api": Access(start_context=True, timeout_s=15),
+    "Api": Access(start_context=True, timeout_s=22),
     # -- context_assembly (Express) --
     # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
-    "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True),
+    "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True, intent_model=True),
     "VectorSearch": Access(database=True, models=EMBED, memory_mb=1024),
     "GraphTraversal": Access(graph=Graph.READ, breaker=True),
     "AccessFilter": Access(database=True),
@@ -91,7 +96,7 @@ ACCESS: dict[str, Access] = {
     "ExtractEntities": Access(database=True, models=CLASSIFY, memory_mb=1024),
     "GraphSync": Access(database=True, graph=Graph.WRITE),
     "IngestFailed": Access(database=True),
-    "BackfillPlan": Access(database=True),
+    "BackfillPlan": Access(database=True, list_backfill=True),
 }
 
 

@@ -85,7 +85,7 @@ class ContextApi(Construct):
             ),
             account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
             feature_plan=cognito.FeaturePlan.ESSENTIALS,
-            deletion_protection=True,
+            deletion_protection=config.deletion_protection,
             removal_policy=RemovalPolicy.RETAIN,
         )
         Validations.of(self.user_pool).acknowledge(
@@ -110,6 +110,16 @@ class ContextApi(Construct):
             prevent_user_existence_errors=True,
             id_token_validity=Duration.hours(1),
             access_token_validity=Duration.hours(1),
+        )
+        # operators: admin-initiated auth (cognito-idp:AdminInitiateAuth, an IAM-signed call), so
+        # `heirloom smoke` can get a token from a terminal; MFA still applies (TOTP challenge)
+        self.ops_client = self.user_pool.add_client(
+            "OpsClient",
+            auth_flows=cognito.AuthFlow(admin_user_password=True),
+            generate_secret=False,
+            prevent_user_existence_errors=True,
+            id_token_validity=Duration.minutes(15),
+            access_token_validity=Duration.minutes(15),
         )
         authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[self.user_pool])
         access_logs = logs.LogGroup(

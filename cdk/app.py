@@ -16,7 +16,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 from aws_cdk import App, Tags, Validations
 from cdk_nag import AwsSolutionsChecks
 
-from cdk.config import STACK_NAME
+from cdk.config import PROD_STAGE, stack_name
 from cdk.naming import REPO_ROOT
 from cdk.stack import HeirloomStack
 
@@ -33,7 +33,7 @@ def build_app(
     app = App(outdir=outdir, context={**cdk_json_context(), **(context or {})})
     stack = HeirloomStack(
         app,
-        STACK_NAME,
+        stack_name(str(app.node.try_get_context("stage") or PROD_STAGE)),
         description="Heirloom: graph-augmented context assembly (API, workflows, Aurora, Neptune)",
     )
     # DBProxyTargetGroup takes no Tags in CloudFormation although its L1 class is taggable

@@ -1,5 +1,5 @@
-"""Stateful resources: Aurora PostgreSQL Serverless v2 behind RDS Proxy (the permission source of
-truth and the pgvector chunk index), Neptune Serverless with IAM auth (the graph), the DynamoDB
+"""Stateful resources: Aurora PostgreSQL Serverless v2 behind RDS Proxy (or not: `rds_proxy`;
+the permission source of truth and the pgvector chunk index), Neptune Serverless with IAM auth (the graph), the DynamoDB
 tables (breaker, idempotency) and the S3 import bucket."""
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ class Data(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._aurora(network, config)
-        self._neptune(network, config)
+        self.graph: neptune.CfnDBCluster | None = None
+        if config.graph == "neptune":
+            self._neptune(network, config)
         self._tables()
         self._buckets()
 
@@ -60,13 +62,17 @@ class Data(Construct):
             readers=readers,
             serverless_v2_min_capacity=config.aurora_min_acu,
             serverless_v2_max_capacity=config.aurora_max_acu,
+            # at 0 ACU the cluster pauses when idle; the first connection then waits for it
+            serverless_v2_auto_pause_duration=(
+                Duration.minutes(config.aurora_auto_pause_minutes) if config.aurora_min_acu == 0 else None
+            ),
             parameter_group=parameters,
             vpc=vpc,
             vpc_subnets=network.subnets,
             security_groups=[self.database_security_group],
             storage_encrypted=True,
             iam_authentication=True,
-            deletion_protection=True,
+            deletion_protection=config.deletion_protection,
             backup=rds.BackupProps(retention=Duration.days(7)),
             cloudwatch_logs_exports=["postgresql"],
             removal_policy=RemovalPolicy.SNAPSHOT,
@@ -90,9 +96,16 @@ class Data(Construct):
             ),
             automatically_after=Duration.days(30),
         )
+        self.proxy: rds.DatabaseProxy | None = None
+        if not config.rds_proxy:
+            # the functions connect to the writer endpoint: they are admitted by the cluster's group
+            self.client_security_group = self.database_security_group
+            self.database_host = self.cluster.cluster_endpoint.hostname
+            return
         self.proxy_security_group = ec2.SecurityGroup(
             self, "ProxySecurityGroup", vpc=vpc, description="RDS Proxy: from database functions only"
         )
+        self.client_security_group = self.proxy_security_group
         self.proxy = self.cluster.add_proxy(
             "Proxy",
             secrets=[self.secret],
@@ -107,6 +120,7 @@ class Data(Construct):
             init_query=f"SET statement_timeout = {DB_STATEMENT_TIMEOUT_MS}",
         )
         self.cluster.connections.allow_default_port_from(self.proxy_security_group, "RDS Proxy")
+        self.database_host = self.proxy.endpoint
 
     def _rotation_security_group(self, network: Network) -> ec2.SecurityGroup:
         group = ec2.SecurityGroup(
@@ -142,7 +156,7 @@ class Data(Construct):
             engine_version=NEPTUNE_ENGINE_VERSION,
             iam_auth_enabled=True,
             storage_encrypted=True,
-            deletion_protection=True,
+            deletion_protection=config.deletion_protection,
             backup_retention_period=7,
             copy_tags_to_snapshot=True,
             db_subnet_group_name=subnets.ref,

@@ -80,7 +80,11 @@ class Events(Construct):
 def backfill_input(config: HeirloomConfig) -> dict[str, object]:
     """The backfill workflow's input (as `heirloom backfill` builds it): start from the first page."""
     return {
-        "next": {"after": None, "page_size": config.backfill_page_size},
+        "next": {
+            "after": None,
+            "page_size": config.backfill_page_size,
+            "stories_per_execution": config.backfill_stories_per_execution,
+        },
         "pace_seconds": config.backfill_pace_seconds,
     }
 

@@ -5,7 +5,7 @@ finds it). Permissions, environment and network placement come from `access.ACCE
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aws_cdk import Acknowledgment, Aws, CfnElement, Duration, RemovalPolicy, Stack, Validations
@@ -23,19 +23,18 @@ from cdk.config import (
     DATABASE_PORT,
     DB_STATEMENT_TIMEOUT_MS,
     EMBEDDING_DIM,
-    HAIKU_MODEL_ID,
     IMPORT_PREFIX,
     METRICS_NAMESPACE,
     NEPTUNE_PORT,
     POWERTOOLS_SERVICE,
     TIKTOKEN_DIR,
-    TITAN_EMBED_MODEL_ID,
     HeirloomConfig,
 )
 from cdk.data import Data
 from cdk.layers import ARCHITECTURE, RUNTIME, RUNTIME_PIN_REASON, Layers
 from cdk.naming import state_name
 from cdk.network import Network
+from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
 
 NEPTUNE_READ = ["neptune-db:ReadDataViaQuery"]
 NEPTUNE_WRITE = [
@@ -65,6 +64,8 @@ class DeployedFunction:
     access: Access
     function: lambda_.Function
     role: iam.Role
+    #: what workflows invoke: the function, or its `live` alias with provisioned concurrency
+    target: lambda_.IFunction
     dead_letters: sqs.Queue | None
     security_group: ec2.SecurityGroup | None
 
@@ -116,6 +117,7 @@ class Functions:
         log_retention: logs.RetentionDays,
         task_timeouts: dict[str, int],
         folders: list[str],
+        provisioned: frozenset[str] = frozenset(),
     ) -> None:
         self.stack = stack
         self.network = network
@@ -126,13 +128,19 @@ class Functions:
         for folder in folders:
             construct_id = state_name(folder)
             self.by_id[construct_id] = self._function(
-                root, folder, construct_id, layers, task_timeouts.get(construct_id)
+                root,
+                folder,
+                construct_id,
+                layers,
+                task_timeouts.get(construct_id),
+                config.provisioned_concurrency if construct_id in provisioned else 0,
             )
 
     def __getitem__(self, construct_id: str) -> DeployedFunction:
         return self.by_id[construct_id]
 
     def common_environment(self) -> dict[str, str]:
+        graph = self.config.graph == "neptune"
         return {
             "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
@@ -142,16 +150,28 @@ class Functions:
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             "TIKTOKEN_CACHE_DIR": TIKTOKEN_DIR,
             "GRAPH_ENV_PREFIX": self.config.graph_prefix,
-            "GRAPH_AUGMENTATION_ENABLED": "true",
+            "GRAPH_AUGMENTATION_ENABLED": "true" if graph else "false",
             "EMBEDDING_PROVIDER": "bedrock",
             "EMBEDDING_DIM": str(EMBEDDING_DIM),
-            "EXTRACTOR_PROVIDER": "bedrock",
+            # without a graph there is nothing to extract entities for
+            "EXTRACTOR_PROVIDER": "bedrock" if graph else "none",
+            **({} if graph else {"GRAPH_PROVIDER": "none"}),
         }
 
     def _function(
-        self, root: Path, folder: str, construct_id: str, layers: Layers, task_timeout: int | None
+        self,
+        root: Path,
+        folder: str,
+        construct_id: str,
+        layers: Layers,
+        task_timeout: int | None,
+        provisioned: int = 0,
     ) -> DeployedFunction:
         stack, access = self.stack, access_for(construct_id)
+        if self.config.graph == "none":  # nothing to reach: no grant, no endpoint, no ingress
+            access = replace(access, graph=Graph.NONE)
+        if access.intent_model and self.config.intent_provider == "bedrock":
+            access = replace(access, models=access.models | {Model.CLASSIFY})
         role = iam.Role(
             stack,
             f"{construct_id}Role",
@@ -217,19 +237,32 @@ class Functions:
                 "VPC, the ec2 network-interface actions Lambda needs to attach to the subnets.",
             )
         )
-        return DeployedFunction(construct_id, folder, access, function, role, dead_letters, security_group)
+        target: lambda_.IFunction = function
+        if provisioned:
+            # provisioned concurrency lives on a version; the alias follows each new one
+            target = lambda_.Alias(
+                stack,
+                f"{construct_id}Live",
+                alias_name="live",
+                version=function.current_version,
+                provisioned_concurrent_executions=provisioned,
+            )
+        return DeployedFunction(
+            construct_id, folder, access, function, role, target, dead_letters, security_group
+        )
 
     def _environment(self, access: Access) -> dict[str, str]:
         data, env = self.data, {}
         if access.database:
-            # the cluster secret's username and password, through the proxy (TLS required)
+            # the cluster secret's username and password, through the proxy when there is one (TLS)
             env["DB_SECRET_ARN"] = data.secret.secret_arn
-            env["DB_HOST"] = data.proxy.endpoint
+            env["DB_HOST"] = data.database_host
             env["DB_PORT"] = str(DATABASE_PORT)
             env["DB_NAME"] = DATABASE_NAME
             env["DB_SSLMODE"] = "require"
             env["DB_STATEMENT_TIMEOUT_MS"] = str(DB_STATEMENT_TIMEOUT_MS)
         if access.graph is not Graph.NONE:
+            assert data.graph is not None, "graph access without a graph (heirloom:graph=none)"
             endpoint = (
                 data.graph.attr_endpoint if access.graph is Graph.WRITE else data.graph.attr_read_endpoint
             )
@@ -237,6 +270,8 @@ class Functions:
             env["NEPTUNE_PORT"] = str(NEPTUNE_PORT)
             env["NEPTUNE_IAM_AUTH"] = "true"
         env.update(model_environment(access.models, self.config))
+        if access.intent_model:
+            env["INTENT_PROVIDER"] = self.config.intent_provider
         if access.breaker:
             env["BREAKER_TABLE"] = data.breaker_table.table_name
         if access.idempotency:
@@ -248,11 +283,11 @@ class Functions:
         if access.database:
             assert security_group is not None
             data.secret.grant_read(role)
-            data.proxy_security_group.add_ingress_rule(
+            data.client_security_group.add_ingress_rule(
                 security_group, ec2.Port.tcp(5432), f"from {security_group.node.id}"
             )
         if access.graph is not Graph.NONE:
-            assert security_group is not None
+            assert security_group is not None and data.graph is not None
             resource = (
                 f"arn:{Aws.PARTITION}:neptune-db:{Aws.REGION}:{Aws.ACCOUNT_ID}:"
                 f"{data.graph.attr_cluster_resource_id}/*"
@@ -300,9 +335,21 @@ class Functions:
         logical_id: str = self.stack.resolve(self.stack.get_logical_id(element))
         return logical_id
 
-    def grant_workflows(self, context: sfn.StateMachine, ingest: sfn.StateMachine | None) -> None:
-        """Functions that start a workflow get that one workflow's ARN and start action only."""
+    def grant_workflows(
+        self, context: sfn.StateMachine, ingest: sfn.StateMachine | None, backfill_arn: str | None = None
+    ) -> None:
+        """Functions that start a workflow get that one workflow's ARN and start action only;
+        BackfillPlan lists the backfill's executions (`backfill_arn` is built from the workflow's
+        name: a reference would close a cycle through the workflow's own role)."""
         for deployed in self.by_id.values():
+            if deployed.access.list_backfill:
+                if backfill_arn is None:
+                    raise LookupError(
+                        f"{deployed.construct_id} lists backfill executions: no backfill ASL file"
+                    )
+                deployed.role.add_to_principal_policy(
+                    iam.PolicyStatement(actions=["states:ListExecutions"], resources=[backfill_arn])
+                )
             if deployed.access.start_context:
                 context.grant_start_sync_execution(deployed.role)
                 deployed.function.add_environment("CONTEXT_STATE_MACHINE_ARN", context.state_machine_arn)

@@ -1,6 +1,7 @@
 """The three layers every function gets: the shared `heirloom` package, the runtime dependencies
-and the tiktoken BPE file. The last two are built by `make build`; without it synth uses a
-placeholder (so synth and the tests work offline) and says so."""
+and the tiktoken BPE file, built by `make build` (shared and deps precompiled for the runtime's
+Python, `cdk.build_layers`). Without it synth uses the shared package's sources (no bytecode) and
+placeholders for the other two (so synth and the tests work offline), and says so."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ def deps_dir(root: Path) -> Path:
     return root / "build" / "layers" / "deps"
 
 
+def shared_dir(root: Path) -> Path:
+    return root / "build" / "layers" / "shared"
+
+
 def tiktoken_dir(root: Path) -> Path:
     return root / "build" / "layers" / "tiktoken"
 
@@ -45,13 +50,25 @@ class Layers(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, root: Path, require_built: bool) -> None:
         super().__init__(scope, construct_id)
         self.placeholders: list[str] = []
+        built = shared_dir(root)
+        if built.is_dir() and _built(built, built / ".built"):
+            shared_source, excludes = built, [".built"]
+            shared_description = "heirloom domain package (layers/shared/python), precompiled"
+        else:
+            if require_built:
+                raise MissingBuild(f"{built} is missing: run `make build` first")
+            shared_source, excludes = root / "layers" / "shared", SHARED_EXCLUDES
+            shared_description = (
+                "heirloom domain package (layers/shared/python), NOT precompiled (make build)"
+            )
+            self.placeholders.append("Shared")
         self.shared = lambda_.LayerVersion(
             self,
             "Shared",
-            code=lambda_.Code.from_asset(str(root / "layers" / "shared"), exclude=SHARED_EXCLUDES),
+            code=lambda_.Code.from_asset(str(shared_source), exclude=excludes),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description="heirloom domain package (layers/shared/python)",
+            description=shared_description,
         )
         deps = deps_dir(root)
         self.deps = self._built_layer(
@@ -87,7 +104,8 @@ class Layers(Construct):
         layer = lambda_.LayerVersion(
             self,
             construct_id,
-            code=lambda_.Code.from_asset(str(source), exclude=["**/__pycache__"]),
+            # the built layers' __pycache__ is the precompiled bytecode: shipped
+            code=lambda_.Code.from_asset(str(source), exclude=[".built"]),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
             description=description,

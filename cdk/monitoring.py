@@ -1,7 +1,10 @@
 """Alarms (to an SNS topic) and one dashboard: the context workflow's p95 latency and failures,
-the graph breaker's open state, dead-letter queues, and the functions."""
+the graph breaker's open state, failed ingestion and backfill executions, dead-letter queues,
+and the functions."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cw
@@ -18,6 +21,7 @@ from cdk.config import (
     HeirloomConfig,
 )
 from cdk.functions import Functions
+from cdk.naming import state_name
 
 FIVE_MINUTES = Duration.minutes(5)
 
@@ -47,6 +51,7 @@ class Monitoring(Construct):
         context_workflow: sfn.StateMachine,
         functions: Functions,
         config: HeirloomConfig,
+        other_workflows: Mapping[str, sfn.StateMachine] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "Alarms", display_name="Heirloom alarms", enforce_ssl=True)
@@ -100,6 +105,27 @@ class Monitoring(Construct):
                 treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
             ),
         }
+        for name, machine in sorted((other_workflows or {}).items()):
+            # ingestion and backfill: any execution that fails, times out or is aborted
+            alarm_id = f"{state_name(name)}ExecutionsFailed"
+            self.alarms[alarm_id] = cw.MathExpression(
+                expression="failed + timedout + aborted",
+                using_metrics={
+                    "failed": machine.metric_failed(statistic="Sum", period=FIVE_MINUTES),
+                    "timedout": machine.metric_timed_out(statistic="Sum", period=FIVE_MINUTES),
+                    "aborted": machine.metric_aborted(statistic="Sum", period=FIVE_MINUTES),
+                },
+                label="Failed, timed-out or aborted executions",
+                period=FIVE_MINUTES,
+            ).create_alarm(
+                self,
+                alarm_id,
+                alarm_description=f"{state_name(name)} workflow executions failed, timed out or were aborted",
+                threshold=1,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            )
         for deployed in functions.by_id.values():
             if deployed.dead_letters is not None:
                 name = f"{deployed.construct_id}DeadLetters"

@@ -8,6 +8,8 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from cdk.config import HeirloomConfig
+
 #: interface endpoints (private DNS) the functions need from isolated subnets
 INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "BedrockRuntime": ec2.InterfaceVpcEndpointAwsService.BEDROCK_RUNTIME,
@@ -24,8 +26,16 @@ GATEWAY_ENDPOINTS: dict[str, ec2.GatewayVpcEndpointAwsService] = {
 
 
 class Network(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, log_retention: logs.RetentionDays) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        log_retention: logs.RetentionDays,
+        config: HeirloomConfig | None = None,
+    ) -> None:
         super().__init__(scope, construct_id)
+        config = config or HeirloomConfig()
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
@@ -61,14 +71,21 @@ class Network(Construct):
         self.endpoint_security_group.add_ingress_rule(
             ec2.Peer.ipv4(VPC_CIDR), ec2.Port.tcp(443), "HTTPS from the VPC"
         )
+        # one AZ: an endpoint is billed per AZ; functions in the other AZ reach it across AZs
+        endpoint_subnets = (
+            ec2.SubnetSelection(subnets=[self.vpc.isolated_subnets[0]])
+            if config.single_az_endpoints
+            else self.subnets
+        )
         self.endpoints = {
             name: self.vpc.add_interface_endpoint(
                 name,
                 service=service,
                 private_dns_enabled=True,
-                subnets=self.subnets,
+                subnets=endpoint_subnets,
                 security_groups=[self.endpoint_security_group],
                 open=False,
             )
             for name, service in INTERFACE_ENDPOINTS.items()
+            if name != "Logs" or config.logs_endpoint
         }

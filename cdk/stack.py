@@ -19,7 +19,7 @@ from cdk.migrations import Migrations
 from cdk.monitoring import Monitoring
 from cdk.naming import REPO_ROOT, function_folders, state_name, workflow_files
 from cdk.network import Network
-from cdk.workflows import Workflows, WorkflowSource, task_timeouts
+from cdk.workflows import Workflows, WorkflowSource, state_machine_arn, task_timeouts
 
 #: lower-level construct the S3 notification custom resource puts in the stack
 NOTIFICATIONS_HANDLER_ID = "BucketNotificationsHandler050a0587b7544547bf325f094a3db834"
@@ -54,7 +54,7 @@ class HeirloomStack(Stack):
         retention = RETENTION[config.log_retention_days]
         sources = [WorkflowSource.read(path) for path in workflow_files(root)]
 
-        self.network = Network(self, "Network", log_retention=retention)
+        self.network = Network(self, "Network", log_retention=retention, config=config)
         self.data = Data(self, "Data", network=self.network, config=config)
         self.layers = Layers(self, "Layers", root=root, require_built=config.require_built_layers)
         self.functions = Functions(
@@ -67,6 +67,12 @@ class HeirloomStack(Stack):
             log_retention=retention,
             task_timeouts=task_timeouts(sources),
             folders=function_folders(root),
+            provisioned=frozenset(
+                task.construct_id
+                for source in sources
+                if source.name == CONTEXT_WORKFLOW
+                for task in source.tasks
+            ),
         )
         self.migrations = Migrations(
             self,
@@ -78,12 +84,24 @@ class HeirloomStack(Stack):
             log_retention=retention,
         )
         self.workflows = Workflows(
-            self, "Workflows", sources=sources, functions=self.functions, log_retention=retention, root=root
+            self,
+            "Workflows",
+            sources=sources,
+            functions=self.functions,
+            log_retention=retention,
+            root=root,
+            config=config,
         )
         context = self.workflows.by_name.get(CONTEXT_WORKFLOW)
         if context is None:
             raise MissingFunction(f"statemachines/{CONTEXT_WORKFLOW}.asl.json is missing")
-        self.functions.grant_workflows(context, self.workflows.by_name.get(INGEST_WORKFLOW))
+        self.functions.grant_workflows(
+            context,
+            self.workflows.by_name.get(INGEST_WORKFLOW),
+            state_machine_arn(self, BACKFILL_WORKFLOW)
+            if BACKFILL_WORKFLOW in self.workflows.by_name
+            else None,
+        )
         self.api = ContextApi(
             self, "ContextApi", handler=self._required("Api").function, config=config, log_retention=retention
         )
@@ -97,7 +115,12 @@ class HeirloomStack(Stack):
             config=config,
         )
         self.monitoring = Monitoring(
-            self, "Monitoring", context_workflow=context, functions=self.functions, config=config
+            self,
+            "Monitoring",
+            context_workflow=context,
+            functions=self.functions,
+            config=config,
+            other_workflows={n: m for n, m in self.workflows.by_name.items() if n != CONTEXT_WORKFLOW},
         )
         self._acknowledge_notifications_handler()
         self._outputs()
@@ -132,6 +155,7 @@ class HeirloomStack(Stack):
             "ApiUrl": self.api.api.url_for_path("/legacies"),
             "UserPoolId": self.api.user_pool.user_pool_id,
             "UserPoolClientId": self.api.client.user_pool_client_id,
+            "OpsClientId": self.api.ops_client.user_pool_client_id,
             "EventBusName": self.events.bus.event_bus_name,
             "ImportBucketName": self.data.import_bucket.bucket_name,
             "AlarmTopicArn": self.monitoring.topic.topic_arn,

@@ -1,11 +1,12 @@
-"""BackfillPlan: the next page of stories whose index or graph is behind."""
+"""BackfillPlan: the next page of stories whose index or graph is behind (one run at a time,
+continued as a new execution every `stories_per_execution` stories)."""
 
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from heirloom.contracts.ingestion import BackfillRequest
+from heirloom.contracts.ingestion import BackfillPlanInput
 from heirloom.domain.processing import plan_backfill
 from heirloom.edges import parse
 from heirloom.errors import error_contract
@@ -21,6 +22,7 @@ logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
-    data = parse(BackfillRequest, event)
+    data = parse(BackfillPlanInput, event)
     svc = services or default_services()
-    return plan_backfill(svc.ingestion, data).model_dump(mode="json")
+    page = plan_backfill(svc.ingestion, data.request, execution=data.execution, runs=svc.backfill_runs)
+    return page.model_dump(mode="json")

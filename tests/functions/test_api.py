@@ -232,6 +232,6 @@ def test_the_step_functions_client_has_short_connect_and_bounded_read_timeouts(m
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     config = StepFunctionsContextWorkflow("arn:aws:states:us-east-1:1:stateMachine:x")._client.meta.config
-    # longer than the workflow's own 10 s, shorter than the API function's 15 s; no second attempt
-    assert config.connect_timeout == 2 and 10 < config.read_timeout < 15
+    # longer than the workflow's own 18 s, shorter than the API function's 22 s; no second attempt
+    assert config.connect_timeout == 2 and 18 < config.read_timeout < 22
     assert config.retries["total_max_attempts"] == 1

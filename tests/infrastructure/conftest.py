@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -86,6 +87,28 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
         app, stack = build_app(outdir=str(outdir), nag=False)
         app.synth()
     return Built(stack=stack, template=Template.from_stack(stack), outdir=outdir, nag_findings=findings)
+
+
+_VARIANTS: dict[str, Built] = {}
+
+
+@pytest.fixture(scope="session")
+def variant(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Built]:
+    """The stack built with extra CDK context (cdk-nag off; test_lint checks presets with it),
+    once per distinct context per session."""
+
+    def build(**context: Any) -> Built:
+        key = json.dumps(context, sort_keys=True)
+        if key not in _VARIANTS:
+            outdir = tmp_path_factory.mktemp("cdk.out.variant")
+            app, stack = build_app(outdir=str(outdir), nag=False, context=context)
+            app.synth()
+            _VARIANTS[key] = Built(
+                stack=stack, template=Template.from_stack(stack), outdir=outdir, nag_findings=None
+            )
+        return _VARIANTS[key]
+
+    return build
 
 
 @pytest.fixture(scope="session")

@@ -131,3 +131,20 @@ def test_user_pool_is_invite_only_with_mfa(resources):
     assert pool["Policies"]["PasswordPolicy"]["MinimumLength"] >= 12
     groups = {g["GroupName"] for g in of_type(resources, "AWS::Cognito::UserPoolGroup").values()}
     assert "admin" in groups  # the handler's debug switch checks cognito:groups for it
+
+
+def test_clients_users_sign_in_with_srp_and_operators_with_admin_auth(built):
+    clients = {
+        lid: r["Properties"]
+        for lid, r in built.resources.items()
+        if r["Type"] == "AWS::Cognito::UserPoolClient"
+    }
+    app = clients[built.logical_id(built.stack.api.client)]
+    ops = clients[built.logical_id(built.stack.api.ops_client)]
+    assert len(clients) == 2
+    assert "ALLOW_USER_SRP_AUTH" in app["ExplicitAuthFlows"]
+    assert "ALLOW_ADMIN_USER_PASSWORD_AUTH" not in app["ExplicitAuthFlows"]
+    # admin-initiated auth needs the operator's IAM credentials; its tokens are short-lived
+    assert "ALLOW_ADMIN_USER_PASSWORD_AUTH" in ops["ExplicitAuthFlows"]
+    assert not ops.get("GenerateSecret") and ops["IdTokenValidity"] <= 60
+    assert "OpsClientId" in built.json["Outputs"]

@@ -15,9 +15,23 @@ import pytest
 from aws_cdk import App
 
 from cdk.app import cdk_json_context
-from cdk.build_layers import CL100K_SHA256, copy_tiktoken, runtime_requirements
+from cdk.build_layers import (
+    BYTECODE_MAGIC,
+    CL100K_SHA256,
+    LAMBDA_PYTHON_VERSION,
+    WrongPython,
+    bytecode_problems,
+    compile_layer,
+    copy_shared,
+    copy_tiktoken,
+    current_magic,
+    current_version,
+    main,
+    prune_runtime_provided,
+    runtime_requirements,
+)
 from cdk.config import TIKTOKEN_FILE, HeirloomConfig
-from cdk.layers import MissingBuild
+from cdk.layers import RUNTIME, MissingBuild
 from cdk.migrate import handler as migrate
 from cdk.naming import REPO_ROOT
 from cdk.stack import HeirloomStack
@@ -26,12 +40,74 @@ from cdk.workflows import MissingSubstitution
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
 
 
-def test_deps_layer_requirements_are_the_runtime_dependencies():
+def test_deps_layer_requirements_are_the_runtime_dependencies_without_boto():
     import tomllib
 
     pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-    assert runtime_requirements() == pyproject["project"]["dependencies"]
+    deps = pyproject["project"]["dependencies"]
+    assert runtime_requirements() == [d for d in deps if not d.startswith(("boto3", "botocore"))]
     assert any(r.startswith("tiktoken") for r in runtime_requirements())
+    assert not any(r.startswith(("boto3", "botocore")) for r in runtime_requirements())
+
+
+def test_prune_removes_the_runtimes_own_packages_pulled_in_by_dependencies(tmp_path):
+    for name in ("botocore", "boto3", "s3transfer", "jmespath", "pydantic", "requests"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+    for meta in ("botocore-1.40.1.dist-info", "boto3-1.40.1.dist-info", "requests-2.32.0.dist-info"):
+        (tmp_path / meta).mkdir()
+    removed = prune_runtime_provided(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pydantic", "requests", "requests-2.32.0.dist-info"]
+    assert "botocore-1.40.1.dist-info" in removed
+
+
+def test_the_bytecode_table_names_the_configured_runtime_and_this_interpreters_magic():
+    """The layers are compiled for `cdk.layers.RUNTIME`; the magic the check expects for a
+    version is CPython's (verified against the running interpreter's own)."""
+    assert RUNTIME.name == f"python{LAMBDA_PYTHON_VERSION}"
+    assert BYTECODE_MAGIC[current_version()] == current_magic()
+    makefile = (REPO_ROOT / "mk" / "infra.mk").read_text()
+    assert f"LAMBDA_PYTHON ?= python{LAMBDA_PYTHON_VERSION}" in makefile
+    assert f"--python-version {LAMBDA_PYTHON_VERSION}" in makefile
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "layer" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("X = 1\n")
+    (pkg / "mod.py").write_text("def f():\n    return 2\n")
+    return tmp_path / "layer"
+
+
+def test_compiled_layers_are_checked_for_the_runtimes_bytecode(tmp_path):
+    layer = _package(tmp_path)
+    assert len(bytecode_problems(layer, current_version())) == 2  # nothing compiled yet
+    compile_layer([layer], sys.executable, current_version())  # unchecked-hash, then checked
+    assert bytecode_problems(layer, current_version()) == []
+    # the same folder for another runtime: no .pyc of that version
+    other = next(v for v in BYTECODE_MAGIC if v != current_version())
+    assert len(bytecode_problems(layer, other)) == 2
+    # timestamp-based bytecode (what a plain import writes) is refused
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-f", str(layer)], check=True)
+    assert all("unchecked-hash" in p for p in bytecode_problems(layer, current_version()))
+
+
+def test_compiling_with_another_python_than_the_runtimes_is_refused(tmp_path):
+    layer = _package(tmp_path)
+    other = next(v for v in BYTECODE_MAGIC if v != current_version())
+    with pytest.raises(WrongPython, match=f"the Lambda runtime is {other}"):
+        compile_layer([layer], sys.executable, other)
+    with pytest.raises(WrongPython, match="not runnable"):
+        compile_layer([layer], str(tmp_path / "no-python"), other)
+    assert main(["compile", str(layer)]) in (0, 1)  # python3.12 here or not: never a crash
+
+
+def test_shared_layer_ships_the_package_without_local_and_caches(tmp_path):
+    target = copy_shared(tmp_path)
+    assert (target / "heirloom" / "domain" / "processing.py").is_file()
+    assert any((target / "heirloom" / "migrations").glob("*.sql"))
+    assert not (target / "heirloom" / "local").exists()
+    assert not list(target.rglob("__pycache__"))
 
 
 def test_tiktoken_layer_file_works_offline(tmp_path):
@@ -105,7 +181,7 @@ def test_an_asl_placeholder_without_a_function_fails_synth(repo_copy, tmp_path):
 
 def test_placeholder_layers_without_make_build(repo_copy, tmp_path):
     stack = build(repo_copy, tmp_path)
-    assert stack.layers.placeholders == ["Deps", "Tiktoken"]
+    assert stack.layers.placeholders == ["Shared", "Deps", "Tiktoken"]
     with pytest.raises(MissingBuild, match="make build"):
         build(repo_copy, tmp_path / "strict", require_built_layers=True)
 
@@ -115,6 +191,9 @@ def test_built_layers_are_used_when_present(repo_copy, tmp_path):
     deps.mkdir(parents=True)
     (deps / "__init__.py").write_text("")
     copy_tiktoken(repo_copy / "build" / "layers" / "tiktoken")
+    shared = repo_copy / "build" / "layers" / "shared"
+    copy_shared(shared, repo_copy / "layers" / "shared" / "python")
+    (shared / ".built").touch()
     try:
         stack = build(repo_copy, tmp_path, require_built_layers=True)
     finally:

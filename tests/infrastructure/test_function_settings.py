@@ -8,9 +8,9 @@ import re
 import pytest
 
 from cdk.access import ACCESS, Model
-from cdk.config import DB_STATEMENT_TIMEOUT_MS, EMBEDDING_DIM, HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
+from cdk.config import DB_STATEMENT_TIMEOUT_MS, EMBEDDING_DIM
 from cdk.naming import REPO_ROOT, function_folders, state_name
-from heirloom.settings import settings_from_env
+from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID, settings_from_env
 
 FUNCTIONS = [state_name(f) for f in function_folders()]
 #: the concerns of the production adapters (database, Bedrock, embedding, extraction, intent)

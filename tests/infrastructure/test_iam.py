@@ -11,8 +11,8 @@ import json
 import pytest
 
 from cdk.access import ACCESS
-from cdk.config import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
 from cdk.naming import function_folders, state_name
+from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
 
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
@@ -44,7 +44,7 @@ EXPECTED: dict[str, set[str]] = {
     "ExtractEntities": DB | BEDROCK,
     "GraphSync": DB | GRAPH_WRITE,
     "IngestFailed": DB,
-    "BackfillPlan": DB,
+    "BackfillPlan": DB | {"states:ListExecutions"},
 }
 IN_VPC = {cid for cid, actions in EXPECTED.items() if actions & (DB | GRAPH_READ)}
 FUNCTIONS = [state_name(f) for f in function_folders()]
@@ -161,6 +161,36 @@ def test_story_events_starts_only_the_ingestion_workflow(built):
     assert resources_for(built, "StoryEvents", "states:StartExecution") == [ingest]
 
 
+def test_only_backfill_plan_lists_the_backfills_executions(built):
+    listers = {cid for cid in FUNCTIONS if "states:ListExecutions" in actions_of(built, cid)}
+    assert listers == {"BackfillPlan"}
+    (resource,) = resources_for(built, "BackfillPlan", "states:ListExecutions")
+    assert _arn_text(resource).endswith(":stateMachine:Heirloom-Backfill")
+    # the name it is built from is the deployed one
+    backfill = built.resources[built.logical_id(built.stack.workflows.by_name["backfill"])]
+    assert backfill["Properties"]["StateMachineName"] == "Heirloom-Backfill"
+
+
+def test_the_backfill_may_start_only_itself(built):
+    """Continue-as-new: the backfill's role starts executions of the backfill and nothing else;
+    the Express workflows start none."""
+    for name, machine in built.stack.workflows.by_name.items():
+        role_id = built.logical_id(machine.role)
+        starts = [
+            r
+            for res in built.resources.values()
+            if res["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in res["Properties"]["Roles"]
+            for st in res["Properties"]["PolicyDocument"]["Statement"]
+            if "states:StartExecution" in _list(st["Action"])
+            for r in _list(st["Resource"])
+        ]
+        if name == "backfill":
+            (arn,) = starts
+            assert _arn_text(arn).endswith(":stateMachine:Heirloom-Backfill")
+        else:
+            assert starts == []
+
+
 def test_secret_read_only_for_database_functions(built):
     secret = {"Ref": built.logical_id(built.stack.data.secret)}
     readers = {
@@ -178,3 +208,25 @@ def test_vpc_placement_follows_access(built):
     for cid in FUNCTIONS:
         props = built.resources[built.logical_id(built.stack.node.find_child(cid))]["Properties"]
         assert ("VpcConfig" in props) is (cid in IN_VPC), cid
+
+
+def test_intent_analysis_may_call_haiku_only_when_configured(built, variant):
+    def env(b):
+        function = b.stack.node.find_child("IntentAnalysis")
+        return b.resources[b.logical_id(function)]["Properties"]["Environment"]["Variables"]
+
+    assert resources_for(built, "IntentAnalysis", "bedrock:InvokeModel") == []
+    assert env(built)["INTENT_PROVIDER"] == "rules"
+    bedrock = variant(**{"heirloom:intentProvider": "bedrock"})
+    arns = [_arn_text(r) for r in resources_for(bedrock, "IntentAnalysis", "bedrock:InvokeModel")]
+    assert arns and all(a.endswith(HAIKU_MODEL_ID) for a in arns)
+    assert any(f"inference-profile/us.{HAIKU_MODEL_ID}" in a for a in arns)
+    assert env(bedrock)["INTENT_PROVIDER"] == "bedrock"
+    assert env(bedrock)["BEDROCK_INTENT_MODEL_ID"] == f"us.{HAIKU_MODEL_ID}"
+
+
+def test_the_code_default_and_the_stack_name_the_same_haiku():
+    from heirloom.settings import HAIKU_INFERENCE_PROFILE, settings_from_env
+
+    assert settings_from_env({}).bedrock.intent_model_id == HAIKU_INFERENCE_PROFILE == f"us.{HAIKU_MODEL_ID}"
+    assert "haiku-4-5" in HAIKU_MODEL_ID

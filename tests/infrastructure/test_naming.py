@@ -100,3 +100,34 @@ def test_each_folder_has_its_sample_event(folder):
     sample = REPO_ROOT / "events" / f"{folder}.json"
     assert sample.is_file(), f"functions/{folder} has no events/{folder}.json"
     assert isinstance(json.loads(sample.read_text()), dict)
+
+
+def test_the_stage_names_the_stack_and_sets_deletion_protection(built, variant):
+    from cdk.config import stack_name
+
+    assert built.stack.stack_name == stack_name() == "Heirloom"
+    dev = variant(stage="dev")
+    assert dev.stack.stack_name == stack_name("dev") == "Heirloom-dev"
+    machines = [r["Properties"]["StateMachineName"] for r in dev.resources.values()
+                if r["Type"] == "AWS::StepFunctions::StateMachine"]  # fmt: skip
+    assert sorted(machines) == [
+        "Heirloom-dev-Backfill",
+        "Heirloom-dev-ContextAssembly",
+        "Heirloom-dev-IngestStory",
+    ]
+
+    def protection(b):
+        kinds = {"AWS::RDS::DBCluster": "DeletionProtection", "AWS::Neptune::DBCluster": "DeletionProtection",
+                 "AWS::Cognito::UserPool": "DeletionProtection"}  # fmt: skip
+        return {
+            r["Type"]: r["Properties"][kinds[r["Type"]]] for r in b.resources.values() if r["Type"] in kinds
+        }
+
+    assert protection(built) == {"AWS::RDS::DBCluster": True, "AWS::Neptune::DBCluster": True,
+                                 "AWS::Cognito::UserPool": "ACTIVE"}  # fmt: skip
+    assert set(protection(dev).values()) <= {False, "INACTIVE"}
+    # a flag set on its own wins: a protected dev stack
+    guarded = variant(stage="dev", **{"heirloom:deletionProtection": True})
+    assert protection(guarded) == protection(built)
+    with pytest.raises(ValueError, match="stage 'Prod_1'"):
+        stack_name("Prod_1")

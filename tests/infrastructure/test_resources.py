@@ -8,6 +8,7 @@ import pytest
 
 from cdk.config import EMBEDDING_DIM, TIKTOKEN_DIR, TIKTOKEN_FILE
 from cdk.naming import REPO_ROOT, function_folders, state_name
+from heirloom.contracts.ingestion import BackfillRequest
 
 FUNCTIONS = [state_name(f) for f in function_folders()]
 
@@ -228,8 +229,9 @@ def test_backfill_schedule_starts_the_backfill_workflow(built):
     assert target["Arn"] == {"Ref": built.logical_id(built.stack.workflows.by_name["backfill"])}
     # the ASL reads $.next.after and $.pace_seconds: both must be present (null is a value)
     payload = json.loads(target["Input"])
-    assert payload["next"] == {"after": None, "page_size": 50}
+    assert payload["next"] == {"after": None, "page_size": 50, "stories_per_execution": 500}
     assert "pace_seconds" in payload
+    BackfillRequest.model_validate(payload["next"])
 
 
 # -- monitoring -------------------------------------------------------------------------------------
@@ -246,10 +248,27 @@ def test_context_p95_latency_alarm(built, resources):
     assert alarm["Dimensions"] == [{"Name": "StateMachineArn", "Value": context}]
 
 
-def test_context_failure_alarm(resources):
-    (alarm,) = [a for a in alarms(resources) if "Metrics" in a]
-    names = {m["MetricStat"]["Metric"]["MetricName"] for m in alarm["Metrics"] if "MetricStat" in m}
+def _metric_alarms(built, resources, workflow):
+    """Math-expression alarms over `workflow`'s metrics: {metric names}."""
+    arn = {"Ref": built.logical_id(built.stack.workflows.by_name[workflow])}
+    out = []
+    for alarm in alarms(resources):
+        stats = [m["MetricStat"]["Metric"] for m in alarm.get("Metrics", []) if "MetricStat" in m]
+        if stats and all(m["Dimensions"] == [{"Name": "StateMachineArn", "Value": arn}] for m in stats):
+            out.append((alarm, {m["MetricName"] for m in stats}))
+    return out
+
+
+def test_context_failure_alarm(built, resources):
+    ((_, names),) = _metric_alarms(built, resources, "context_assembly")
     assert names == {"ExecutionsFailed", "ExecutionsTimedOut"}
+
+
+@pytest.mark.parametrize("workflow", ["ingest_story", "backfill"])
+def test_failed_timed_out_or_aborted_ingestion_and_backfill_executions_alarm(built, resources, workflow):
+    ((alarm, names),) = _metric_alarms(built, resources, workflow)
+    assert names == {"ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted"}
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
 
 
 def test_breaker_open_alarm(resources):

@@ -93,7 +93,7 @@ class Stack:
             "graph_sync": {"story_id": m.public_story, "results": [
                 {"kind": "entities", "story_id": m.public_story, "status": "extracted",
                  "content_hash": self.services.stories.get_story_hash(m.public_story), "entities": entities}]},
-            "backfill_plan": {"after": None, "page_size": 5},
+            "backfill_plan": {"request": {"after": None, "page_size": 5}},
             "ingest_failed": {"story_id": m.public_story, "error": "States.Timeout", "cause": "x"},
         }  # fmt: skip
 

@@ -102,7 +102,19 @@ def check_rank_assemble(result: Any, db: str) -> None:
 
 def check_backfill_plan(result: Any, db: str) -> None:
     # every story was processed by the load (and by the write samples, inline)
-    assert result == {"story_ids": [], "next": {"after": None, "page_size": 50}, "done": True}
+    assert result == {
+        "story_ids": [],
+        "next": {
+            "after": None,
+            "page_size": 50,
+            "stories_per_execution": 500,
+            "planned": 0,
+            "continued_from": None,
+        },
+        "done": True,
+        "continue_as_new": False,  # a sample invoked alone: no execution to continue
+        "continuation_name": None,
+    }
 
 
 def check_chunk_embed(result: Any, db: str) -> None:

@@ -1,7 +1,9 @@
 """The context-assembly ASL in moto's interpreter: routing, fallbacks and typed errors, with
 recording stand-ins for the five functions (the real handlers run in test_context_assembly_e2e)."""
 
+import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -99,7 +101,10 @@ def test_traversal_error_continues_with_embedding_only():
 
 @pytest.mark.slow
 def test_traversal_timeout_continues_with_embedding_only():
-    rec = Recorder(GraphTraversal=lambda event: time.sleep(2.6) or {})
+    asl = json.loads((Path(__file__).parents[2] / "statemachines" / "context_assembly.asl.json").read_text())
+    graph = next(b for b in asl["States"]["Retrieve"]["Branches"] if "GraphTraversal" in b["States"])
+    timeout = graph["States"]["GraphTraversal"]["TimeoutSeconds"]
+    rec = Recorder(GraphTraversal=lambda event: time.sleep(timeout + 0.6) or {})
     ex = run(rec)
     assert ex.status == "SUCCEEDED" and "GraphTimedOut" in ex.states_entered()
     assert branches(rec)["graph"]["graph"] == {"status": "timeout"}

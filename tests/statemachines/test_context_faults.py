@@ -203,7 +203,7 @@ def test_graph_slower_than_its_budget_is_cut_off_at_the_budget(rig):
 
 
 def test_graph_hanging_beyond_the_state_timeout_still_answers_within_the_total_budget(rig):
-    rig.graph.slow(3.0)  # longer than GraphTraversal's TimeoutSeconds (2) and IntentAnalysis's (3)
+    rig.graph.slow(3.0)  # as long as GraphTraversal's and IntentAnalysis's TimeoutSeconds (3)
     started = time.monotonic()
     result = rig.context(MUSIC)
     assert time.monotonic() - started < TOTAL_BUDGET_S + TOLERANCE_S

@@ -32,3 +32,14 @@ def test_invoke_reaches_the_override_and_errors_carry_their_type():
         assert bad["FunctionError"] == "Handled"
         assert json.loads(bad["Payload"].read()) == {"errorType": "ValueError", "errorMessage": "bad thing"}
         assert wf.invocations == ["Echo", "Echo"]
+
+
+def test_the_states_start_execution_integration_speaks_aws_casing():
+    """moto passes the ASL's `StateMachineArn`/`Name`/`Input` to boto3 unchanged (which wants
+    `stateMachineArn`...) and answers with boto3's `executionArn`: LocalWorkflows converts both."""
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
+        StateTaskServiceSfn,
+    )
+
+    params = list(inspect.signature(StateTaskServiceSfn._eval_service_task).parameters)
+    assert params == ["self", "env", "resource_runtime_part", "normalised_parameters", "state_credentials"]

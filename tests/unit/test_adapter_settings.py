@@ -61,7 +61,9 @@ def test_bedrock_defaults_and_overrides():
     assert s.embedding.dimension == 1024
     assert s.bedrock.embed_model_id == "amazon.titan-embed-text-v2:0"
     assert (
-        s.bedrock.intent_model_id == s.bedrock.extraction_model_id == "anthropic.claude-3-haiku-20240307-v1:0"
+        s.bedrock.intent_model_id
+        == s.bedrock.extraction_model_id
+        == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     )
     assert s.intent.provider == "embedding"
     s = settings_from_env(
@@ -100,6 +102,7 @@ def test_the_intent_model_gets_the_intent_budget_and_no_retries():
     assert isinstance(classifier, BedrockIntentClassifier)
     config = classifier._client.meta.config
     assert config.read_timeout == 0.8 and config.connect_timeout == 0.8
+    assert classifier.budget_s == 0.8  # the call's deadline in analyse_intent, from the same setting
     assert config.retries["total_max_attempts"] == 1
 
 
@@ -137,3 +140,25 @@ def test_build_database_picks_the_connection_source():
     )
     assert isinstance(iam.source, IamSource) and iam.pooled
     assert iam.url == "iam app@proxy.example:5432/heirloom"
+
+
+@pytest.mark.parametrize(
+    ("env", "model_id"),
+    [
+        ({}, "all-MiniLM-L6-v2-onnx-int8"),
+        ({"EMBEDDING_PROVIDER": "fake", "EMBEDDING_DIM": "64"}, "hashing-bow"),
+        (
+            {**AWS, "EMBEDDING_PROVIDER": "bedrock", "EMBEDDING_DIM": "1024"},
+            "amazon.titan-embed-text-v2:0@1024",
+        ),
+    ],
+)
+def test_reading_the_index_builds_no_embedder(env, model_id):
+    """AccessFilter reads excerpts only: its cold start loads no model and no Bedrock client."""
+    from heirloom.services import Services
+
+    services = Services(settings_from_env(env))
+    services.__dict__["db"] = object()  # never connected here
+    assert services.vectors.model_id == model_id
+    assert "embedder" not in services.__dict__
+    assert factory.embedding_model_id(services.settings) == factory.build_embedder(services.settings).model_id

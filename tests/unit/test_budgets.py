@@ -7,10 +7,12 @@ from uuid import UUID
 
 import pytest
 
-from heirloom.contracts.context import ContextRequest, GraphTraversalInput, QueryIntent
+from heirloom.contracts.context import ContextRequest, GraphTraversalInput, Intent, QueryIntent
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.deadline import DeadlineExceeded, call_within
 from heirloom.domain.graph_step import graph_traversal_step
+from heirloom.domain.intent import Gazetteer
+from heirloom.domain.intent_step import IntentRequest, analyse_intent
 
 
 def test_call_within_returns_the_value_or_raises_the_calls_own_error():
@@ -59,3 +61,30 @@ def test_a_hanging_graph_query_is_cut_off_at_the_traversal_budget():
     assert branch.graph.status == "timeout" and branch.graph.hits == () and graph.calls == 1
     assert elapsed_ms < 100 * 1.2 + 200, elapsed_ms  # budget + grace + scheduling slack
     assert store.load("graph").failures == 1
+
+
+class SlowModel:
+    """An intent model that answers confidently after `delay_s`, with the budget it was given."""
+
+    def __init__(self, budget_s: float, delay_s: float) -> None:
+        self.budget_s = budget_s
+        self.delay_s = delay_s
+        self.release = threading.Event()
+
+    def classify(self, request):
+        self.release.wait(self.delay_s)
+        return QueryIntent(intent=Intent.TEMPORAL, confidence=0.95, source="llm")
+
+
+def _ask(model: SlowModel) -> QueryIntent:
+    gazetteer = Gazetteer.build([("p0", "Person", "Edith Marlowe", [])])
+    try:
+        return analyse_intent(IntentRequest("Tell me about her", (), gazetteer, "Edith Marlowe", "l"), model)
+    finally:
+        model.release.set()
+
+
+def test_the_intent_model_is_cut_at_its_own_budget_not_a_fixed_half_second():
+    """INTENT_BUDGET_MS reaches the model call (it used to be cut at a hard-coded 0.5 s)."""
+    assert _ask(SlowModel(budget_s=3.0, delay_s=0.8)).source == "llm"
+    assert _ask(SlowModel(budget_s=0.05, delay_s=2.0)).source == "rules"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
@@ -10,6 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
 from heirloom.domain.access import ReadScope, StoryMeta
 
@@ -97,6 +99,11 @@ class StoryStore(Protocol):
         """`fingerprint`: what the graph holds for the story once synced (`entity_sync`)."""
         ...
 
+    def graph_writes_of(self, story_id: UUID) -> AbstractContextManager[None]:
+        """Held while one story's graph facts are rewritten: two writers of the same story (two
+        deliveries, a load beside a backfill) take turns instead of interleaving statements."""
+        ...
+
     def graph_synced_count(self) -> int:
         """How many stories are marked as having their graph facts built."""
         ...
@@ -181,3 +188,9 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
     def encode(self, text: str) -> list[int]: ...
     def decode(self, tokens: Sequence[int]) -> str: ...
+
+
+class BackfillRuns(Protocol):
+    """The backfill workflow's executions (Step Functions ListExecutions)."""
+
+    def running(self, state_machine_arn: str) -> Sequence[RunningExecution]: ...

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from heirloom.domain.ingestion import IngestionPorts
     from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
     from heirloom.domain.traversal import NeighbourhoodCache
-    from heirloom.ports import Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
+    from heirloom.ports import BackfillRuns, Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
 
 
 class Services:
@@ -54,7 +54,11 @@ class Services:
     def vectors(self) -> VectorIndex:
         from heirloom.adapters import factory
 
-        return factory.build_vector_index(self.db, self.embedder)
+        # an embedder already built (or injected) names the model; else the settings do
+        embedder = self.__dict__.get("embedder")
+        return factory.build_vector_index(
+            self.db, embedder if embedder is not None else factory.embedding_model_id(self.settings)
+        )
 
     @cached_property
     def graph(self) -> GraphStore:
@@ -124,6 +128,12 @@ class Services:
         from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
 
         return StepFunctionsIngestionStarter(arn)
+
+    @cached_property
+    def backfill_runs(self) -> BackfillRuns:
+        from heirloom.adapters.stepfunctions import StepFunctionsBackfillRuns
+
+        return StepFunctionsBackfillRuns()
 
     @cached_property
     def neighbourhoods(self) -> NeighbourhoodCache:

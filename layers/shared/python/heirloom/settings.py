@@ -118,6 +118,10 @@ class GraphSettings(_Frozen):
     falkor_connect_timeout_s: float = Field(default=1.0, gt=0, le=60)
     falkor_socket_timeout_s: float = Field(default=10.0, gt=0, le=600)
     augmentation_enabled: bool = True
+    #: `auto`: Neptune when NEPTUNE_ENDPOINT is set, else FalkorDB; `none`: no graph store at all
+    #: (a deployment without Neptune: writes are dropped, reads are empty; needs
+    #: GRAPH_AUGMENTATION_ENABLED=false, so answers are vector-only and say the graph was skipped)
+    provider: Literal["auto", "none"] = "auto"
     #: Neptune's openCypher endpoint; set, the graph is Neptune (and FALKOR_SOCKET must be empty)
     neptune_endpoint: str = ""
     #: used when the endpoint names no port
@@ -137,6 +141,16 @@ class GraphSettings(_Frozen):
         if not PREFIX_PATTERN.fullmatch(value):
             raise ValueError(f"graph prefix {value!r} must match [a-z0-9_]+")
         return value
+
+    @model_validator(mode="after")
+    def _no_graph_no_augmentation(self) -> GraphSettings:
+        if self.provider == "none" and (
+            self.augmentation_enabled or self.neptune_endpoint or self.falkor_socket
+        ):
+            raise ValueError(
+                "GRAPH_PROVIDER=none needs GRAPH_AUGMENTATION_ENABLED=false and no NEPTUNE_ENDPOINT or FALKOR_SOCKET"
+            )
+        return self
 
     @field_validator("neptune_endpoint")
     @classmethod
@@ -194,7 +208,11 @@ class IntentSettings(_Frozen):
     model_cache_dir: str = ""
 
 
-HAIKU_MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"
+#: The one place naming the Bedrock models (the CDK app grants and configures these too).
+#: Claude Haiku 4.5 (AWS model card "Claude Haiku 4.5"); on demand it is invoked through a
+#: cross-region inference profile, `<geo>.<model id>`: the settings default to the US one.
+HAIKU_MODEL_ID = "anthropic.claude-haiku-4-5-20251001-v1:0"
+HAIKU_INFERENCE_PROFILE = f"us.{HAIKU_MODEL_ID}"
 TITAN_EMBED_MODEL_ID = "amazon.titan-embed-text-v2:0"
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
 
@@ -205,8 +223,8 @@ class BedrockSettings(_Frozen):
     #: empty: the Lambda's AWS_REGION
     region: str = ""
     embed_model_id: str = TITAN_EMBED_MODEL_ID
-    intent_model_id: str = HAIKU_MODEL_ID
-    extraction_model_id: str = HAIKU_MODEL_ID
+    intent_model_id: str = HAIKU_INFERENCE_PROFILE
+    extraction_model_id: str = HAIKU_INFERENCE_PROFILE
     connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
     #: ingestion calls (embedding chunks, extraction); intent uses INTENT_BUDGET_MS instead
     read_timeout_s: float = Field(default=30.0, gt=0, le=300)
@@ -228,17 +246,24 @@ class ChunkingSettings(_Frozen):
     max_tokens: int = Field(default=500, ge=16, le=8000)
 
 
+#: default of INTENT_BUDGET_MS (seed 000 section 10), also the intent adapter's own default
+INTENT_BUDGET_MS = 500
+
+
 class ResilienceSettings(_Frozen):
-    """Budgets (seed 000 section 10) and the breaker's shared state."""
+    """Budgets (seed 000 section 10) enforced where the work happens, and the breaker's shared
+    state. The vector step and the whole request have no setting of their own: their hard caps
+    are the ASL's Task and workflow `TimeoutSeconds`, and the 2 s target is the p95 alarm
+    (docs/configuration.md, Budgets)."""
 
     #: DynamoDB table for the breaker; empty keeps the state in the container (local runs)
     breaker_table: str = ""
     breaker_failures: int = Field(default=3, ge=1, le=100)
     breaker_cooldown_s: float = Field(default=30.0, ge=0.0, le=3600.0)
-    intent_budget_ms: int = Field(default=500, ge=10, le=30_000)
-    vector_budget_ms: int = Field(default=500, ge=10, le=30_000)
+    #: the intent model's deadline (adapters.factory.build_intent_classifier)
+    intent_budget_ms: int = Field(default=INTENT_BUDGET_MS, ge=10, le=30_000)
+    #: the traversal's deadline (functions/graph_traversal)
     traversal_budget_ms: int = Field(default=300, ge=10, le=30_000)
-    total_budget_ms: int = Field(default=2000, ge=100, le=60_000)
     vector_k: int = Field(default=24, ge=1, le=200)
     gazetteer_ttl_s: float = Field(default=300.0, ge=0.0, le=86_400.0)
 
@@ -306,6 +331,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 falkor_connect_timeout_s=float(env.get("FALKOR_CONNECT_TIMEOUT_S", "1")),
                 falkor_socket_timeout_s=float(env.get("FALKOR_SOCKET_TIMEOUT_S", "10")),
                 augmentation_enabled=_bool(env.get("GRAPH_AUGMENTATION_ENABLED", "true")),
+                provider=env.get("GRAPH_PROVIDER", "auto"),  # type: ignore[arg-type]
                 neptune_endpoint=env.get("NEPTUNE_ENDPOINT", ""),
                 neptune_port=int(env.get("NEPTUNE_PORT") or "8182"),
                 neptune_region=env.get("NEPTUNE_REGION")
@@ -329,8 +355,8 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             bedrock=BedrockSettings(
                 region=env.get("BEDROCK_REGION", ""),
                 embed_model_id=env.get("BEDROCK_EMBED_MODEL_ID", TITAN_EMBED_MODEL_ID),
-                intent_model_id=env.get("BEDROCK_INTENT_MODEL_ID", HAIKU_MODEL_ID),
-                extraction_model_id=env.get("BEDROCK_EXTRACTION_MODEL_ID", HAIKU_MODEL_ID),
+                intent_model_id=env.get("BEDROCK_INTENT_MODEL_ID", HAIKU_INFERENCE_PROFILE),
+                extraction_model_id=env.get("BEDROCK_EXTRACTION_MODEL_ID", HAIKU_INFERENCE_PROFILE),
                 connect_timeout_s=float(env.get("BEDROCK_CONNECT_TIMEOUT_S", "2")),
                 read_timeout_s=float(env.get("BEDROCK_READ_TIMEOUT_S", "30")),
                 max_attempts=int(env.get("BEDROCK_MAX_ATTEMPTS", "3")),
@@ -340,10 +366,8 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
                 breaker_table=env.get("BREAKER_TABLE", ""),
                 breaker_failures=int(env.get("BREAKER_FAILURES", "3")),
                 breaker_cooldown_s=float(env.get("BREAKER_COOLDOWN_S", "30")),
-                intent_budget_ms=int(env.get("INTENT_BUDGET_MS", "500")),
-                vector_budget_ms=int(env.get("VECTOR_BUDGET_MS", "500")),
+                intent_budget_ms=int(env.get("INTENT_BUDGET_MS", str(INTENT_BUDGET_MS))),
                 traversal_budget_ms=int(env.get("TRAVERSAL_BUDGET_MS", "300")),
-                total_budget_ms=int(env.get("TOTAL_BUDGET_MS", "2000")),
                 vector_k=int(env.get("VECTOR_K", "24")),
                 gazetteer_ttl_s=float(env.get("GAZETTEER_TTL_S", "300")),
             ),

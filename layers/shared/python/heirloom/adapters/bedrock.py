@@ -48,6 +48,7 @@ from heirloom.errors import (
     Throttled,
 )
 from heirloom.fencing import untag
+from heirloom.settings import INTENT_BUDGET_MS
 
 log = logging.getLogger(__name__)
 
@@ -373,11 +374,21 @@ class BedrockIntentClassifier:
     given the gazetteer's matches as hints; `heirloom.domain.intent_step` runs the rule-based
     classifier first and keeps its result whenever this one fails."""
 
-    def __init__(self, client: Any, *, model_id: str, max_tokens: int = 512):
+    def __init__(
+        self,
+        client: Any,
+        *,
+        model_id: str,
+        max_tokens: int = 512,
+        budget_s: float = INTENT_BUDGET_MS / 1000,
+    ):
         self._client = client
         self.model_id = model_id
         self._max_tokens = max_tokens
         self._schema = intent_json_schema()
+        #: the intent budget (the factory passes INTENT_BUDGET_MS): the caller abandons a slower
+        #: call (`analyse_intent`)
+        self.budget_s: float | None = budget_s
 
     @property
     def version(self) -> str:

@@ -103,13 +103,34 @@ def build_story_store(db: PgDatabase) -> PgStoryStore:
     return PgStoryStore(db)
 
 
-def build_vector_index(db: PgDatabase, embedder: Embedder) -> PgVectorIndex:
-    return PgVectorIndex(db, model_id=embedder.model_id)
+def build_vector_index(db: PgDatabase, embedder: Embedder | str) -> PgVectorIndex:
+    """The chunk index of one embedding model (an embedder, or just its model id)."""
+    return PgVectorIndex(db, model_id=embedder if isinstance(embedder, str) else embedder.model_id)
+
+
+def embedding_model_id(settings: Settings) -> str:
+    """The model id `build_embedder` would give, without building it: a function that only reads
+    the index (AccessFilter's excerpts) never loads a model or a Bedrock client at cold start."""
+    provider = settings.embedding.provider
+    if provider == "bedrock":  # as TitanEmbedder names its vectors
+        return f"{settings.bedrock.embed_model_id}@{settings.embedding.dimension}"
+    from heirloom.adapters.embedders import HashingEmbedder, OnnxMiniLmEmbedder
+
+    if provider == "local":
+        return OnnxMiniLmEmbedder.model_id
+    if provider == "fake":
+        return HashingEmbedder.model_id
+    return build_embedder(settings).model_id  # anything else: as built
 
 
 def build_graph(settings: Settings) -> GraphStore:
-    """Neptune when NEPTUNE_ENDPOINT is set, the local FalkorDB otherwise; never both."""
+    """Neptune when NEPTUNE_ENDPOINT is set, the local FalkorDB otherwise, never both; no graph
+    store with GRAPH_PROVIDER=none."""
     graph = settings.graph
+    if graph.provider == "none":
+        from heirloom.adapters.nograph import NoGraphStore
+
+        return NoGraphStore(graph.env_prefix)
     if graph.neptune_endpoint and graph.falkor_socket:
         raise SettingsError(
             "NEPTUNE_ENDPOINT and FALKOR_SOCKET are both set: the graph is either Neptune or FalkorDB"
@@ -179,8 +200,9 @@ def _intent_models(directory: Path | None) -> IntentModelCache:
 
 
 def build_intent_classifier(settings: Settings, local: IntentClassifier = RULES) -> IntentClassifier:
-    """The local classifier, or Claude Haiku after it. The model call gets the intent budget as
-    its read timeout and no retries: the local classifier's result is the fallback."""
+    """The local classifier, or Claude Haiku after it. The intent budget (INTENT_BUDGET_MS, read
+    here only) is the model call's deadline and its read timeout, without retries: the local
+    classifier's result is the fallback."""
     provider = settings.intent.provider
     if provider in ("rules", "embedding"):
         return local
@@ -192,6 +214,7 @@ def build_intent_classifier(settings: Settings, local: IntentClassifier = RULES)
             bedrock_runtime(settings, read_timeout_s=budget_s, max_attempts=1),
             model_id=settings.bedrock.intent_model_id,
             max_tokens=settings.bedrock.intent_max_tokens,
+            budget_s=budget_s,
         )
     raise SettingsError(f"intent provider {provider!r} is not available in this build")
 

@@ -1,4 +1,5 @@
-"""The context workflow on AWS: StartSyncExecution on the Express state machine."""
+"""Step Functions on AWS: the context workflow (StartSyncExecution on the Express state
+machine), starting ingestions, and the backfill's running executions."""
 
 from __future__ import annotations
 
@@ -6,17 +7,19 @@ import json
 from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest
+from heirloom.contracts.ingestion import RunningExecution
 from heirloom.domain.context_api import WorkflowFailed, WorkflowTimedOut, raise_for_workflow_error, timed_out
 from heirloom.errors import Rejected, Retryable
 
 #: StartExecution errors a later attempt can get past (AWS Step Functions API reference)
 _TRANSIENT = frozenset({"ThrottlingException", "ServiceUnavailable", "InternalServerError", "RequestTimeout"})
 
-#: the workflow stops itself at 10 s (the ASL's TimeoutSeconds) and the API function at 15 s
-#: (cdk/access.py): one attempt of 12 s answers in between; an unreachable endpoint fails in 2 s
+#: the workflow stops itself at 18 s (the ASL's TimeoutSeconds, cold starts and their retries
+#: included) and the API function at 22 s (cdk/access.py): one attempt of 20 s answers in between
+#: (tests/infrastructure/test_workflows.py checks the order); an unreachable endpoint fails in 2 s
 CLIENT_TIMEOUTS = {
     "connect_timeout": 2,
-    "read_timeout": 12,
+    "read_timeout": 20,
     "retries": {"total_max_attempts": 1, "mode": "standard"},
 }
 
@@ -74,3 +77,27 @@ class StepFunctionsIngestionStarter:
             raise kind(f"StartExecution failed: {code or status}") from exc
         except BotoCoreError as exc:  # the endpoint could not be reached
             raise Retryable(f"StartExecution failed: {type(exc).__name__}") from exc
+
+
+class StepFunctionsBackfillRuns:
+    """The running executions of the backfill state machine (ListExecutions, RUNNING)."""
+
+    def __init__(self, client: Any | None = None):
+        self._client = client
+
+    def running(self, state_machine_arn: str) -> list[RunningExecution]:
+        if self._client is None:
+            import boto3
+
+            # arn:aws:states:<region>:<account>:stateMachine:<name>
+            self._client = boto3.client("stepfunctions", region_name=state_machine_arn.split(":")[3])
+        out: list[RunningExecution] = []
+        pages = self._client.get_paginator("list_executions").paginate(
+            stateMachineArn=state_machine_arn, statusFilter="RUNNING"
+        )
+        for page in pages:
+            out.extend(
+                RunningExecution(arn=e["executionArn"], name=e["name"], start_time=e["startDate"])
+                for e in page["executions"]
+            )
+        return out

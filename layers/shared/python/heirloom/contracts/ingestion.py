@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
@@ -65,12 +66,55 @@ class IngestFailure(_Edge):
     cause: ErrorText = Field(default="", max_length=2000)
 
 
+#: a STANDARD execution stops at 25,000 history events (AWS: "Step Functions service quotas"); a
+#: story costs ~20 in the backfill, ~27 with the page overhead of 2-story pages
+#: (tests/statemachines/test_backfill_continuation.py measures it), and each retry a few more:
+#: 600 x 27 keeps a third of the limit spare
+MAX_STORIES_PER_EXECUTION = 600
+#: name prefix of the executions a backfill starts to continue itself (`BackfillPage`)
+CONTINUATION_PREFIX = "continued-"
+
+
 class BackfillRequest(_Edge):
+    """The backfill's cursor. An execution plans at most `stories_per_execution` stories, then
+    starts a new execution with the cursor (`continued_from` names the one it continues) and
+    ends, so no execution nears the history limit however many stories are behind."""
+
     after: UUID | None = None
     page_size: int = Field(default=50, ge=1, le=500)
+    stories_per_execution: int = Field(default=500, ge=1, le=MAX_STORIES_PER_EXECUTION)
+    #: stories this execution has planned so far
+    planned: int = Field(default=0, ge=0)
+    #: execution ARN this one continues; None for a run started by the schedule or by hand
+    continued_from: str | None = Field(default=None, max_length=2048)
+
+
+class ExecutionRef(_Edge):
+    """The running execution, from the Step Functions context object (`$$.Execution`)."""
+
+    id: str = Field(min_length=1, max_length=2048)
+    name: str = Field(min_length=1, max_length=80)
+    start_time: datetime
+    state_machine: str = Field(min_length=1, max_length=2048)
+
+
+class BackfillPlanInput(_Edge):
+    request: BackfillRequest = BackfillRequest()
+    #: absent when the function is invoked on its own (no run-at-a-time check, no continuation)
+    execution: ExecutionRef | None = None
+
+
+class RunningExecution(_Edge):
+    arn: str
+    name: str
+    start_time: datetime
 
 
 class BackfillPage(_Edge):
     story_ids: tuple[UUID, ...]
     next: BackfillRequest
     done: bool
+    #: this execution has planned its share: after this page it starts a new execution with
+    #: `next` (named `continuation_name`) and ends
+    continue_as_new: bool = False
+    continuation_name: str | None = None

@@ -140,6 +140,12 @@ class IntentRequest:
 
 
 class IntentClassifier(Protocol):
+    @property
+    def budget_s(self) -> float | None:
+        """Seconds a call may take before the rule-based result is used (INTENT_BUDGET_MS, set
+        by the factory); None: no deadline (the rule-based classifier)."""
+        ...
+
     def classify(self, request: IntentRequest) -> QueryIntent: ...
 
 
@@ -147,6 +153,7 @@ class RuleBasedIntentClassifier:
     """The local default: gazetteer matches, cue words, time expressions, no model."""
 
     version = "rules"
+    budget_s: float | None = None
 
     def classify(self, request: IntentRequest) -> QueryIntent:
         return classify(
@@ -166,6 +173,8 @@ class EmbeddingIntentClassifier:
     (names, time expressions, resolved pronouns), never the intent."""
 
     version = "embedding"
+    #: no deadline from analyse_intent: it bounds its own embedding call (LOCAL_BUDGET_S)
+    budget_s: float | None = None
 
     def __init__(self, embedder: Embedder, models: IntentModelCache | None = None):
         from heirloom.domain.intent_model import IntentModelCache
@@ -258,10 +267,6 @@ def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
     )
 
 
-#: how long a model classifier may take (the intent budget of seed 000 section 10)
-MODEL_BUDGET_S = 0.5
-
-
 def local_intent(request: IntentRequest, local: IntentClassifier = RULES) -> QueryIntent:
     """The local classifier's answer; if it fails (its embedder unavailable, throttled or slower
     than `LOCAL_BUDGET_S`), the rule-based one's."""
@@ -280,14 +285,19 @@ def analyse_intent(
     """Known-entity matching and the local classifier first (`local`: the learned one over the
     query's embedding, or the rule-based one); then, when `classifier` is another one, that
     classifier with the matches as hints. Its failure (throttling, timeout, malformed output, no
-    answer within `MODEL_BUDGET_S`, anything) or a confidence below 0.5 keeps the local result."""
+    answer within its `budget_s`, anything) or a confidence below 0.5 keeps the local result."""
     base = local_intent(request, local)
     if classifier is local or isinstance(classifier, RuleBasedIntentClassifier):
         return base
     try:
         hinted = replace(request, matches=base.matches)
         # a slow model must not hold the request past the intent budget (seed 000 section 10)
-        model = call_within(MODEL_BUDGET_S, lambda: classifier.classify(hinted), name="intent model")
+        budget = classifier.budget_s
+        model = (
+            classifier.classify(hinted)
+            if budget is None
+            else call_within(budget, lambda: classifier.classify(hinted), name="intent model")
+        )
     except Exception as exc:  # the local answer is always there to fall back on
         log.warning(
             "intent_model_fallback",

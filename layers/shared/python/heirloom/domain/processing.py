@@ -6,15 +6,19 @@ current content, and skips work already done for the same content hash / model /
 
 from __future__ import annotations
 
-from uuid import UUID
+from collections.abc import Iterable
+from uuid import UUID, uuid4
 
 from heirloom.contracts.ingestion import (
+    CONTINUATION_PREFIX,
     BackfillPage,
     BackfillRequest,
     ChunkEmbedResult,
+    ExecutionRef,
     ExtractionResult,
     GraphSyncInput,
     GraphSyncResult,
+    RunningExecution,
 )
 from heirloom.domain.chunking import content_hash
 from heirloom.domain.ingestion import (
@@ -25,6 +29,8 @@ from heirloom.domain.ingestion import (
     index_story,
     sync_entities,
 )
+from heirloom.errors import Conflict
+from heirloom.ports import BackfillRuns
 
 
 def chunk_embed_step(ports: IngestionPorts, story_id: UUID) -> ChunkEmbedResult:
@@ -90,8 +96,44 @@ def graph_sync_step(ports: IngestionPorts, data: GraphSyncInput) -> GraphSyncRes
     )
 
 
-def plan_backfill(ports: IngestionPorts, request: BackfillRequest) -> BackfillPage:
-    """The next page of stories whose index or graph is behind their content, model or extractor."""
+def rival_backfill(me: ExecutionRef, running: Iterable[RunningExecution]) -> RunningExecution | None:
+    """The running execution a freshly started backfill must yield to, if any.
+
+    A continuation (named `CONTINUATION_PREFIX...`) carries a run in progress and never yields;
+    a fresh start yields to every continuation and to every fresh start older than itself, so
+    of two runs started together the older goes on and of a chain and a new run the chain does.
+    """
+    for other in running:
+        if other.arn == me.id:
+            continue
+        if other.name.startswith(CONTINUATION_PREFIX) or (other.start_time, other.name) < (
+            me.start_time,
+            me.name,
+        ):
+            return other
+    return None
+
+
+def plan_backfill(
+    ports: IngestionPorts,
+    request: BackfillRequest,
+    *,
+    execution: ExecutionRef | None = None,
+    runs: BackfillRuns | None = None,
+) -> BackfillPage:
+    """The next page of stories whose index or graph is behind their content, model or extractor.
+
+    A fresh execution (`continued_from` unset, nothing planned yet) first checks that no other
+    backfill runs (`rival_backfill`). Once the execution has planned `stories_per_execution`
+    stories, the page says to continue as a new execution with the cursor.
+    """
+    if execution is not None and runs is not None and request.planned == 0 and not request.continued_from:
+        rival = rival_backfill(execution, runs.running(execution.state_machine))
+        if rival is not None:
+            raise Conflict(
+                f"backfill execution {rival.name} (started {rival.start_time.isoformat()}) is running;"
+                f" {execution.name} stops without planning"
+            )
     ids = ports.stories.stories_needing_processing(
         after=request.after,
         limit=request.page_size,
@@ -100,8 +142,15 @@ def plan_backfill(ports: IngestionPorts, request: BackfillRequest) -> BackfillPa
         chunk_format=CHUNK_FORMAT,
     )
     done = len(ids) < request.page_size
+    planned = request.planned + len(ids)
+    handover = execution is not None and not done and planned >= request.stories_per_execution
+    cursor = request.model_copy(update={"after": ids[-1] if ids else request.after})
     return BackfillPage(
         story_ids=tuple(ids),
-        next=BackfillRequest(after=ids[-1] if ids else request.after, page_size=request.page_size),
+        next=cursor.model_copy(update={"planned": 0, "continued_from": execution.id})
+        if handover and execution is not None
+        else cursor.model_copy(update={"planned": planned}),
         done=done,
+        continue_as_new=handover,
+        continuation_name=f"{CONTINUATION_PREFIX}{uuid4()}" if handover else None,
     )

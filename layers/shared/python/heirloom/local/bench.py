@@ -1735,5 +1735,11 @@ def run_bench(
     if json_path is not None:
         json_path.write_text(json.dumps(result, indent=2) + "\n")
     if write_docs:
-        (docs_path or root / "docs" / "benchmarks.md").write_text(render_docs(result))
+        from heirloom.local import coldpath
+
+        target = docs_path or root / "docs" / "benchmarks.md"
+        text = render_docs(result)
+        # the cold-path section comes from `heirloom bench --cold-path`: kept
+        kept = coldpath.section_of(target.read_text()) if target.is_file() else None
+        target.write_text(coldpath.merge_section(text, kept) if kept else text)
     return result

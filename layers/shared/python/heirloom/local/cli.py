@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -140,10 +141,12 @@ def _use_local_stack(*, write: bool, repair: bool | None = None, env: dict[str, 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from heirloom.local.eval import dataset_digest, evaluate, format_table, read_jsonl
     from heirloom.local.loader import DatasetError, load_dataset, read_dataset
-    from heirloom.local.runtime import project_root
+    from heirloom.local.runtime import stack_home
     from heirloom.local.stack import LocalStack, ensure_database
+    from heirloom.settings import get_settings
 
     root = Path(args.dataset)
+    outputs = [Path(p) for p in (args.json, args.per_query) if p]
     try:
         read_dataset(root)
         if not (root / "queries.jsonl").is_file():
@@ -152,16 +155,30 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     except DatasetError as exc:
         print(f"heirloom eval: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    try:
+        ks = tuple(int(k) for k in args.k.split(","))
+    except ValueError:
+        ks = ()
+    problems = (
+        [f"--k {args.k!r}: positive whole numbers separated by commas"] if min(ks, default=0) < 1 else []
+    )
+    problems += [
+        f"{out}: no folder {out.parent} to write it in" for out in outputs if not out.parent.is_dir()
+    ]
+    if problems:
+        print(f"heirloom eval: {'; '.join(problems)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     digest = dataset_digest(root)
-    home = project_root() / ".heirloom" / "eval"
+    # beside the local stack's home (.heirloom/local -> .heirloom/eval unless HEIRLOOM_HOME says)
+    home = stack_home(get_settings()).parent / "eval"
     url = ensure_database(LocalStack(home).up().postgres_uri or "", f"eval_{digest}")
     env = {"HEIRLOOM_HOME": str(home), "GRAPH_ENV_PREFIX": f"eval_{digest}", "DATABASE_URL": url}
     runtime = _use_local_stack(write=True, env=env)
     report = load_dataset(runtime.ports, root)
-    print(f"dataset {root} ({digest}): {report.changed} records loaded or updated")
+    # stdout holds the table alone; progress goes to stderr
+    print(f"dataset {root} ({digest}): {report.changed} records loaded or updated", file=sys.stderr)
     _use_local_stack(write=False, env=env)  # the queries only read
-    ks = tuple(int(k) for k in args.k.split(","))
-    result = evaluate(root, args.mode, ks, args.budget)
+    result = evaluate(root, args.mode, ks, args.budget, Path(args.per_query) if args.per_query else None)
     print(format_table(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
@@ -264,6 +281,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _cmd_backfill(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from heirloom.contracts.ingestion import BackfillRequest
+    from heirloom.edges import reason
     from heirloom.local.workflow import LocalWorkflows
 
     if args.rebuild_graph:
@@ -278,25 +299,143 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
             f" ({report.enriched} with their entities extracted again)"
         )
         return 0
+    try:  # refused here, before the workflow starts, with the contract's reason
+        cursor = BackfillRequest(page_size=args.page_size, stories_per_execution=args.stories_per_execution)
+    except ValidationError as exc:
+        print(f"heirloom backfill: {reason(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     _use_local_stack(write=True)  # its runtime unmarks the stories whose graph facts were lost
-    payload = {"next": {"after": None, "page_size": args.page_size}, "pace_seconds": args.pace}
+    payload = {
+        "next": cursor.model_dump(mode="json", exclude={"planned", "continued_from"}),
+        "pace_seconds": args.pace,
+    }
     with LocalWorkflows().start() as workflows:
-        execution = workflows.run("backfill", payload, timeout_s=3600)
+        chain = workflows.run_chain("backfill", payload, timeout_s=3600)
+        execution = chain[-1]
         processed = workflows.invocations.count("GraphSync")
         failed = workflows.invocations.count("IngestFailed")
     print(
         f"backfill {execution.status.lower()}: {processed} stories processed, {failed} failed"
+        + (f" in {len(chain)} executions" if len(chain) > 1 else "")
         + (" (nothing to do)" if processed == 0 and failed == 0 else "")
     )
     return 0 if execution.status == "SUCCEEDED" and failed == 0 else 1
 
 
+def _cmd_cold_path(args: argparse.Namespace) -> int:
+    """Cold path of the five context functions on the local stack with the sample legacy."""
+    import tempfile
+    from datetime import UTC, datetime
+
+    from heirloom.contracts.context import ContextRequest
+    from heirloom.local import coldpath
+    from heirloom.local.bench import lambda_import_env
+    from heirloom.local.loader import load_dataset
+    from heirloom.local.runtime import project_root
+    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+
+    root = project_root()
+    sample = root / "examples" / "sample-legacy"
+    runtime = _use_local_stack(write=True)  # loads the sample legacy when it is not there yet
+    load_dataset(runtime.ports, sample)
+    plan = json.loads((sample / "demo.json").read_text())
+    question = plan["questions"][0]
+    request = ContextRequest(
+        legacy_id=plan["legacy_id"],
+        user_id=question["user_id"],
+        persona=question["persona"],
+        query=question["query"],
+    )
+    story_id = json.loads((sample / "stories.jsonl").read_text().splitlines()[0])["id"]
+    with LocalWorkflows().start() as workflows:
+        runner = LocalContextWorkflow(workflows, history=True)
+        runner.run(request)
+        assert runner.last is not None
+        events = coldpath.capture_events(runner.last.history)
+        ingest = workflows.run("ingest_story", {"story_id": story_id}, timeout_s=120)
+        events.update(coldpath.capture_events(ingest.history))
+    # the plan alone: with `execution` it would list executions in a real account
+    events["backfill_plan"] = {"request": {"after": None, "page_size": 50}}
+    measured = (*coldpath.CONTEXT_FUNCTIONS, *coldpath.INGESTION_FUNCTIONS)
+    events = {f: e for f, e in events.items() if f in measured}
+    env = {**lambda_import_env(root), **{k: v for k, v in os.environ.items() if k.isupper()}}
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="heirloom-cold-") as work:
+        result = coldpath.cold_path(root, events, env, args.runs, Path(work))
+    result["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result["load_avg"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    result["cpus"] = os.cpu_count()
+    (root / "docs" / "cold-path.json").write_text(json.dumps(result, indent=2) + "\n")
+    section = coldpath.render_section(result)
+    if not args.no_write:
+        docs = root / "docs" / "benchmarks.md"
+        docs.write_text(coldpath.merge_section(docs.read_text(), section))
+    print(section)
+    return 0
+
+
+def _cmd_smoke(args: argparse.Namespace) -> int:
+    from heirloom.local.smoke import SmokeFailed, smoke
+
+    password = os.environ.get("HEIRLOOM_SMOKE_PASSWORD", "")
+    if not password:
+        print("heirloom smoke: set HEIRLOOM_SMOKE_PASSWORD (the user's password)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        print(
+            smoke(
+                stack=args.stack,
+                legacy_id=args.legacy,
+                username=args.username,
+                password=password,
+                query=args.question,
+                persona=args.persona,
+                totp_secret=os.environ.get("HEIRLOOM_SMOKE_TOTP_SECRET", ""),
+            )
+        )
+    except SmokeFailed as exc:
+        print(f"heirloom smoke: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_seed(args: argparse.Namespace) -> int:
+    import boto3
+
+    from heirloom.local.loader import DatasetError
+    from heirloom.local.seed import SeedError, seed
+    from heirloom.local.smoke import SmokeFailed, outputs_of
+
+    try:
+        usernames = json.loads(Path(args.users).read_text())
+        if not isinstance(usernames, dict):
+            raise SeedError(f"{args.users}: expected {{dataset user id: Cognito username}}")
+        outputs = outputs_of(boto3.client("cloudformation"), args.stack)
+        counts = seed(
+            Path(args.dataset),
+            usernames,
+            outputs=outputs,
+            cognito=boto3.client("cognito-idp"),
+            events=boto3.client("events"),
+            create=args.create,
+        )
+    except (SeedError, SmokeFailed, DatasetError, OSError, json.JSONDecodeError, KeyError) as exc:
+        print(f"heirloom seed: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"{args.stack}: sent " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from heirloom.local.bench import format_report, run_bench
 
+    if args.cold_path:
+        return _cmd_cold_path(args)
+
     result = run_bench(args.stories, args.queries, Path(args.json) if args.json else None, not args.no_write)
     print(format_report(result))
-    return 0
+    # the cold-path rows: their own stack (the sample legacy on the local stack), after the rest
+    return 0 if args.no_cold_path else _cmd_cold_path(args)
 
 
 def _cmd_invoke(args: argparse.Namespace) -> int:
@@ -383,12 +522,24 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--mode", choices=["hybrid", "vector", "graph"], default="hybrid")
     ev.add_argument("--k", default="1,3,5,10")
     ev.add_argument("--budget", type=int, default=4000)
-    ev.add_argument("--json")
+    ev.add_argument("--json", help="write the scores as JSON to this file")
+    ev.add_argument(
+        "--per-query",
+        metavar="FILE",
+        help="write one JSON line per query: ranked stories with scores, sources and graph paths, "
+        "gold, predicted and expected intent",
+    )
     ev.set_defaults(func=_cmd_eval)
 
     backfill = sub.add_parser("backfill", help="ingest every story whose index or graph is behind")
     backfill.add_argument("--page-size", type=int, default=50)
     backfill.add_argument("--pace", type=int, default=0, help="seconds to wait between pages (rate limit)")
+    backfill.add_argument(
+        "--stories-per-execution",
+        type=int,
+        default=500,
+        help="stories an execution plans before it continues as a new one (at most 600)",
+    )
     backfill.add_argument(
         "--rebuild-graph",
         action="store_true",
@@ -404,6 +555,34 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--queries", type=int, default=200)
     bench.add_argument("--json")
     bench.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    bench.add_argument(
+        "--cold-path",
+        action="store_true",
+        help="only the context functions' cold path (fresh interpreter, built layer, first call):"
+        " docs/cold-path.json and its section of docs/benchmarks.md",
+    )
+    bench.add_argument("--runs", type=int, default=7, help="fresh interpreters per function (--cold-path)")
+    bench.add_argument("--no-cold-path", action="store_true", help="skip the cold-path rows of a full run")
+    smoke = sub.add_parser(
+        "smoke",
+        help="one question against a deployed stack as a user (HEIRLOOM_SMOKE_PASSWORD, "
+        "HEIRLOOM_SMOKE_TOTP_SECRET from the environment; AWS credentials for AdminInitiateAuth)",
+    )
+    smoke.add_argument("--stack", default="Heirloom", help="stack name (Heirloom, Heirloom-<stage>)")
+    smoke.add_argument("--legacy", required=True, help="legacy id the user is a member of")
+    smoke.add_argument("--username", required=True, help="the Cognito user (e-mail)")
+    smoke.add_argument("--question", default="Tell me about her early years.")
+    smoke.add_argument("--persona", default="family")
+    smoke.set_defaults(func=_cmd_smoke)
+    seed = sub.add_parser(
+        "seed",
+        help="a dataset (docs/dataset-format.md) into a deployed stack, users keyed to their Cognito sub",
+    )
+    seed.add_argument("dataset")
+    seed.add_argument("--stack", default="Heirloom")
+    seed.add_argument("--users", required=True, help='JSON {"<dataset user id>": "<Cognito username>"}')
+    seed.add_argument("--create", action="store_true", help="invite users missing from the pool")
+    seed.set_defaults(func=_cmd_seed)
     bench.set_defaults(func=_cmd_bench)
 
     intent = sub.add_parser(

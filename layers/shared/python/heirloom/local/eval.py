@@ -1,4 +1,10 @@
-"""`heirloom eval DATASET_DIR`: every query through the context workflow, scored per docs/dataset-format.md."""
+"""`heirloom eval DATASET_DIR`: every query through the context workflow, scored per
+docs/dataset-format.md.
+
+With `--per-query FILE`, one JSON line per query (what `per_query_record` builds): the ranked
+stories with each one's score, source, reasons, similarity and graph paths, the gold, the
+predicted and expected intent, and the query's own recall, reciprocal rank and leaks.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest, Message
-from heirloom.domain.evaluation import QueryOutcome, StoryText, score
+from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked, score
 from heirloom.local.loader import DatasetError
 from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
 
@@ -61,9 +67,10 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def run_queries(root: Path, mode: str, budget: int) -> list[QueryOutcome]:
+def run_queries(root: Path, mode: str, budget: int) -> list[tuple[QueryOutcome, AssembledContext]]:
+    """Every query through the workflow: its outcome for scoring and the context it got."""
     queries = read_jsonl(root / "queries.jsonl")
-    outcomes = []
+    outcomes: list[tuple[QueryOutcome, AssembledContext]] = []
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows)
         for q in queries:
@@ -79,7 +86,7 @@ def run_queries(root: Path, mode: str, budget: int) -> list[QueryOutcome]:
             started = time.monotonic()
             assembled: AssembledContext = runner.run(request)
             latency = (time.monotonic() - started) * 1000
-            outcomes.append(
+            outcomes.append((
                 QueryOutcome(
                     query_id=q["id"],
                     category=q.get("category"),
@@ -90,23 +97,106 @@ def run_queries(root: Path, mode: str, budget: int) -> list[QueryOutcome]:
                     context=assembled.formatted_context,
                     intent=assembled.metadata.intent.intent.value,
                     latency_ms=latency,
-                )
-            )
+                ),
+                assembled,
+            ))  # fmt: skip
     return outcomes
 
 
-def evaluate(root: Path, mode: str, ks: tuple[int, ...], budget: int) -> dict[str, Any]:
+def per_query_record(
+    outcome: QueryOutcome,
+    assembled: AssembledContext,
+    query: dict[str, Any],
+    stories: dict[str, StoryText],
+    readable: set[str],
+    ks: tuple[int, ...],
+) -> dict[str, Any]:
+    """One query for debugging: the same ranked list `score` reads, and why each story is there."""
+    gold = set(outcome.gold)
+    sources = {str(s.story_id): s for s in assembled.metadata.sources}
+    paths: dict[str, list[dict[str, Any]]] = {}
+    for hit in assembled.graph_results:
+        paths.setdefault(str(hit.story_id), []).append(hit.model_dump(mode="json", exclude={"story_id"}))
+    chunks: dict[str, list[tuple[float, float]]] = {}
+    for chunk in assembled.embedding_results:
+        chunks.setdefault(str(chunk.story_id), []).append((chunk.similarity, chunk.lexical))
+    candidates = []
+    for rank, sid in enumerate(outcome.ranked, start=1):
+        source = sources.get(sid)
+        scored = chunks.get(sid, [])
+        candidates.append({
+            "rank": rank,
+            "story_id": sid,
+            "title": source.title if source else stories[sid].title if sid in stories else None,
+            "gold": sid in gold,
+            "score": source.score if source else None,
+            "source": source.source if source else None,
+            "reasons": list(source.reasons) if source else [],
+            "similarity": max((c[0] for c in scored), default=None),
+            "lexical": max((c[1] for c in scored), default=None),
+            "graph_paths": paths.get(sid, []),
+        })  # fmt: skip
+    ranks = {sid: rank for rank, sid in enumerate(outcome.ranked, start=1)}
+    gold_ranks = {g: ranks.get(g) for g in outcome.gold}
+    found = [r for r in gold_ranks.values() if r is not None]
+    record: dict[str, Any] = {
+        "query_id": outcome.query_id,
+        "query": query["query"],
+        "user_id": query["user_id"],
+        "persona": query["persona"],
+        "category": outcome.category,
+        "expected_intent": outcome.expected_intent,
+        "intent": outcome.intent,
+        "intent_source": assembled.metadata.intent.source,
+        "intent_correct": None if not outcome.expected_intent else outcome.intent == outcome.expected_intent,
+        "gold": list(outcome.gold),
+        "ranked": list(outcome.ranked),
+        "gold_ranks": gold_ranks,
+    }
+    if outcome.gold:
+        for k in ks:
+            record[f"recall@{k}"] = len(gold & set(outcome.ranked[:k])) / len(gold)
+            record[f"all_gold@{k}"] = gold <= set(outcome.ranked[:k])
+        record["reciprocal_rank"] = 1.0 / min(found) if found else 0.0
+    readable_texts = [stories[s] for s in readable if s in stories]
+    record["leaked"] = [
+        f for f in outcome.forbidden if f in stories and leaked(outcome, stories[f], readable_texts)
+    ]
+    record |= {
+        "candidates": candidates,
+        "traversals": [t.model_dump(mode="json") for t in assembled.metadata.traversals],
+        "vector_status": assembled.metadata.vector_status,
+        "graph_status": assembled.metadata.graph_status,
+        "tokens_used": assembled.metadata.tokens_used,
+        "latency_ms": round(outcome.latency_ms, 1),
+    }
+    return record
+
+
+def evaluate(
+    root: Path, mode: str, ks: tuple[int, ...], budget: int, per_query: Path | None = None
+) -> dict[str, Any]:
+    """Scores overall, by category and by intent; with `per_query`, also one JSON line per query."""
     stories = {
         s["id"]: StoryText(id=s["id"], title=s["title"], content=s["content"])
         for s in read_jsonl(root / "stories.jsonl")
     }
-    outcomes = run_queries(root, mode, budget)
+    runs = run_queries(root, mode, budget)
+    outcomes = [o for o, _ in runs]
     # known relationships are readable facts: their wording is never a leak
     rel_path = root / "relationships.jsonl"
     for i, rel in enumerate(read_jsonl(rel_path) if rel_path.exists() else []):
         if rel.get("detail"):
             stories[f"relationship:{i}"] = StoryText(id=f"relationship:{i}", title="", content=rel["detail"])
     readable = {o.query_id: set(stories) - set(o.forbidden) for o in outcomes}
+    if per_query is not None:
+        queries = {q["id"]: q for q in read_jsonl(root / "queries.jsonl")}
+        with per_query.open("w") as out:
+            for outcome, assembled in runs:
+                record = per_query_record(
+                    outcome, assembled, queries[outcome.query_id], stories, readable[outcome.query_id], ks
+                )
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
     name = (
         json.loads((root / "dataset.json").read_text()).get("name", root.name)
         if (root / "dataset.json").exists()
@@ -117,21 +207,25 @@ def evaluate(root: Path, mode: str, ks: tuple[int, ...], budget: int) -> dict[st
 
 def format_table(result: dict[str, Any]) -> str:
     cols = [c for c in HEADLINE if c in result["metrics"]]
-    lines = [f"dataset {result['dataset']}  mode {result['mode']}  queries {result['queries']}", ""]
-    header = f"{'':<22}" + "".join(f"{c:>12}" for c in cols)
-    for title, rows in (
+    # every column as wide as its header plus a space, so headers and figures stay aligned
+    widths = [max(8, len(c) + 1) for c in cols]
+    groups = (
         ("overall", {"all": result["metrics"]}),
         ("by category", result["by_category"]),
         ("by expected intent", result["by_intent"]),
-    ):
+    )
+    first = max([len(name) + 2 for _, rows in groups for name in rows] + [22])
+    lines = [f"dataset {result['dataset']}  mode {result['mode']}  queries {result['queries']}", ""]
+    header = f"{'':<{first}}" + "".join(f"{c:>{w}}" for c, w in zip(cols, widths, strict=True))
+    for title, rows in groups:
         lines += [title, header]
         for name, m in rows.items():
             cells = "".join(
-                f"{m.get(c, float('nan')):>12.0f}"
+                f"{m.get(c, float('nan')):>{w}.0f}"
                 if c in ("queries", "leaks") or c.startswith("latency")
-                else f"{m.get(c, float('nan')):>12.3f}"
-                for c in cols
+                else f"{m.get(c, float('nan')):>{w}.3f}"
+                for c, w in zip(cols, widths, strict=True)
             )
-            lines.append(f"{name:<22}{cells}")
+            lines.append(f"{name:<{first}}{cells}")
         lines.append("")
     return "\n".join(lines)

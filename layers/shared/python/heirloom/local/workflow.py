@@ -6,6 +6,11 @@ tests/statemachines/test_dispatch_seam.py guards it): it receives the invocation
 returns `(payload_json, errored, logs)`. A handler exception becomes
 `{"errorType": <class name>, "errorMessage": ...}` with the error flag, so Step Functions sees
 the class name as the error and the ASL's Catch blocks apply.
+
+A second patch fills a moto gap: its `states:startExecution` integration hands the ASL's
+parameter names (`StateMachineArn`, `Name`, `Input`) to boto3 unchanged, which expects
+`stateMachineArn`..., and returns boto3's names (`executionArn`) where AWS returns
+`ExecutionArn`. `_sfn_integration_cased` converts both ways (the seam test guards it).
 """
 
 from __future__ import annotations
@@ -69,6 +74,31 @@ def substitute(definition: str, values: Mapping[str, str]) -> str:
     return definition
 
 
+def _sfn_integration_cased() -> Any:
+    """A replacement for moto's StateTaskServiceSfn._eval_service_task that speaks AWS's casing."""
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
+        StateTaskServiceSfn,
+    )
+
+    original = StateTaskServiceSfn._eval_service_task
+
+    def eval_service_task(
+        self: Any,
+        env: Any,
+        resource_runtime_part: Any,
+        normalised_parameters: dict[str, Any],
+        state_credentials: Any,
+    ) -> Any:
+        camel = {k[:1].lower() + k[1:]: v for k, v in normalised_parameters.items()}
+        result = original(self, env, resource_runtime_part, camel, state_credentials)
+        response = env.stack[-1]
+        if isinstance(response, dict):
+            env.stack[-1] = {k[:1].upper() + k[1:]: v for k, v in response.items()}
+        return result
+
+    return mock.patch.object(StateTaskServiceSfn, "_eval_service_task", eval_service_task)
+
+
 class LocalWorkflows:
     """Inside `start()`: a moto account with one Lambda per function folder and the workflows."""
 
@@ -124,6 +154,7 @@ class LocalWorkflows:
         with ExitStack() as stack:
             stack.enter_context(mock_aws(config={"stepfunctions": {"execute_state_machine": True}}))
             stack.enter_context(mock.patch.object(LambdaFunction, "_invoke_lambda", invoke))
+            stack.enter_context(_sfn_integration_cased())
             iam = boto3.client("iam", region_name=REGION)
             role = iam.create_role(
                 RoleName=ROLE_NAME,
@@ -174,23 +205,56 @@ class LocalWorkflows:
         `history=False` the event history is not fetched (StartSyncExecution returns none
         either; moto takes ~0.1 s of CPU to serialise one)."""
         started = time.monotonic()
-        arn = self._client.start_execution(
+        arn = self.start_execution(name, payload)
+        return self.wait(
+            arn, timeout_s=timeout_s, raise_on_error=raise_on_error, history=history, started=started
+        )
+
+    def start_execution(self, name: str, payload: Any) -> str:
+        """Start an execution without waiting for it; its ARN (see `wait`)."""
+        arn: str = self._client.start_execution(
             stateMachineArn=self._machines[name], name=str(uuid.uuid4()), input=json.dumps(payload)
         )["executionArn"]
+        return arn
+
+    def executions(self, name: str) -> list[dict[str, Any]]:
+        """ListExecutions of a workflow (name, status, start date), newest first."""
+        out: list[dict[str, Any]] = self._client.list_executions(stateMachineArn=self._machines[name])[
+            "executions"
+        ]
+        return out
+
+    def run_chain(self, name: str, payload: Any, *, timeout_s: float = 30.0) -> list[Execution]:
+        """Run a workflow that continues as new executions (the backfill): each execution whose
+        output names `continued_as` is followed by that one. The executions in order."""
+        chain = [self.run(name, payload, timeout_s=timeout_s)]
+        while chain[-1].status == "SUCCEEDED" and (chain[-1].output or {}).get("continued_as"):
+            chain.append(self.wait(chain[-1].output["continued_as"], timeout_s=timeout_s))
+        return chain
+
+    def wait(
+        self,
+        arn: str,
+        *,
+        timeout_s: float = 30.0,
+        raise_on_error: bool = False,
+        history: bool = True,
+        started: float | None = None,
+    ) -> Execution:
+        """Poll the execution `arn` to its end (`seconds` counted from `started`, default now)."""
+        started = time.monotonic() if started is None else started
         pause = 0.005
         while True:
             desc = self._client.describe_execution(executionArn=arn)
             if desc["status"] != "RUNNING" and _complete(desc):
                 break
             if time.monotonic() - started > timeout_s:
-                raise TimeoutError(f"execution of {name} still running after {timeout_s} s")
+                raise TimeoutError(f"execution {arn} still running after {timeout_s} s")
             time.sleep(pause)
             # back off: concurrent callers polling every 5 ms would keep the interpreter's
             # threads from the CPU
             pause = min(pause * 1.5, 0.025)
-        events = (
-            self._client.get_execution_history(executionArn=arn, maxResults=1000)["events"] if history else []
-        )
+        events = self._history(arn) if history else []
         output = json.loads(desc["output"]) if desc.get("output") else None
         execution = Execution(
             status=desc["status"],
@@ -203,6 +267,16 @@ class LocalWorkflows:
         if raise_on_error and execution.status != "SUCCEEDED":
             raise WorkflowError(execution.error or execution.status, execution.cause or "", events)
         return execution
+
+    def _history(self, arn: str) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"executionArn": arn, "maxResults": 1000}
+        while True:
+            page = self._client.get_execution_history(**kwargs)
+            events.extend(page["events"])
+            if not page.get("nextToken"):
+                return events
+            kwargs["nextToken"] = page["nextToken"]
 
 
 def _complete(desc: Mapping[str, Any]) -> bool:
