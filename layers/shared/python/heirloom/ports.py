@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
@@ -97,11 +96,6 @@ class StoryStore(Protocol):
         self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
     ) -> None:
         """`fingerprint`: what the graph holds for the story once synced (`entity_sync`)."""
-        ...
-
-    def graph_writes_of(self, story_id: UUID) -> AbstractContextManager[None]:
-        """Held while one story's graph facts are rewritten: two writers of the same story (two
-        deliveries, a load beside a backfill) take turns instead of interleaving statements."""
         ...
 
     def graph_synced_count(self) -> int:

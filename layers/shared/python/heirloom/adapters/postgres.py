@@ -678,12 +678,6 @@ class PgStoryStore:
         )
         return (row["graph_hash"], row["extractor_version"] or "") if row else None
 
-    @contextmanager
-    def graph_writes_of(self, story_id: UUID) -> Iterator[None]:
-        with self.db.transaction() as conn:
-            _lock(conn, f"graph:{story_id}")
-            yield
-
     def mark_graph_synced(
         self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
     ) -> None:

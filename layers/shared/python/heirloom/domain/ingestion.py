@@ -269,13 +269,11 @@ def write_entities(
     mentions: dict[str, str],
     unresolved: Sequence[str],
 ) -> SyncReport:
-    """Replace the story's graph facts, then mark the graph synced with this content; one
-    writer of the story at a time."""
-    with ports.stories.graph_writes_of(story.id):
-        report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
-        ports.stories.mark_graph_synced(
-            story.id, digest, entities.extractor_version or ports.extractor_version, report.fingerprint
-        )
+    """Replace the story's graph facts, then mark the graph synced with this content."""
+    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
+    ports.stories.mark_graph_synced(
+        story.id, digest, entities.extractor_version or ports.extractor_version, report.fingerprint
+    )
     return report
 
 
