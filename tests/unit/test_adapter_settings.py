@@ -65,7 +65,7 @@ def test_bedrock_defaults_and_overrides():
         == s.bedrock.extraction_model_id
         == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     )
-    assert s.intent.provider == "embedding"
+    assert s.intent.provider == "rules"
     s = settings_from_env(
         {
             "EMBEDDING_PROVIDER": "bedrock",

@@ -203,7 +203,7 @@ class IntentSettings(_Frozen):
     #: config/intents at first use); rules: gazetteer + the rule-based classifier, no embedder;
     #: bedrock: the embedding classifier, then Claude Haiku with the gazetteer's matches as hints
     #: (falls back to the embedding classifier's result on any failure)
-    provider: Literal["embedding", "rules", "bedrock"] = "embedding"
+    provider: Literal["embedding", "rules", "bedrock"] = "rules"
     #: a directory for the learned classifier's weights per embedder model ("": in memory only)
     model_cache_dir: str = ""
 
@@ -349,7 +349,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             chunking=ChunkingSettings(max_tokens=int(env.get("CHUNK_MAX_TOKENS", "500"))),
             extraction=ExtractionSettings(provider=env.get("EXTRACTOR_PROVIDER", "local")),  # type: ignore[arg-type]
             intent=IntentSettings(
-                provider=env.get("INTENT_PROVIDER", "embedding"),  # type: ignore[arg-type]
+                provider=env.get("INTENT_PROVIDER", "rules"),  # type: ignore[arg-type]
                 model_cache_dir=env.get("INTENT_MODEL_CACHE_DIR", ""),
             ),
             bedrock=BedrockSettings(
