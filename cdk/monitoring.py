@@ -5,6 +5,7 @@ and the functions."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cw
@@ -24,6 +25,16 @@ from cdk.functions import Functions
 from cdk.naming import state_name
 
 FIVE_MINUTES = Duration.minutes(5)
+
+
+def _at_least(threshold: float) -> dict[str, Any]:
+    """Alarm when one period reaches `threshold`; no data is no alarm."""
+    return {
+        "threshold": threshold,
+        "comparison_operator": cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        "evaluation_periods": 1,
+        "treat_missing_data": cw.TreatMissingData.NOT_BREACHING,
+    }
 
 
 def service_metric(name: str, statistic: str, period: Duration) -> cw.Metric:
@@ -80,29 +91,20 @@ class Monitoring(Construct):
                 "ContextFailures",
                 alarm_description="Context workflow executions failed or timed out (typed 4xx "
                 "errors fail executions too, hence a threshold above 1)",
-                threshold=config.context_failures_per_5min,
-                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                **_at_least(config.context_failures_per_5min),
             ),
             "GraphBreakerOpen": breaker_open_metric().create_alarm(
                 self,
                 "GraphBreakerOpen",
                 alarm_description="The graph circuit breaker is open: answers are vector-only",
-                threshold=1,
-                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                **_at_least(1),
             ),
             "IngestionFailures": service_metric(INGESTION_FAILURES_METRIC, "Sum", FIVE_MINUTES).create_alarm(
                 self,
                 "IngestionFailures",
                 alarm_description="Stories failed ingestion (recorded by IngestFailed; the next "
                 "backfill retries them)",
-                threshold=1,
-                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                **_at_least(1),
             ),
         }
         for name, machine in sorted((other_workflows or {}).items()):
@@ -121,10 +123,7 @@ class Monitoring(Construct):
                 self,
                 alarm_id,
                 alarm_description=f"{state_name(name)} workflow executions failed, timed out or were aborted",
-                threshold=1,
-                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                **_at_least(1),
             )
         for deployed in functions.by_id.values():
             if deployed.dead_letters is not None:
@@ -135,10 +134,7 @@ class Monitoring(Construct):
                     self,
                     name,
                     alarm_description=f"{deployed.construct_id}: events failed all retries (dead-letter queue)",
-                    threshold=1,
-                    comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                    evaluation_periods=1,
-                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                    **_at_least(1),
                 )
         for alarm in self.alarms.values():
             alarm.add_alarm_action(action)
