@@ -5,22 +5,16 @@ is going stops without work."""
 
 from __future__ import annotations
 
-import dataclasses
 import threading
-import uuid
 from collections import Counter
 from typing import Any
 
 import pytest
 
 from heirloom.contracts.ingestion import CONTINUATION_PREFIX, MAX_STORIES_PER_EXECUTION, BackfillRequest
-from heirloom.domain import graph_sync
-from heirloom.domain.chunking import content_hash
 from heirloom.local.functions import load_handler
-from heirloom.local.loader import read_dataset
 from heirloom.local.workflow import LocalWorkflows
-from tests.statemachines.test_ingestion_workflows import PlaceExtractor
-from tests.support.dataset import MiniDataset
+from tests.statemachines.test_ingestion_workflows import store_unprocessed
 from tests.support.services import services_with
 
 #: Step Functions' history limit of a STANDARD execution
@@ -31,19 +25,7 @@ EXTRA_STORIES = 9
 @pytest.fixture
 def behind(ports, tmp_path):
     """13 stories in PostgreSQL and the structural graph, none indexed or extracted yet."""
-    ds = read_dataset(MiniDataset().write(tmp_path / "ds"))
-    p = dataclasses.replace(ports, extractor=PlaceExtractor(), extractor_version="places-1")
-    for item in ds.legacies + ds.persons + ds.users:
-        kind = type(item.record).__name__
-        {"Legacy": p.stories.upsert_legacy, "Person": p.stories.upsert_person, "User": p.stories.upsert_user}[
-            kind
-        ](item.record)
-    stories = [i.record for i in ds.stories]
-    stories += [stories[0].model_copy(update={"id": uuid.uuid4()}) for _ in range(EXTRA_STORIES)]
-    for story in stories:
-        p.stories.upsert_story(story, content_hash(story.content))
-        graph_sync.sync_story(p.graph, story)
-    return p, stories
+    return store_unprocessed(ports, tmp_path / "ds", extra_stories=EXTRA_STORIES)
 
 
 def recording(folder: str, services: Any, seen: list[str], gate: threading.Event | None = None) -> Any:

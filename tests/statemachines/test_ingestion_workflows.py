@@ -3,6 +3,7 @@ engines: the graph and index end in step with PostgreSQL; a second backfill does
 a failing step is recorded for replay."""
 
 import dataclasses
+import uuid
 
 import pytest
 
@@ -24,20 +25,29 @@ class PlaceExtractor:
         return ExtractedEntities(places=tuple(places[:3]), extractor_version=self.version)
 
 
-@pytest.fixture
-def stored_only(ports, tmp_path):
-    """The mini dataset in PostgreSQL and the structural graph, nothing indexed or extracted yet."""
-    ds = read_dataset(MiniDataset().write(tmp_path / "ds"))
+def store_unprocessed(ports, folder, extra_stories: int = 0):
+    """The mini dataset (plus `extra_stories` copies of its first story under new ids) in
+    PostgreSQL and the structural graph, nothing indexed or extracted yet; the ports extract
+    places."""
+    ds = read_dataset(MiniDataset().write(folder))
     p = dataclasses.replace(ports, extractor=PlaceExtractor(), extractor_version="places-1")
     for item in ds.legacies + ds.persons + ds.users:
         kind = type(item.record).__name__
         {"Legacy": p.stories.upsert_legacy, "Person": p.stories.upsert_person, "User": p.stories.upsert_user}[
             kind
         ](item.record)
-    for item in ds.stories:
-        p.stories.upsert_story(item.record, content_hash(item.record.content))
-        graph_sync.sync_story(p.graph, item.record)
-    return p, [i.record for i in ds.stories]
+    stories = [i.record for i in ds.stories]
+    stories += [stories[0].model_copy(update={"id": uuid.uuid4()}) for _ in range(extra_stories)]
+    for story in stories:
+        p.stories.upsert_story(story, content_hash(story.content))
+        graph_sync.sync_story(p.graph, story)
+    return p, stories
+
+
+@pytest.fixture
+def stored_only(ports, tmp_path):
+    """The mini dataset in PostgreSQL and the structural graph, nothing indexed or extracted yet."""
+    return store_unprocessed(ports, tmp_path / "ds")
 
 
 def test_ingest_story_indexes_extracts_and_syncs(stored_only):
