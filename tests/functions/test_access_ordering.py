@@ -39,18 +39,6 @@ def rows(name):
     return [json.loads(line) for line in (SAMPLE / f"{name}.jsonl").read_text().splitlines() if line.strip()]
 
 
-@pytest.fixture
-def send(ports):
-    load_dataset(ports, SAMPLE)
-    services = services_with(ingestion=ports)
-    handler = load_handler("story_events")
-
-    def deliver(event):
-        return handler(event, LambdaContext("StoryEvents"), services=services)["change"]
-
-    return deliver
-
-
 LINK = sample("link_created")["detail"]["link"]
 NEW_LEGACY = UUID(LINK["legacy_b_id"])  # the sample Legacy Created's
 SAMPLE_LEGACY = UUID(LINK["legacy_a_id"])

@@ -24,18 +24,6 @@ def sample(name, **detail_changes):
     return event
 
 
-@pytest.fixture
-def send(ports):
-    load_dataset(ports, SAMPLE)
-    services = services_with(ingestion=ports)
-    handler = load_handler("story_events")
-
-    def deliver(event):
-        return handler(event, LambdaContext("StoryEvents"), services=services)["change"]
-
-    return deliver
-
-
 def story_id():
     return sample("story_created")["detail"]["story"]["id"]
 
