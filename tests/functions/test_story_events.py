@@ -11,6 +11,7 @@ from heirloom.domain.processing import chunk_embed_step
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.local.functions import LambdaContext, load_handler
 from heirloom.local.loader import load_dataset
+from tests.integration.test_sample_story_events import STORY_EVENT_ORDER
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]
@@ -29,20 +30,7 @@ def story_id():
 
 
 def test_every_sample_event_applies_in_order(send, ports):
-    order = [
-        "legacy_created",
-        "person_created",
-        "user_created",
-        "relationship_added",
-        "member_added",
-        "link_created",
-        "link_updated",
-        "story_created",
-        "story_updated",
-        "member_removed",
-        "story_deleted",
-    ]
-    changes = [send(sample(name)) for name in order]
+    changes = [send(sample(name)) for name in STORY_EVENT_ORDER]
     assert changes == ["created", "created", "created", "created", "created", "created", "updated", "created",
                        "updated", "deleted", "deleted"]  # fmt: skip
     assert ports.stories.get_story(story_id()) is None
