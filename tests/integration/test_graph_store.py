@@ -49,3 +49,14 @@ def test_text_that_looks_like_cypher_stays_data(graph):
     graph.run("MERGE (s:Story {id: $id})", {"id": "s2"})
     assert graph.run("MATCH (s:Story {id: 's1'}) RETURN s.title AS t") == [{"t": evil}]
     assert graph.count_nodes() == {"Story": 2}
+
+
+def test_a_query_the_engine_refuses_is_a_typed_graph_error_that_does_not_quote_it(graph):
+    from heirloom.errors import GraphQueryRejected, Rejected, reduce_error
+
+    secret = "Maria's diagnosis"
+    with pytest.raises(GraphQueryRejected) as caught:
+        graph.run("MATCH (p:Person) WHERE p.name = $n RETURN p.name +", {"n": secret})
+    assert "RETURN" not in str(caught.value) and secret not in str(caught.value)
+    assert caught.value.detail  # the engine's own message is kept for debugging
+    assert isinstance(reduce_error(caught.value), Rejected)  # the workflow does not retry it

@@ -7,7 +7,7 @@ from typing import Any
 
 from heirloom.adapters.cypher import logical_name, prefix_query, validate_prefix
 from heirloom.domain.graph_schema import NODE_LABELS
-from heirloom.errors import GraphUnavailable
+from heirloom.errors import GraphQueryRejected, GraphTimeout, GraphUnavailable
 
 
 def normalise_value(value: Any, prefix: str) -> Any:
@@ -73,6 +73,14 @@ class FalkorGraphStore:
             result = self._connected().query(cypher, dict(params or {}), timeout=self._timeout_ms)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
             raise GraphUnavailable(f"graph store unavailable: {exc}") from exc
+        except redis.exceptions.ResponseError as exc:
+            # typed like the Neptune adapter's errors: a timeout may pass on a retry, anything else
+            # is a refusal (the message may quote the query, so it stays out of str())
+            if "timed out" in str(exc).lower():
+                raise GraphTimeout("FalkorDB gave up on the query (timed out)") from exc
+            raise GraphQueryRejected(
+                "FalkorDB refused the query", code="FalkorDBError", status=400, detail=str(exc)
+            ) from exc
         columns = [col[1] if isinstance(col, list | tuple) else col for col in (result.header or [])]
         return [
             {str(name): normalise_value(value, self.prefix) for name, value in zip(columns, row, strict=True)}
@@ -83,13 +91,11 @@ class FalkorGraphStore:
         return self._raw(prefix_query(cypher, self.prefix), params)
 
     def ensure_indexes(self) -> None:
-        import redis.exceptions
-
         for label in sorted(NODE_LABELS):
             try:
                 self._raw(prefix_query(f"CREATE INDEX FOR (n:{label}) ON (n.id)", self.prefix))
-            except redis.exceptions.ResponseError as exc:
-                if "already indexed" not in str(exc):
+            except GraphQueryRejected as exc:
+                if "already indexed" not in exc.detail:
                     raise
 
     def count_nodes(self) -> dict[str, int]:
