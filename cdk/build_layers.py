@@ -73,14 +73,14 @@ def prune_runtime_provided(site: Path) -> list[str]:
 
 
 def copy_shared(dest: Path, source: Path = REPO_ROOT / "layers" / "shared" / "python") -> Path:
-    """The heirloom package as the shared layer ships it (no local/, no caches) under dest/python."""
+    """The heirloom package as the shared layer ships it (no caches) under dest/python."""
     target = dest / "python"
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(
         source,
         target,
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "local"),
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"),
     )
     return target
 
@@ -107,6 +107,15 @@ class WrongPython(RuntimeError):
     """The interpreter asked to compile the layers is missing or not the runtime's version."""
 
 
+def compile_tree(folder: Path, python: str = sys.executable) -> None:
+    """compileall as Lambda needs it: unchecked-hash `.pyc` files, which the runtime loads
+    without reading the source's timestamp (the zip's timestamps are not kept)."""
+    subprocess.run(
+        [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(folder)],
+        check=True,
+    )
+
+
 def compile_layer(folders: list[Path], python: str, version: str = LAMBDA_PYTHON_VERSION) -> None:
     """compileall with `python` (which must be Python `version`), then `bytecode_problems`."""
     try:
@@ -124,20 +133,7 @@ def compile_layer(folders: list[Path], python: str, version: str = LAMBDA_PYTHON
     if found != version:
         raise WrongPython(f"{python} is Python {found}; the Lambda runtime is {version} (set LAMBDA_PYTHON)")
     for folder in folders:
-        subprocess.run(
-            [
-                python,
-                "-m",
-                "compileall",
-                "-q",
-                "-j",
-                "0",
-                "--invalidation-mode",
-                "unchecked-hash",
-                str(folder),
-            ],
-            check=True,
-        )
+        compile_tree(folder, python)
         problems = bytecode_problems(folder, version)
         if problems:
             raise WrongPython(f"{folder}: {len(problems)} modules without usable bytecode: {problems[:5]}")
@@ -175,10 +171,14 @@ def copy_tiktoken(dest: Path) -> Path:
 LAMBDA_UNZIPPED_LIMIT_MB = 250.0
 
 
+def dir_mb(path: Path) -> float:
+    """Size of a folder's files in MB (2^20 bytes, as Lambda's limits count), without caches."""
+    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+    return round(total / 1024 / 1024, 2)
+
+
 def size_report(layers: list[Path]) -> tuple[str, float]:
     """One line per layer and the total as a share of the unzipped limit; and the total."""
-    from heirloom.local.bench import dir_mb
-
     sizes = {layer: dir_mb(layer) for layer in layers}
     lines = [f"{layer}: {mb:.1f} MB" for layer, mb in sizes.items()]
     total = sum(sizes.values())

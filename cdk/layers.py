@@ -22,8 +22,8 @@ RUNTIME_PIN_REASON = (
 )
 ARCHITECTURE = lambda_.Architecture.X86_64
 PLACEHOLDER = Path(__file__).resolve().parent / "assets" / "placeholder_layer"
-#: never shipped: caches, packaging metadata, and the local-only part of the package
-SHARED_EXCLUDES = ["**/__pycache__", "**/*.pyc", "python/*.egg-info", "python/heirloom/local"]
+#: never shipped: caches and packaging metadata (dev tooling lives outside the layer, in tools/)
+SHARED_EXCLUDES = ["**/__pycache__", "**/*.pyc", "python/*.egg-info"]
 
 
 class MissingBuild(RuntimeError):

@@ -4,7 +4,7 @@
                                       ->  ASL substitution `${IntentAnalysisFunctionArn}`
     statemachines/context_assembly.asl.json  ->  construct id `ContextAssemblyWorkflow`
 
-`heirloom.local.functions.state_name` is the same rule for the local runner; a test keeps the two
+`heirloom_dev.functions.state_name` is the same rule for the local runner; a test keeps the two
 equal. Paths are computed from this file, never from the working directory.
 """
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from heirloom.local.functions import LambdaContext, load_handler
-from heirloom.local.loader import load_dataset
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.loader import load_dataset
 from tests.support.services import services_with
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"

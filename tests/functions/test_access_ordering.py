@@ -16,9 +16,9 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.errors import AccessDenied
-from heirloom.local.functions import LambdaContext, load_handler
-from heirloom.local.loader import load_dataset
 from heirloom.ports import EmbeddedChunk
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.loader import load_dataset
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]

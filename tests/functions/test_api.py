@@ -8,9 +8,9 @@ import pytest
 
 from heirloom.contracts.context import AssembledContext, ContextMetadata, QueryIntent, SourceInfo
 from heirloom.errors import AccessDenied, NotFound
-from heirloom.local.functions import LambdaContext, load_handler
 from heirloom.services import Services
 from heirloom.settings import settings_from_env
+from heirloom_dev.functions import LambdaContext, load_handler
 
 EVENT = json.loads((Path(__file__).parents[2] / "events" / "api.json").read_text())
 

@@ -28,8 +28,8 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.functions import LambdaContext
-from heirloom.local.loader import load_dataset
+from heirloom_dev.functions import LambdaContext
+from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
 from tests.support.apigw import wsgi_app
 from tests.support.dataset import MiniDataset

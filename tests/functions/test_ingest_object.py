@@ -10,8 +10,8 @@ import pytest
 from moto import mock_aws
 
 from heirloom.adapters.s3 import S3ObjectStore
-from heirloom.local.functions import LambdaContext, load_handler
-from heirloom.local.loader import load_dataset
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.loader import load_dataset
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]

@@ -10,7 +10,7 @@ from datetime import datetime
 import pytest
 
 from heirloom.contracts.events import StoryEvent
-from heirloom.local.seed import SeedError, seed
+from heirloom_dev.seed import SeedError, seed
 from tests.support.dataset import MiniDataset
 
 OUTPUTS = {"UserPoolId": "pool", "EventBusName": "Heirloom-dev-bus"}

@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 from botocore.exceptions import ClientError
 
-from heirloom.local.smoke import SmokeFailed, StackOutputs, id_token, smoke, stack_outputs, totp
+from heirloom_dev.smoke import SmokeFailed, StackOutputs, id_token, smoke, stack_outputs, totp
 
 #: RFC 6238 appendix B: the SHA-1 secret "12345678901234567890", base32
 RFC_SECRET = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"

@@ -9,8 +9,8 @@ import pytest
 
 from heirloom.domain.processing import chunk_embed_step
 from heirloom.errors import InvalidRequest, NotFound
-from heirloom.local.functions import LambdaContext, load_handler
-from heirloom.local.loader import load_dataset
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.loader import load_dataset
 from tests.integration.test_sample_story_events import STORY_EVENT_ORDER
 from tests.support.services import services_with
 

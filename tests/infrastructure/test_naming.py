@@ -17,7 +17,7 @@ from cdk.naming import (
     state_name,
     workflow_files,
 )
-from heirloom.local import functions as local
+from heirloom_dev import functions as local
 
 FOLDERS = function_folders()
 WORKFLOWS = workflow_files()

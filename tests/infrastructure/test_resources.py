@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -184,11 +185,17 @@ def test_environment_follows_access(built):
     assert env("GraphSync")["NEPTUNE_ENDPOINT"]["Fn::GetAtt"][1] == "Endpoint"
 
 
-def test_shared_layer_ships_the_package_but_not_local():
-    from cdk.layers import SHARED_EXCLUDES
-
-    assert "python/heirloom/local" in SHARED_EXCLUDES
-    assert (REPO_ROOT / "layers/shared/python/heirloom/__init__.py").is_file()
+def test_the_shared_layer_holds_the_product_package_and_no_dev_tooling():
+    layer = REPO_ROOT / "layers/shared/python"
+    assert (layer / "heirloom/__init__.py").is_file()
+    assert sorted(p.name for p in layer.iterdir() if p.is_dir() and not p.name.endswith(".egg-info")) == [
+        "heirloom"
+    ]
+    imports = re.compile(r"^\s*(?:from|import)\s+(heirloom_dev|cdk)\b", re.MULTILINE)
+    assert [str(f.relative_to(layer)) for f in layer.rglob("*.py") if imports.search(f.read_text())] == []
+    # and nothing under cdk/ imports the dev tooling
+    dev = re.compile(r"^\s*(?:from|import)\s+heirloom_dev\b", re.MULTILINE)
+    assert [f.name for f in (REPO_ROOT / "cdk").rglob("*.py") if dev.search(f.read_text())] == []
 
 
 def test_tiktoken_layer_path_is_what_tiktoken_looks_up():

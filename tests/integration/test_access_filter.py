@@ -16,7 +16,7 @@ from heirloom.contracts.context import (
 )
 from heirloom.domain.access_filter import filter_context
 from heirloom.errors import AccessDenied, NotFound
-from heirloom.local.loader import load_dataset
+from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
 
 

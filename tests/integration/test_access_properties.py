@@ -30,9 +30,9 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.contracts.context import ContextRequest, Intent, Persona
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.errors import AccessDenied
-from heirloom.local.functions import LambdaContext, load_handler
-from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
 from heirloom.services import Services
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle, pipeline
 from tests.support.fuzz import examples, tables
 from tests.support.leaks import connection_sentences, violations

@@ -35,8 +35,8 @@ from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.errors import HeirloomError, InternalError
-from heirloom.local.functions import LambdaContext, load_handler, state_name
-from heirloom.local.loader import load_dataset
+from heirloom_dev.functions import LambdaContext, load_handler, state_name
+from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
 from tests.support.fuzz import differences, examples, snapshot
 from tests.support.services import services_with

@@ -11,8 +11,8 @@ from heirloom.domain import ingestion
 from heirloom.domain.chunking import chunk_story, content_hash
 from heirloom.domain.entity_sync import sync_story_entities
 from heirloom.domain.graph_schema import NODE_LABELS
-from heirloom.local import bench
 from heirloom.ports import EmbeddedChunk
+from heirloom_dev import bench
 
 TABLES = {
     "legacies": "id, name, subject_person_id",

@@ -6,7 +6,7 @@ from uuid import UUID
 
 import pytest
 
-from heirloom.local.cli import main
+from heirloom_dev.cli import main
 from tests.support.dataset import MiniDataset
 from tests.support.stack import stack_home
 
@@ -43,7 +43,7 @@ def test_load_twice_and_stats(cli_env, capsys):
 
 
 def test_load_again_lists_what_story_events_changed_since(cli_env, capsys):
-    from heirloom.local.runtime import open_runtime
+    from heirloom_dev.runtime import open_runtime
 
     mini = MiniDataset()
     root = mini.write(cli_env / "ds")
@@ -64,9 +64,9 @@ def _stores(prefix: str):
     code under test)."""
     from heirloom.adapters.falkor import FalkorGraphStore
     from heirloom.adapters.postgres import PgDatabase
-    from heirloom.local.runtime import stack_home as cli_home
-    from heirloom.local.stack import LocalStack
     from heirloom.settings import get_settings
+    from heirloom_dev.runtime import stack_home as cli_home
+    from heirloom_dev.stack import LocalStack
 
     status = LocalStack(cli_home(get_settings())).status()
     assert status.postgres_uri and status.falkor_socket
@@ -165,7 +165,7 @@ def test_invoking_one_write_step_never_repairs_the_graph(loaded, cli_env, capsys
 
 
 def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):
-    from heirloom.local.runtime import open_runtime
+    from heirloom_dev.runtime import open_runtime
     from tests.support.snapshot import graph_state
 
     root = MiniDataset().write(cli_env / "ds")

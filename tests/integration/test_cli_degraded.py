@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from heirloom.local.cli import main
-from heirloom.local.loader import load_dataset
+from heirloom_dev.cli import main
+from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
 
 #: the workflow's own budget (TOTAL_BUDGET_MS, default), the CLI's graph check (the same), and
@@ -71,7 +71,7 @@ def loaded(ports, tmp_path):
     import moto.awslambda.models
     import moto.stepfunctions.models  # noqa: F401
 
-    import heirloom.local.workflow  # noqa: F401
+    import heirloom_dev.workflow  # noqa: F401
 
     data = MiniDataset()
     load_dataset(ports, data.write(tmp_path / "ds"))

@@ -16,7 +16,7 @@ from heirloom.contracts.extraction import (
     TimeReference,
 )
 from heirloom.domain import ingestion
-from heirloom.local.loader import load_dataset, read_dataset
+from heirloom_dev.loader import load_dataset, read_dataset
 from tests.support.dataset import MiniDataset
 
 
@@ -162,7 +162,7 @@ def test_replay_is_idempotent_and_skips_extraction(loaded, tmp_path):
 def test_a_lost_graph_is_rebuilt_by_the_next_load(loaded, tmp_path):
     """The graph store restarting empty (or from an older snapshot) while PostgreSQL keeps its
     sync marks: the local runtime notices, unmarks, and a reload rebuilds the same facts."""
-    from heirloom.local.runtime import repair_lost_graph
+    from heirloom_dev.runtime import repair_lost_graph
 
     ports, mini, extractor = loaded
     before, calls = facts(ports.graph), extractor.calls

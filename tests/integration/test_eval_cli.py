@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from heirloom.local.cli import EXIT_BAD_INPUT, main
-from heirloom.local.eval import format_table
-from heirloom.local.stack import LocalStack
+from heirloom_dev.cli import EXIT_BAD_INPUT, main
+from heirloom_dev.eval import format_table
+from heirloom_dev.stack import LocalStack
 from tests.support.stack import stack_home
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"

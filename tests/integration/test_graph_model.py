@@ -24,9 +24,9 @@ from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.domain.processing import plan_backfill
 from heirloom.domain.traversal import TEMPLATES
-from heirloom.local.loader import load_dataset, read_dataset
-from heirloom.local.runtime import repair_lost_graph
 from heirloom.ports import GraphStore
+from heirloom_dev.loader import load_dataset, read_dataset
+from heirloom_dev.runtime import repair_lost_graph
 from tests.integration.test_entity_sync import ILLNESS, ORCHARD, ScriptedExtractor, facts
 from tests.support.dataset import MiniDataset
 from tests.support.neptune import new_neptune_graph

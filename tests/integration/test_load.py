@@ -1,6 +1,6 @@
 """`load` through the domain's ingestion path: PostgreSQL, chunks and the structural graph."""
 
-from heirloom.local.loader import load_dataset
+from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
 
 

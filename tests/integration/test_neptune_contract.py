@@ -45,9 +45,9 @@ from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom.domain.intent_step import build_gazetteer
 from heirloom.domain.personas import load_personas
 from heirloom.domain.traversal import TEMPLATES, traverse, year_keys
-from heirloom.local import cli
-from heirloom.local.loader import load_dataset, read_dataset
-from heirloom.local.neptune_server import LocalNeptuneServer
+from heirloom_dev import cli
+from heirloom_dev.loader import load_dataset, read_dataset
+from heirloom_dev.neptune_server import LocalNeptuneServer
 from tests.integration.test_entity_sync import ILLNESS, ORCHARD, ScriptedExtractor
 from tests.support.dataset import MiniDataset
 from tests.support.graph_fixture import build_fixture_graph, fid

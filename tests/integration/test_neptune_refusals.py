@@ -1,7 +1,7 @@
 """The local openCypher server refuses what Neptune refuses, with Neptune's error shape, and the
 Neptune adapter turns each refusal into `MalformedGraphQuery` (the error contract's `Rejected`).
 
-One case per rule of `heirloom.local.neptune_rules` (AWS docs: "openCypher specification
+One case per rule of `heirloom_dev.neptune_rules` (AWS docs: "openCypher specification
 compliance in Amazon Neptune", "Rewriting Cypher queries to run in openCypher on Neptune",
 "openCypher data model", "Graph engine error messages and codes"); each runs on FalkorDB
 directly, so the server is stricter than the engine behind it. The accepted cases next to them
@@ -20,8 +20,8 @@ import requests
 from heirloom.adapters.falkor import FalkorGraphStore
 from heirloom.adapters.neptune import NeptuneGraphStore
 from heirloom.errors import MalformedGraphQuery, Rejected, reduce_error
-from heirloom.local.neptune_server import LocalNeptuneServer
-from heirloom.local.stack import StackStatus
+from heirloom_dev.neptune_server import LocalNeptuneServer
+from heirloom_dev.stack import StackStatus
 from tests.support.neptune import GRAPH_NAME
 
 UNSUPPORTED, MALFORMED = "UnsupportedOperationException", "MalformedQueryException"

@@ -4,7 +4,7 @@ PostgreSQL, the graph writes go nowhere, and a second load reports no changes.""
 import dataclasses
 
 from heirloom.adapters.nograph import NoGraphStore
-from heirloom.local.loader import load_dataset
+from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
 
 

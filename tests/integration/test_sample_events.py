@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from heirloom.local.cli import main
+from heirloom_dev.cli import main
 from tests.support.stack import stack_home
 
 ROOT = Path(__file__).parents[2]
@@ -30,9 +30,9 @@ def stack() -> Iterator[str]:
 
 def loaded_stack(extractor: str) -> Iterator[str]:
     """A private stack with the sample legacy loaded (hashing vectors); yields its PostgreSQL URI."""
-    from heirloom.local.runtime import stack_home as cli_home
-    from heirloom.local.stack import LocalStack
     from heirloom.settings import get_settings
+    from heirloom_dev.runtime import stack_home as cli_home
+    from heirloom_dev.stack import LocalStack
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HEIRLOOM_HOME", str(stack_home() / "home"))
@@ -170,7 +170,7 @@ FILES = sorted(p.name for p in EVENTS.glob("*.json"))
 
 
 def test_every_top_level_sample_has_a_check():
-    from heirloom.local.invoke import READ_ONLY
+    from heirloom_dev.invoke import READ_ONLY
 
     assert sorted(f"{name}.json" for name in CHECKS) == FILES
     assert not READ_ONLY - set(CHECKS), "READ_ONLY names a function that does not exist"
@@ -178,7 +178,7 @@ def test_every_top_level_sample_has_a_check():
 
 @pytest.mark.parametrize("file", FILES)
 def test_the_sample_event_runs_through_heirloom_invoke(stack, file, capsys):
-    from heirloom.local.invoke import READ_ONLY
+    from heirloom_dev.invoke import READ_ONLY
     from tests.support.fuzz import differences, snapshot
 
     function = file.removesuffix(".json")
@@ -197,7 +197,7 @@ def stores(uri: str) -> tuple[Any, Any]:
     from heirloom.settings import settings_from_env
 
     defaults = settings_from_env({})
-    from heirloom.local.stack import LocalStack
+    from heirloom_dev.stack import LocalStack
 
     home = Path(uri.partition("host=")[2]).parent  # the stack keeps PostgreSQL in <home>/pg
     socket = str(LocalStack(home).falkor_socket)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from heirloom.contracts.ingestion import CONTINUATION_PREFIX, MAX_STORIES_PER_EXECUTION, BackfillRequest
-from heirloom.local.functions import load_handler
-from heirloom.local.workflow import LocalWorkflows
+from heirloom_dev.functions import load_handler
+from heirloom_dev.workflow import LocalWorkflows
 from tests.statemachines.test_ingestion_workflows import store_unprocessed
 from tests.support.services import services_with
 

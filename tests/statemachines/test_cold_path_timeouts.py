@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cdk.naming import lambda_tasks, workflow_files
-from heirloom.local.coldpath import (
+from heirloom_dev.coldpath import (
     CONTEXT_FUNCTIONS,
     INGESTION_FUNCTIONS,
     NOT_MEASURED,
@@ -21,8 +21,8 @@ from heirloom.local.coldpath import (
     merge_section,
     section_of,
 )
-from heirloom.local.functions import state_name
-from heirloom.local.workflow import LocalWorkflows
+from heirloom_dev.functions import state_name
+from heirloom_dev.workflow import LocalWorkflows
 from tests.statemachines.test_context_assembly_routing import Recorder
 
 ROOT = Path(__file__).parents[2]

@@ -10,8 +10,8 @@ from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom.contracts.records import Link
 from heirloom.domain import ingestion
 from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked
-from heirloom.local.loader import load_dataset
-from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+from heirloom_dev.loader import load_dataset
+from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle
 from tests.support.services import services_with
 

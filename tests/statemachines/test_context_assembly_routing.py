@@ -9,7 +9,7 @@ import pytest
 
 from heirloom.contracts.context import AccessFilterInput
 from heirloom.errors import AccessDenied
-from heirloom.local.workflow import LocalWorkflows
+from heirloom_dev.workflow import LocalWorkflows
 
 REQUEST = {
     "legacy_id": "00000000-0000-4000-8000-000000000001",

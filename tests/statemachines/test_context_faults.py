@@ -22,8 +22,8 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.errors import GraphUnavailable
-from heirloom.local.functions import LambdaContext, load_handler
-from heirloom.local.workflow import Execution, LocalContextWorkflow, LocalWorkflows
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.workflow import Execution, LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle
 from tests.support.checks import assert_no_story_text, assert_nothing_forbidden
 from tests.support.faults import Fault, connection_refused, faulty

@@ -8,7 +8,7 @@ import boto3
 import moto
 from moto.awslambda.models import LambdaFunction
 
-from heirloom.local.workflow import LocalWorkflows
+from heirloom_dev.workflow import LocalWorkflows
 
 
 def test_moto_version_and_seam_signature():

@@ -49,8 +49,8 @@ from heirloom.errors import (
     error_contract,
     reduce_error,
 )
-from heirloom.local.functions import LambdaContext, function_names, load_handler
-from heirloom.local.workflow import LocalWorkflows
+from heirloom_dev.functions import LambdaContext, function_names, load_handler
+from heirloom_dev.workflow import LocalWorkflows
 from tests.statemachines.test_context_assembly_routing import REQUEST, Recorder
 from tests.support.faults import instant_retries
 

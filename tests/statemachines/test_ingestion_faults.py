@@ -26,8 +26,8 @@ from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.errors import GraphThrottled, GraphTimeout, GraphUnavailable, NotFound, Retryable
-from heirloom.local.functions import LambdaContext, load_handler
-from heirloom.local.workflow import LocalWorkflows
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.workflow import LocalWorkflows
 from tests.support.dataset import MiniDataset
 from tests.support.faults import Fault, faulty, instant_retries
 from tests.support.sample import fresh_ports

@@ -10,8 +10,8 @@ import pytest
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedPlace
 from heirloom.domain import graph_sync
 from heirloom.domain.chunking import content_hash
-from heirloom.local.loader import read_dataset
-from heirloom.local.workflow import LocalWorkflows
+from heirloom_dev.loader import read_dataset
+from heirloom_dev.workflow import LocalWorkflows
 from tests.support.dataset import MiniDataset
 from tests.support.services import services_with
 

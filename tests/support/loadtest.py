@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from heirloom.local.functions import LambdaContext
-from heirloom.local.runtime import project_root
+from heirloom_dev.functions import LambdaContext
+from heirloom_dev.runtime import project_root
 
 ROUTE = "/legacies/{legacy_id}/context"
 #: a local-only response header naming why an execution failed (the report shows it)
@@ -90,7 +90,7 @@ def _container(conn: Any, deployment: Deployment) -> None:
     from heirloom.adapters.falkor import FalkorGraphStore
     from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
     from heirloom.adapters.tokenizer import TiktokenTokenizer
-    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+    from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
     from tests.support.services import services_with
 
     embedder = HashingEmbedder(deployment.embedding_dim)
@@ -124,7 +124,7 @@ def _container(conn: Any, deployment: Deployment) -> None:
 PRELOAD = [
     "tests.support.loadtest",
     "tests.support.services",
-    "heirloom.local.workflow",
+    "heirloom_dev.workflow",
     "heirloom.services",
     "heirloom.adapters.postgres",
     "heirloom.adapters.falkor",
@@ -477,8 +477,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import conftest  # noqa: F401 - the tests' environment: region, fake credentials, Powertools
     from heirloom.adapters.embedders import HashingEmbedder
-    from heirloom.local.loader import load_dataset
-    from heirloom.local.stack import LocalStack
+    from heirloom_dev.loader import load_dataset
+    from heirloom_dev.stack import LocalStack
     from tests.support import oracle
     from tests.support.sample import SAMPLE, fresh_ports
     from tests.support.stack import stack_home

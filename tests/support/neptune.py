@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from heirloom.adapters.neptune import NeptuneGraphStore
-from heirloom.local.neptune_server import LocalNeptuneServer
-from heirloom.local.stack import StackStatus
+from heirloom_dev.neptune_server import LocalNeptuneServer
+from heirloom_dev.stack import StackStatus
 
 GRAPH_NAME = "heirloom_test"
 REGION = "us-east-1"

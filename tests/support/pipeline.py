@@ -8,8 +8,8 @@ from typing import Any
 
 from heirloom.contracts.context import ContextRequest, Intent
 from heirloom.errors import AccessDenied, NotFound
-from heirloom.local.functions import LambdaContext, load_handler, state_name
 from heirloom.services import Services
+from heirloom_dev.functions import LambdaContext, load_handler, state_name
 
 #: what the ASL's Pass states put in place of a failed or skipped step
 INTENT_FALLBACK = {"intent": "general", "confidence": 0.0, "source": "fallback", "breaker_state": "unknown"}

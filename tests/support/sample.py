@@ -14,8 +14,8 @@ import pytest
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.stack import StackStatus
 from heirloom.ports import Embedder
+from heirloom_dev.stack import StackStatus
 from tests.support.stack import _with_database, new_graph
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
@@ -70,7 +70,7 @@ def sample_ports(local_stack: StackStatus) -> Iterator[IngestionPorts]:
     (the embedding model is not what the suites using this exercise; it keeps the load fast).
     Read-only for its users: tests that write build their own stores with `fresh_ports`."""
     from heirloom.adapters.embedders import HashingEmbedder
-    from heirloom.local.loader import load_dataset
+    from heirloom_dev.loader import load_dataset
 
     with fresh_ports(local_stack, embedder=HashingEmbedder(64), name="sample") as ports:
         load_dataset(ports, SAMPLE)

@@ -25,8 +25,8 @@ from heirloom.adapters.neptune import NeptuneGraphStore
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.stack import LocalStack, StackStatus
 from heirloom.ports import GraphStore
+from heirloom_dev.stack import LocalStack, StackStatus
 from tests.support.neptune import GRAPH_NAME, REGION, shared_server, stop_shared_servers
 
 GRAPH_MODES = ("falkordb", "neptune-local")

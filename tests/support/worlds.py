@@ -37,7 +37,7 @@ from heirloom.contracts.extraction import (
 from heirloom.contracts.records import Link, Member, Story
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.loader import load_dataset
+from heirloom_dev.loader import load_dataset
 
 FIRST = ["Abel", "Brisa", "Cosmo", "Delphine", "Ezra", "Fenna", "Gideon", "Hester", "Ignatius", "Juno",
          "Kasimir", "Leocadia", "Mordecai", "Nerys", "Octavian", "Philippa", "Quillon", "Rosamund"]  # fmt: skip

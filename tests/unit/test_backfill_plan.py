@@ -46,7 +46,7 @@ def test_a_fresh_start_yields_to_a_continuation_however_old(minutes):
 @pytest.mark.parametrize(("argv", "field"), [(["--stories-per-execution", "1000"], "stories_per_execution"),
                                              (["--page-size", "0"], "page_size")])  # fmt: skip
 def test_the_cli_refuses_a_bad_cursor_before_starting_anything(argv, field, capsys):
-    from heirloom.local.cli import main
+    from heirloom_dev.cli import main
 
     assert main(["backfill", *argv]) == 2  # no stack started: the unit tests block sockets
     assert f"heirloom backfill: {field}:" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 import re
 
 from heirloom.domain.traversal import TEMPLATES
-from heirloom.local.bench import build_samples, generate_corpus, template_params
+from heirloom_dev.bench import build_samples, generate_corpus, template_params
 
 
 def test_every_template_gets_the_parameters_it_reads():

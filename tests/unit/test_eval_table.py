@@ -1,6 +1,6 @@
 """`heirloom eval`'s table: headers and figures line up, whatever the column or row names."""
 
-from heirloom.local.eval import HEADLINE, format_table
+from heirloom_dev.eval import HEADLINE, format_table
 
 
 def _block(queries: float) -> dict[str, float]:

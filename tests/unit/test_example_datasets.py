@@ -10,7 +10,7 @@ from uuid import UUID
 import pytest
 
 from heirloom.domain.access import StoryMeta, resolve_scope
-from heirloom.local.loader import read_dataset
+from heirloom_dev.loader import read_dataset
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from heirloom.local.cli import main
-from heirloom.local.loader import DatasetError, read_dataset
+from heirloom_dev.cli import main
+from heirloom_dev.loader import DatasetError, read_dataset
 from tests.support.dataset import MiniDataset
 
 
@@ -63,7 +63,7 @@ def test_cli_exits_2_with_the_reason_and_starts_nothing(tmp_path, capsys, monkey
     def must_not_start(*_a, **_k):
         raise AssertionError("the stack must not start for an invalid dataset")
 
-    monkeypatch.setattr("heirloom.local.runtime.open_runtime", must_not_start)
+    monkeypatch.setattr("heirloom_dev.runtime.open_runtime", must_not_start)
     # the CLI sets quiet Powertools defaults in the process environment: keep them in this test
     monkeypatch.setattr(os, "environ", dict(os.environ))
     assert main(["load", str(root)]) == 2
@@ -106,7 +106,7 @@ def test_eval_names_file_and_line_of_a_bad_query_and_starts_nothing(
     def must_not_start(*_a, **_k):
         raise AssertionError("the stack must not start for an invalid dataset")
 
-    monkeypatch.setattr("heirloom.local.stack.LocalStack.up", must_not_start)
+    monkeypatch.setattr("heirloom_dev.stack.LocalStack.up", must_not_start)
     monkeypatch.setattr(os, "environ", dict(os.environ))
     assert main(["eval", str(root)]) == 2
     assert expected in capsys.readouterr().err

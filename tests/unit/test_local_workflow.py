@@ -5,7 +5,7 @@ import threading
 from uuid import UUID
 
 from heirloom.contracts.context import ContextRequest
-from heirloom.local.workflow import Execution, LocalContextWorkflow, LocalWorkflows
+from heirloom_dev.workflow import Execution, LocalContextWorkflow, LocalWorkflows
 
 
 class EchoWorkflows:

@@ -11,7 +11,7 @@ from heirloom.contracts.context import ContextRequest
 from heirloom.contracts.events import StoryEvent
 from heirloom.domain.story_events import parse_detail
 from heirloom.errors import InvalidRequest
-from heirloom.local.loader import DatasetError, read_dataset
+from heirloom_dev.loader import DatasetError, read_dataset
 from tests.support.dataset import MiniDataset
 
 ROOT = Path(__file__).parents[2]

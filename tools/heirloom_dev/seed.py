@@ -121,7 +121,7 @@ def seed(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, int]:
     """Seed the stack whose CloudFormation outputs are `outputs` (UserPoolId, EventBusName)."""
-    from heirloom.local.loader import read_dataset
+    from heirloom_dev.loader import read_dataset
 
     dataset = read_dataset(dataset_dir)  # the whole folder is checked before anything is sent
     subs = cognito_subs(cognito, outputs["UserPoolId"], usernames, create=create)

@@ -117,33 +117,22 @@ def build_layer(dest: Path, root: Path, *, compiled: bool) -> Path:
             target = dest / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
-    # as the shared layer ships it (cdk.build_layers.copy_shared): no local/, no caches
+    # as the shared layer ships it (cdk.build_layers.copy_shared): no caches
     shutil.copytree(
         root / "layers" / "shared" / "python" / "heirloom",
         dest / "heirloom",
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "local"),
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
     )
     if compiled:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "compileall",
-                "-q",
-                "-j",
-                "0",
-                "--invalidation-mode",
-                "unchecked-hash",
-                str(dest),
-            ],
-            check=True,
-        )
+        from cdk.build_layers import compile_tree
+
+        compile_tree(dest)
     return dest
 
 
 def capture_events(history: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """function folder -> the Payload its Task sent, from a context execution's history."""
-    from heirloom.local.functions import function_names, state_name
+    from heirloom_dev.functions import function_names, state_name
 
     by_state = {state_name(f): f for f in function_names()}
     out: dict[str, Any] = {}
@@ -159,7 +148,7 @@ def capture_events(history: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:
-    from heirloom.local.bench import percentile
+    from heirloom_dev.bench import percentile
 
     return {
         "p50": round(percentile(values, 50), 1),

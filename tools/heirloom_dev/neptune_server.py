@@ -19,7 +19,7 @@ recomputes the signature and refuses a mismatch, as Neptune with IAM auth does.
 
 For tests, `inject(Fault(...))` makes the next requests fail (an error body, a slow answer, a
 body that is not JSON) and `requests` records what arrived. Local use only (127.0.0.1); never
-shipped to Lambda. `python -m heirloom.local.neptune_server --socket PATH` serves by hand.
+shipped to Lambda. `python -m heirloom_dev.neptune_server --socket PATH` serves by hand.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 from urllib.parse import parse_qsl, quote, urlsplit
 
-from heirloom.local.neptune_rules import refusal
+from heirloom_dev.neptune_rules import refusal
 
 SERVICE = "neptune-db"
 _AUTH = re.compile(

@@ -610,15 +610,11 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
 
 
-def dir_mb(path: Path) -> float:
-    """Size of a folder's files in MB (2^20 bytes, as Lambda's limits count), without caches."""
-    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
-    return round(total / 1024 / 1024, 2)
-
-
 def layer_sizes(root: Path) -> tuple[dict[str, float], list[str]]:
     """MB (2^20 bytes, as Lambda's 250 MB limit counts) of each layer folder, without caches;
     and the built layers that are missing."""
+    from cdk.build_layers import dir_mb
+
     sizes = {"shared": dir_mb(root / "layers" / "shared" / "python")}
     missing = []
     for name in BUILT_LAYERS:
@@ -769,9 +765,9 @@ def _open_stack(
     from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
     from heirloom.adapters.tokenizer import TiktokenTokenizer
     from heirloom.domain.ingestion import IngestionPorts
-    from heirloom.local.runtime import project_root
-    from heirloom.local.stack import LocalStack, ensure_database
     from heirloom.settings import Settings
+    from heirloom_dev.runtime import project_root
+    from heirloom_dev.stack import LocalStack, ensure_database
 
     if postgres_uri is None or falkor_socket is None:
         status = LocalStack(project_root() / ".heirloom" / "bench").up()
@@ -1247,9 +1243,9 @@ def _gazetteer_builder(
 
 
 def _workflow_times(stack: BenchStack, samples: Sequence[Sample], breaker: Any) -> list[float]:
-    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
     from heirloom.services import Services
     from heirloom.settings import Settings
+    from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
     ports = stack.ports
     for key, value in (
@@ -1558,7 +1554,7 @@ def render_docs(result: dict[str, Any]) -> str:
         "",
         "## How it is measured",
         "",
-        "- Corpus: `heirloom.local.bench.generate_corpus` (seeded; sentence templates over each legacy's "
+        "- Corpus: `heirloom_dev.bench.generate_corpus` (seeded; sentence templates over each legacy's "
         "persons and a pool of places, events, objects and years; 60% public, 30% private, 10% personal; "
         "links active (all and selective), pending and revoked). Its own stack: `.heirloom/bench`, database "
         "and graph prefix `bench_<N>`; a second run with the same N skips loading.",
@@ -1633,7 +1629,7 @@ def run_bench(
     `embedder` defaults to the local ONNX model and `extract` to the spaCy extractor; tests pass a
     `HashingEmbedder` and `extract=False`. `postgres_uri` / `falkor_socket` default to the bench's
     own stack under `.heirloom/bench`."""
-    from heirloom.local.runtime import project_root
+    from heirloom_dev.runtime import project_root
 
     if queries < 1:
         raise ValueError("queries must be at least 1")
@@ -1735,7 +1731,7 @@ def run_bench(
     if json_path is not None:
         json_path.write_text(json.dumps(result, indent=2) + "\n")
     if write_docs:
-        from heirloom.local import coldpath
+        from heirloom_dev import coldpath
 
         target = docs_path or root / "docs" / "benchmarks.md"
         text = render_docs(result)

@@ -1,7 +1,7 @@
 """What Amazon Neptune's openCypher refuses and FalkorDB runs: the local server's strictness.
 
 FalkorDB accepts more than Neptune does, so the local Neptune stand-in
-(`local/neptune_server.py`) checks each query against these rules before running it and
+(`neptune_server.py`) checks each query against these rules before running it and
 answers a refusal as Neptune would (HTTP 400 with `code` and `detailedMessage`). Sources, AWS
 Neptune user guide pages:
 

@@ -12,9 +12,9 @@ from heirloom.adapters import factory
 from heirloom.adapters.postgres import PgDatabase
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.local.stack import LocalStack, NotSetUp
 from heirloom.ports import GraphStore
 from heirloom.settings import Settings, get_settings
+from heirloom_dev.stack import LocalStack, NotSetUp
 
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from heirloom.contracts.context import AssembledContext, ContextRequest, Message
 from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked, score
-from heirloom.local.loader import DatasetError
-from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+from heirloom_dev.loader import DatasetError
+from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
 HEADLINE = (
     "queries",

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from heirloom.local.runtime import project_root
+from heirloom_dev.runtime import project_root
 
 Handler = Callable[..., Any]
 

@@ -19,8 +19,8 @@ EXIT_UNAVAILABLE = 3
 
 
 def _cmd_local(args: argparse.Namespace) -> int:
-    from heirloom.local.runtime import stack_home
-    from heirloom.local.stack import LocalStack
+    from heirloom_dev.runtime import stack_home
+    from heirloom_dev.stack import LocalStack
 
     stack = LocalStack(stack_home(get_settings()))
     if args.action == "up":
@@ -43,8 +43,8 @@ def _cmd_local(args: argparse.Namespace) -> int:
 
 
 def _cmd_load(args: argparse.Namespace) -> int:
-    from heirloom.local.loader import DatasetError, load_dataset, read_dataset
-    from heirloom.local.runtime import open_runtime
+    from heirloom_dev.loader import DatasetError, load_dataset, read_dataset
+    from heirloom_dev.runtime import open_runtime
 
     root = Path(args.dir)
     try:
@@ -77,7 +77,7 @@ EXAMPLE_QUERIES = {
 
 
 def collect_stats() -> dict[str, Any]:
-    from heirloom.local.runtime import open_runtime
+    from heirloom_dev.runtime import open_runtime
 
     runtime = open_runtime()
     counts = runtime.ports.stories.counts()
@@ -124,9 +124,9 @@ def _use_local_stack(*, write: bool, repair: bool | None = None, env: dict[str, 
     Without `write`, their PostgreSQL sessions refuse writes; see `open_runtime` for `repair`."""
     import os
 
-    from heirloom.local.runtime import open_runtime
     from heirloom.services import default_services
     from heirloom.settings import get_settings
+    from heirloom_dev.runtime import open_runtime
 
     os.environ.update(env or {})
     get_settings.cache_clear()
@@ -139,11 +139,11 @@ def _use_local_stack(*, write: bool, repair: bool | None = None, env: dict[str, 
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from heirloom.local.eval import dataset_digest, evaluate, format_table, read_jsonl
-    from heirloom.local.loader import DatasetError, load_dataset, read_dataset
-    from heirloom.local.runtime import stack_home
-    from heirloom.local.stack import LocalStack, ensure_database
     from heirloom.settings import get_settings
+    from heirloom_dev.eval import dataset_digest, evaluate, format_table, read_jsonl
+    from heirloom_dev.loader import DatasetError, load_dataset, read_dataset
+    from heirloom_dev.runtime import stack_home
+    from heirloom_dev.stack import LocalStack, ensure_database
 
     root = Path(args.dataset)
     outputs = [Path(p) for p in (args.json, args.per_query) if p]
@@ -187,8 +187,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from heirloom.contracts.context import ContextRequest
-    from heirloom.local.loader import load_dataset
-    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+    from heirloom_dev.loader import load_dataset
+    from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
     root = Path(args.dir)
     runtime = _use_local_stack(write=True)
@@ -237,8 +237,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     from heirloom.contracts.context import ContextRequest, Message
     from heirloom.errors import HeirloomError
-    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
     from heirloom.settings import get_settings
+    from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
     try:
         history = tuple(
@@ -285,11 +285,11 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
 
     from heirloom.contracts.ingestion import BackfillRequest
     from heirloom.edges import reason
-    from heirloom.local.workflow import LocalWorkflows
+    from heirloom_dev.workflow import LocalWorkflows
 
     if args.rebuild_graph:
         from heirloom.domain.graph_rebuild import rebuild_graph
-        from heirloom.local.runtime import list_legacy_ids
+        from heirloom_dev.runtime import list_legacy_ids
 
         runtime = _use_local_stack(write=True)
         report = rebuild_graph(runtime.ports, list_legacy_ids(runtime.db))
@@ -328,11 +328,11 @@ def _cmd_cold_path(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
     from heirloom.contracts.context import ContextRequest
-    from heirloom.local import coldpath
-    from heirloom.local.bench import lambda_import_env
-    from heirloom.local.loader import load_dataset
-    from heirloom.local.runtime import project_root
-    from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
+    from heirloom_dev import coldpath
+    from heirloom_dev.bench import lambda_import_env
+    from heirloom_dev.loader import load_dataset
+    from heirloom_dev.runtime import project_root
+    from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
     root = project_root()
     sample = root / "examples" / "sample-legacy"
@@ -375,7 +375,7 @@ def _cmd_cold_path(args: argparse.Namespace) -> int:
 
 
 def _cmd_smoke(args: argparse.Namespace) -> int:
-    from heirloom.local.smoke import SmokeFailed, smoke
+    from heirloom_dev.smoke import SmokeFailed, smoke
 
     password = os.environ.get("HEIRLOOM_SMOKE_PASSWORD", "")
     if not password:
@@ -402,9 +402,9 @@ def _cmd_smoke(args: argparse.Namespace) -> int:
 def _cmd_seed(args: argparse.Namespace) -> int:
     import boto3
 
-    from heirloom.local.loader import DatasetError
-    from heirloom.local.seed import SeedError, seed
-    from heirloom.local.smoke import SmokeFailed, outputs_of
+    from heirloom_dev.loader import DatasetError
+    from heirloom_dev.seed import SeedError, seed
+    from heirloom_dev.smoke import SmokeFailed, outputs_of
 
     try:
         usernames = json.loads(Path(args.users).read_text())
@@ -427,7 +427,7 @@ def _cmd_seed(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from heirloom.local.bench import format_report, run_bench
+    from heirloom_dev.bench import format_report, run_bench
 
     if args.cold_path:
         return _cmd_cold_path(args)
@@ -439,8 +439,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_invoke(args: argparse.Namespace) -> int:
-    from heirloom.local.functions import function_names
-    from heirloom.local.invoke import READ_ONLY, invoke, objects_beside
+    from heirloom_dev.functions import function_names
+    from heirloom_dev.invoke import READ_ONLY, invoke, objects_beside
 
     if args.function not in function_names():
         print(
@@ -610,7 +610,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     args = build_parser().parse_args(argv)
-    from heirloom.local.stack import NotSetUp
+    from heirloom_dev.stack import NotSetUp
 
     try:
         code: int = args.func(args)

@@ -14,10 +14,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from heirloom.local.functions import LambdaContext, load_handler, state_name
-from heirloom.local.workflow import LocalContextWorkflow, LocalWorkflows
 from heirloom.services import Services
 from heirloom.settings import Settings
+from heirloom_dev.functions import LambdaContext, load_handler, state_name
+from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
 #: functions that only read: invoked with PostgreSQL sessions that refuse writes
 READ_ONLY = frozenset(

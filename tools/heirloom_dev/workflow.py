@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from heirloom.local.functions import LambdaContext, function_names, load_handler, state_name
-from heirloom.local.runtime import project_root
+from heirloom_dev.functions import LambdaContext, function_names, load_handler, state_name
+from heirloom_dev.runtime import project_root
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
