@@ -11,15 +11,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.domain.context_api import (
     ContextBody,
+    ContextCall,
     ContextResponse,
     ContextWorkflow,
     WorkflowFailed,
     WorkflowTimedOut,
-    answer,
     parse_body,
 )
 from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.services import Services, default_services
+from heirloom.steps.api import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 #: bodies are parsed within depth, size and number limits (a 400 beyond them, never a crash)
@@ -84,17 +85,10 @@ def post_context(
         user_id = UUID(str(claims["sub"]))
     except ValueError as exc:
         raise AccessDenied("identity is not a user id") from exc
-    services: Services = app.context["services"]
-    workflow: ContextWorkflow = app.context.get("workflow") or services.context_workflow
-    return answer(
-        body,
-        legacy_id=legacy_id,
-        user_id=user_id,
-        is_admin=_is_admin(claims),
-        debug=debug,
-        graph_enabled=services.settings.graph.augmentation_enabled,
-        workflow=workflow,
+    call = ContextCall(
+        body=body, legacy_id=legacy_id, user_id=user_id, is_admin=_is_admin(claims), debug=debug
     )
+    return run(call, app.context["services"], app.context.get("workflow"))
 
 
 @app.not_found

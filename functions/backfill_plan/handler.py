@@ -7,10 +7,10 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.ingestion import BackfillPlanInput
-from heirloom.domain.processing import plan_backfill
 from heirloom.edges import parse
 from heirloom.errors import error_contract
 from heirloom.services import Services, default_services
+from heirloom.steps.backfill_plan import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
@@ -22,7 +22,4 @@ logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
-    data = parse(BackfillPlanInput, event)
-    svc = services or default_services()
-    page = plan_backfill(svc.ingestion, data.request, execution=data.execution, runs=svc.backfill_runs)
-    return page.model_dump(mode="json")
+    return run(parse(BackfillPlanInput, event), services or default_services()).model_dump(mode="json")

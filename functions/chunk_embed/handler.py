@@ -6,10 +6,10 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.ingestion import IngestRequest
-from heirloom.domain.processing import chunk_embed_step
 from heirloom.edges import parse
 from heirloom.errors import error_contract
 from heirloom.services import Services, default_services
+from heirloom.steps.chunk_embed import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
@@ -21,6 +21,4 @@ logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
-    data = parse(IngestRequest, event)
-    svc = services or default_services()
-    return chunk_embed_step(svc.ingestion, data.story_id).model_dump(mode="json")
+    return run(parse(IngestRequest, event), services or default_services()).model_dump(mode="json")

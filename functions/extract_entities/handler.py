@@ -6,11 +6,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.ingestion import IngestRequest
-from heirloom.domain.processing import extract_step
 from heirloom.edges import parse
 from heirloom.errors import error_contract
 from heirloom.observability import record_extraction
 from heirloom.services import Services, default_services
+from heirloom.steps.extract_entities import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
@@ -22,8 +22,6 @@ logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
-    data = parse(IngestRequest, event)
-    svc = services or default_services()
-    result = extract_step(svc.ingestion, data.story_id)
+    result = run(parse(IngestRequest, event), services or default_services())
     record_extraction(result, logger, metrics)
     return result.model_dump(mode="json")

@@ -6,11 +6,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.context import GraphTraversalInput
-from heirloom.domain.graph_step import graph_traversal_step
 from heirloom.edges import parse
 from heirloom.errors import error_contract
 from heirloom.observability import record_traversal
 from heirloom.services import Services, default_services
+from heirloom.steps.graph_traversal import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
@@ -22,15 +22,7 @@ logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
-    data = parse(GraphTraversalInput, event)
     svc = services or default_services()
-    result = graph_traversal_step(
-        data,
-        svc.graph,
-        svc.breaker,
-        enabled=svc.settings.graph.augmentation_enabled,
-        budget_ms=svc.settings.resilience.traversal_budget_ms,
-        cache=svc.neighbourhoods,
-    )
+    result = run(parse(GraphTraversalInput, event), svc)
     record_traversal(result, logger, metrics, svc.settings.resilience.traversal_budget_ms)
     return result.model_dump(mode="json")

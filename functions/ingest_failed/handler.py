@@ -10,6 +10,7 @@ from heirloom.contracts.ingestion import IngestFailure
 from heirloom.edges import parse
 from heirloom.errors import error_contract
 from heirloom.services import Services, default_services
+from heirloom.steps.ingest_failed import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
@@ -22,8 +23,7 @@ def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
     failure = parse(IngestFailure, event)
-    svc = services or default_services()
-    svc.stories.record_ingest_failure(failure.story_id, failure.error, failure.cause)
+    recorded = run(failure, services or default_services())
     metrics.add_metric(name="IngestionFailures", unit=MetricUnit.Count, value=1)
     logger.warning("ingestion_failed", story_id=str(failure.story_id), error=failure.error)
-    return {"story_id": str(failure.story_id), "recorded": True}
+    return recorded.model_dump(mode="json")

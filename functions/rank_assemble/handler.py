@@ -6,12 +6,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.context import RankAssembleInput
-from heirloom.domain.assembly import assemble
-from heirloom.domain.personas import load_personas
 from heirloom.edges import parse
 from heirloom.errors import error_contract
 from heirloom.observability import record_context
 from heirloom.services import Services, default_services
+from heirloom.steps.rank_assemble import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
@@ -23,9 +22,6 @@ logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
-    data = parse(RankAssembleInput, event)
-    svc = services or default_services()
-    persona = load_personas()[data.request.persona]
-    result = assemble(data.request, data.filtered, persona, svc.tokenizer)
+    result = run(parse(RankAssembleInput, event), services or default_services())
     record_context(result, logger, metrics)
     return result.model_dump(mode="json")

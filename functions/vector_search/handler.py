@@ -6,10 +6,10 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.context import VectorSearchInput
-from heirloom.domain.retrieval import vector_search
 from heirloom.edges import parse
 from heirloom.errors import error_contract
 from heirloom.services import Services, default_services
+from heirloom.steps.vector_search import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 
@@ -21,9 +21,4 @@ logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None
 ) -> dict[str, Any]:
-    data = parse(VectorSearchInput, event)
-    svc = services or default_services()
-    result = vector_search(
-        data.request, svc.stories, svc.vectors, svc.embedder, k=svc.settings.resilience.vector_k
-    )
-    return result.model_dump(mode="json")
+    return run(parse(VectorSearchInput, event), services or default_services()).model_dump(mode="json")

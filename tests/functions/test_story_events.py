@@ -7,8 +7,8 @@ from uuid import UUID
 
 import pytest
 
-from heirloom.domain.processing import chunk_embed_step
 from heirloom.errors import InvalidRequest, NotFound
+from heirloom.steps.chunk_embed import chunk_embed_step
 from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.integration.test_sample_story_events import STORY_EVENT_ORDER

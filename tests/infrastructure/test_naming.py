@@ -1,8 +1,10 @@
 """One naming rule: folder functions/intent_analysis -> state IntentAnalysis -> substitution
-${IntentAnalysisFunctionArn} -> construct id IntentAnalysis -> events/intent_analysis.json."""
+${IntentAnalysisFunctionArn} -> construct id IntentAnalysis -> events/intent_analysis.json, and
+heirloom/steps/intent_analysis.py whose `run` the handler calls."""
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import pytest
@@ -92,6 +94,30 @@ def test_sample_events_follow_the_rule():
     for sample in (REPO_ROOT / "events").iterdir():
         folder = sample.name.removesuffix(".json")
         assert folder in FOLDERS, f"events/{sample.name} matches no function folder"
+
+
+STEPS = REPO_ROOT / "layers" / "shared" / "python" / "heirloom" / "steps"
+
+
+def test_each_folder_has_one_step_module_and_each_step_module_a_folder():
+    modules = sorted(p.stem for p in STEPS.glob("*.py") if p.stem != "__init__")
+    assert modules == FOLDERS, f"steps/ {set(modules) ^ set(FOLDERS)} without a function folder or step"
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_each_handler_calls_its_own_steps_run_and_no_other_step(folder):
+    import ast
+
+    tree = ast.parse((REPO_ROOT / "functions" / folder / "handler.py").read_text())
+    steps = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("heirloom.steps")
+        for alias in node.names
+    }
+    assert steps == {(f"heirloom.steps.{folder}", "run")}, f"functions/{folder}/handler.py imports {steps}"
+    step = importlib.import_module(f"heirloom.steps.{folder}")
+    assert callable(step.run)
 
 
 @pytest.mark.parametrize("folder", FOLDERS)

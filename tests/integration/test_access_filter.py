@@ -14,8 +14,8 @@ from heirloom.contracts.context import (
     QueryIntent,
     VectorBranch,
 )
-from heirloom.domain.access_filter import filter_context
 from heirloom.errors import AccessDenied, NotFound
+from heirloom.steps.access_filter import filter_context
 from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
 

@@ -22,9 +22,9 @@ from heirloom.domain.entity_sync import graph_fingerprints, sync_story_entities
 from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.domain.processing import plan_backfill
 from heirloom.domain.traversal import TEMPLATES
 from heirloom.ports import GraphStore
+from heirloom.steps.backfill_plan import plan_backfill
 from heirloom_dev.loader import load_dataset, read_dataset
 from heirloom_dev.runtime import repair_lost_graph
 from tests.integration.test_entity_sync import ILLNESS, ORCHARD, ScriptedExtractor, facts

@@ -313,7 +313,7 @@ def test_a_slow_answer_is_a_timeout_within_the_read_timeout(neptune_server):
 def test_the_traversal_step_falls_back_and_counts_the_failure(neptune_server):
     from heirloom.contracts.context import ContextRequest, GraphTraversalInput, Intent, QueryIntent
     from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
-    from heirloom.domain.graph_step import graph_traversal_step
+    from heirloom.steps.graph_traversal import graph_traversal_step
 
     breaker = CircuitBreaker(InMemoryBreakerStore(), failure_threshold=1, cooldown_s=30)
     request = ContextRequest(legacy_id=uuid.uuid4(), user_id=uuid.uuid4(), persona="family", query="q")

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from heirloom.contracts.ingestion import CONTINUATION_PREFIX, ExecutionRef, RunningExecution
-from heirloom.domain.processing import rival_backfill
+from heirloom.steps.backfill_plan import rival_backfill
 
 SM = "arn:aws:states:us-east-1:123456789012:stateMachine:Heirloom-Backfill"
 T0 = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)

@@ -30,8 +30,7 @@ from heirloom.contracts.intent import intent_json_schema
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.extraction import extract_entities
 from heirloom.domain.intent import Gazetteer
-from heirloom.domain.intent_step import GazetteerCache, IntentRequest, analyse_intent, intent_analysis_step
-from heirloom.domain.retrieval import vector_search
+from heirloom.domain.intent_step import GazetteerCache, IntentRequest, analyse_intent
 from heirloom.errors import (
     MalformedModelOutput,
     ModelAccessDenied,
@@ -40,6 +39,8 @@ from heirloom.errors import (
     VectorUnavailable,
     reduce_error,
 )
+from heirloom.steps.intent_analysis import intent_analysis_step
+from heirloom.steps.vector_search import vector_search
 
 HAIKU = "anthropic.claude-3-haiku-20240307-v1:0"
 TITAN = "amazon.titan-embed-text-v2:0"

@@ -10,9 +10,9 @@ import pytest
 from heirloom.contracts.context import ContextRequest, GraphTraversalInput, Intent, QueryIntent
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.deadline import DeadlineExceeded, call_within
-from heirloom.domain.graph_step import graph_traversal_step
 from heirloom.domain.intent import Gazetteer
 from heirloom.domain.intent_step import IntentRequest, analyse_intent
+from heirloom.steps.graph_traversal import graph_traversal_step
 
 
 def test_call_within_returns_the_value_or_raises_the_calls_own_error():

@@ -27,8 +27,8 @@ from heirloom.domain.intent_step import (
     GazetteerCache,
     IntentRequest,
     analyse_intent,
-    intent_analysis_step,
 )
+from heirloom.steps.intent_analysis import intent_analysis_step
 
 
 class CountingEmbedder(HashingEmbedder):

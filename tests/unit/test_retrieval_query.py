@@ -5,7 +5,8 @@ from uuid import uuid4
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.contracts.context import ContextRequest, Persona
 from heirloom.contracts.records import Legacy, Person, Role
-from heirloom.domain.retrieval import subject_forms, vector_search, without_subject
+from heirloom.domain.retrieval import subject_forms, without_subject
+from heirloom.steps.vector_search import vector_search
 
 
 class _Store:

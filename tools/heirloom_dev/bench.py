@@ -1152,15 +1152,17 @@ def _ms(start: float) -> float:
 def measure_stages(
     stack: BenchStack, samples: Sequence[Sample], workflow_samples: int
 ) -> tuple[dict[str, list[float]], Counter[str]]:
-    from heirloom.domain.access_filter import filter_context
     from heirloom.domain.assembly import assemble
     from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
-    from heirloom.domain.graph_step import graph_traversal_step
-    from heirloom.domain.intent_step import GazetteerCache, build_gazetteer, intent_analysis_step
+    from heirloom.domain.intent_step import GazetteerCache, build_gazetteer
     from heirloom.domain.personas import load_personas
-    from heirloom.domain.retrieval import query_text, vector_search
+    from heirloom.domain.retrieval import query_text
     from heirloom.domain.traversal import TEMPLATES, NeighbourhoodCache
     from heirloom.settings import Settings
+    from heirloom.steps.access_filter import filter_context
+    from heirloom.steps.graph_traversal import graph_traversal_step
+    from heirloom.steps.intent_analysis import intent_analysis_step
+    from heirloom.steps.vector_search import vector_search
 
     ports = stack.ports
     settings = Settings()

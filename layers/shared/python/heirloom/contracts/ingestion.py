@@ -66,6 +66,33 @@ class IngestFailure(_Edge):
     cause: ErrorText = Field(default="", max_length=2000)
 
 
+class IngestFailureRecorded(_Edge):
+    """IngestFailed's answer: the failure is in the ledger, to be replayed."""
+
+    story_id: UUID
+    recorded: bool = True
+
+
+class ImportResult(_Edge):
+    """One S3 object of an import: stored (`change` says how), rejected or gone (`reason`)."""
+
+    key: str
+    status: Literal["imported", "rejected", "missing"]
+    change: str | None = None
+    reason: str | None = None
+
+
+class ImportResults(_Edge):
+    results: tuple[ImportResult, ...]
+
+
+class StoryEventApplied(_Edge):
+    """StoryEvents' answer: what applying the event changed in the records."""
+
+    detail_type: str
+    change: str
+
+
 #: a STANDARD execution stops at 25,000 history events (AWS: "Step Functions service quotas"); a
 #: story costs ~20 in the backfill, ~27 with the page overhead of 2-story pages
 #: (tests/statemachines/test_backfill_continuation.py measures it), and each retry a few more:

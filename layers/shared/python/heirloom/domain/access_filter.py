@@ -14,29 +14,21 @@ counts the readable stories its hits reached (the `facts` template: the facts ke
 from __future__ import annotations
 
 import logging
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from uuid import UUID
 
 from heirloom.contracts.context import (
-    AccessFilterInput,
     Candidate,
     ChunkResult,
     ContextRequest,
-    FilteredContext,
-    GraphBranch,
     GraphFact,
-    GraphHit,
-    GraphResults,
     QueryEntities,
     QueryIntent,
     TraversalStat,
-    VectorBranch,
 )
 from heirloom.contracts.records import Legacy
 from heirloom.domain.access import ReadScope, resolve_scope
-from heirloom.domain.relevance import retrieval_score
 from heirloom.errors import NotFound
 from heirloom.ports import Chunk, StoryStore, VectorIndex
 
@@ -139,95 +131,4 @@ def readable_traversals(
             update={"results": len(facts) if s.template == "facts" else len(reached.get(s.template, ()))}
         )
         for s in stats
-    )
-
-
-def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIndex) -> FilteredContext:
-    started = time.monotonic()
-    request = data.request
-    legacy = store.get_legacy(request.legacy_id)  # read once: scope, names, subject
-    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy)
-    vector = next((b for b in data.branches if isinstance(b, VectorBranch)), VectorBranch(status="skipped"))
-    graph_branch = next((b for b in data.branches if isinstance(b, GraphBranch)), None)
-    intent = graph_branch.intent if graph_branch else QueryIntent()
-    graph = graph_branch.graph if graph_branch else GraphResults(status="skipped")
-
-    by_story: dict[UUID, list[ChunkResult]] = defaultdict(list)
-    for hit in vector.hits:
-        by_story[hit.story_id].append(hit)
-    hits_by_story: dict[UUID, list[GraphHit]] = defaultdict(list)
-    for ghit in graph.hits:
-        hits_by_story[ghit.story_id].append(ghit)
-
-    ids = set(by_story) | set(hits_by_story)
-    # facts are checked against every story that supports them, candidates or not
-    fact_story_ids = {UUID(s) for f in graph.facts for s in f.story_ids}
-    metas = {m.id: m for m in store.story_meta(ids | fact_story_ids)}
-    readable_any = {sid for sid, meta in metas.items() if scope.allows(meta)}
-    readable = readable_any & ids
-
-    legacy_names: dict[UUID, str] = {request.legacy_id: legacy.name} if legacy else {}
-    shared_via: dict[UUID, str] = {}
-    for grant in scope.grants[1:]:
-        shared_via[grant.legacy_id] = "selective" if grant.story_ids is not None else "all"
-
-    def legacy_name(legacy_id: UUID) -> str:
-        if legacy_id not in legacy_names:
-            row = store.get_legacy(legacy_id)
-            legacy_names[legacy_id] = row.name if row else ""
-        return legacy_names[legacy_id]
-
-    stored_chunks = _stored_chunks(vectors, sorted((s for s in readable if s not in by_story), key=str))
-    candidates = []
-    for sid in sorted(readable, key=str):
-        meta = metas[sid]
-        chunks = sorted(by_story.get(sid, []), key=lambda c: -retrieval_score(c))
-        ghits = hits_by_story.get(sid, [])
-        if not chunks:
-            stored = [
-                ChunkResult(
-                    story_id=sid,
-                    legacy_id=meta.legacy_id,
-                    chunk_index=c.index,
-                    text=c.text,
-                    token_count=c.token_count,
-                    similarity=0.0,
-                )
-                for c in stored_chunks.get(sid, [])
-            ]
-            chunks_out = _pick_chunks(stored, [h.entity or "" for h in ghits] + [h.via or "" for h in ghits])
-        else:
-            chunks_out = chunks
-        primary = meta.legacy_id == request.legacy_id
-        candidates.append(
-            Candidate(
-                story_id=sid,
-                legacy_id=meta.legacy_id,
-                legacy_name=legacy_name(meta.legacy_id),
-                title=meta.title,
-                primary=primary,
-                shared_via=None if primary else shared_via.get(meta.legacy_id),  # type: ignore[arg-type]
-                chunks=tuple(chunks_out),
-                embedding_score=max((retrieval_score(c) for c in chunks), default=None),
-                graph_hits=tuple(ghits),
-            )
-        )
-    readable_str = {str(s) for s in readable_any}
-    facts = tuple(f for f in graph.facts if fact_allowed(f, readable_str, scope))
-
-    subject = store.get_person(legacy.subject_person_id) if legacy else None
-    latency = {"vector": vector.latency_ms, "graph": graph.latency_ms, "intent": intent.latency_ms}
-    latency["access_filter"] = round((time.monotonic() - started) * 1000, 2)
-    return FilteredContext(
-        intent=readable_intent(intent, request, candidates, facts),
-        subject_name=subject.name if subject else (legacy.name if legacy else ""),
-        legacy_name=legacy.name if legacy else "",
-        candidates=tuple(candidates),
-        facts=facts,
-        traversals=readable_traversals(graph.traversals, candidates, facts),
-        vector_status=vector.status,
-        graph_status=graph.status,
-        dropped_stories=len(ids) - len(readable),
-        dropped_facts=len(graph.facts) - len(facts),
-        latency_ms=latency,
     )

@@ -90,6 +90,18 @@ class ContextBody(BaseModel):
     token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)
 
 
+class ContextCall(BaseModel):
+    """One request as the Api step takes it: the body and the verified caller."""
+
+    model_config = ConfigDict(frozen=True)
+
+    body: ContextBody
+    legacy_id: UUID
+    user_id: UUID
+    is_admin: bool = False
+    debug: bool = False
+
+
 class ContextSource(BaseModel):
     story_id: UUID
     title: str
@@ -108,41 +120,3 @@ class ContextResponse(BaseModel):
         " circuit breaker; when not empty the context is incomplete and opens with a Note line"
     )
     debug: dict[str, Any] | None = None
-
-
-def answer(
-    body: ContextBody,
-    *,
-    legacy_id: UUID,
-    user_id: UUID,
-    is_admin: bool,
-    debug: bool,
-    graph_enabled: bool,
-    workflow: ContextWorkflow,
-) -> ContextResponse:
-    if debug and not is_admin:
-        raise AccessDenied("debug metadata is only available to administrators")
-    request = ContextRequest(
-        legacy_id=legacy_id,
-        user_id=user_id,
-        persona=body.persona,
-        query=body.query,
-        history=body.history,
-        linked_story_id=body.linked_story_id,
-        token_budget=body.token_budget,
-        debug=debug,
-        graph_enabled=graph_enabled,
-    )
-    assembled = workflow.run(request)
-    sources = [
-        ContextSource(story_id=s.story_id, title=s.title, legacy_id=s.legacy_id)
-        for s in assembled.metadata.sources
-    ]
-    return ContextResponse(
-        context=assembled.formatted_context,
-        sources=sources,
-        tokens=assembled.metadata.tokens_used,
-        sources_used=list(assembled.sources_used),
-        degraded=list(assembled.degraded),
-        debug=assembled.metadata.model_dump(mode="json") if debug else None,
-    )

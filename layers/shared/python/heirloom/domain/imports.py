@@ -14,12 +14,9 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from heirloom.contracts.records import MAX_STORY_CHARS, Story
-from heirloom.domain import ingestion
-from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.contracts.records import Story
 from heirloom.edges import reason
 from heirloom.errors import InvalidRequest
-from heirloom.ports import Change
 from heirloom.safejson import bounded_loads
 
 #: largest object read at all (bytes); a story body is further capped at MAX_STORY_CHARS
@@ -87,32 +84,7 @@ def parse_document(bucket: str, key: str, body: bytes, now: datetime | None = No
         raise InvalidRequest(reason(exc)) from exc
 
 
-def import_object(ports: IngestionPorts, objects: ObjectStore, bucket: str, key: str) -> Change:
-    """Validate and ingest one object; tag it imported or rejected (with the reason)."""
-    try:
-        size = objects.size(bucket, key)
-        if size > MAX_OBJECT_BYTES:
-            raise InvalidRequest(f"object is {size} bytes; the limit is {MAX_OBJECT_BYTES}")
-        story = parse_document(bucket, key, objects.read(bucket, key))
-        if len(story.content) > MAX_STORY_CHARS:  # pragma: no cover - the model enforces it
-            raise InvalidRequest("story content is too long")
-        try:
-            change = ingestion.apply_story(ports, story)
-        except UnknownReference as exc:
-            raise InvalidRequest(str(exc)) from exc
-    except InvalidRequest as exc:
-        objects.tag(bucket, key, {"heirloom-status": "rejected", "heirloom-reason": _tag_value(str(exc))})
-        raise
-    if change is Change.SKIPPED:  # heirloom.domain.ordering: a newer version, or deleted for good
-        why = "a newer version of this story is stored or it was deleted"
-        objects.tag(bucket, key, {"heirloom-status": "skipped", "heirloom-story": str(story.id),
-                                  "heirloom-reason": why})  # fmt: skip
-        return change
-    objects.tag(bucket, key, {"heirloom-status": "imported", "heirloom-story": str(story.id)})
-    return change
-
-
-def _tag_value(text: str) -> str:
+def tag_value(text: str) -> str:
     """S3 tag values: at most 256 characters of letters, digits, spaces and + - = . _ : / @."""
     allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 +-=._:/@")
     return "".join(ch if ch in allowed else " " for ch in text)[:256]

@@ -14,14 +14,11 @@ from typing import TYPE_CHECKING, Protocol
 from uuid import UUID
 
 from heirloom.contracts.context import (
-    BreakerState,
-    ContextRequest,
     EntityMatch,
     Message,
     QueryEntities,
     QueryIntent,
 )
-from heirloom.domain.breaker import CircuitBreaker
 from heirloom.domain.deadline import call_within
 from heirloom.domain.intent import (
     MAX_MATCHES,
@@ -308,41 +305,3 @@ def analyse_intent(
         log.info("intent_model_unsure", extra={"confidence": model.confidence})
         return base
     return _merge(base, model)
-
-
-def intent_analysis_step(
-    request: ContextRequest,
-    stories: StoryStore,
-    graph: GraphStore | None,
-    breaker: CircuitBreaker,
-    cache: GazetteerCache,
-    classifier: IntentClassifier = RULES,
-    local: IntentClassifier | None = None,
-) -> QueryIntent:
-    """`local` defaults to `classifier` when that is a local one, else to the rule-based one."""
-    started = time.monotonic()
-    if local is None:
-        local = classifier if isinstance(classifier, EmbeddingIntentClassifier) else RULES
-    state: BreakerState
-    try:
-        state = breaker.state()
-    except Exception as exc:  # an unreadable breaker must not fail the request
-        log.warning("breaker_unreadable: %s", type(exc).__name__)
-        state = "unknown"
-    # behind an open breaker the graph is not asked for names either; a gazetteer built
-    # without them is not cached, so the names are back as soon as the graph is
-    names_from = graph if state != "open" else None
-    degraded: list[str] = []
-    gazetteer, subject = cache.get(
-        request.legacy_id,
-        lambda: build_gazetteer(request.legacy_id, stories, names_from, degraded=degraded),
-        keep=lambda: not degraded and (names_from is not None or graph is None),
-    )
-    intent = analyse_intent(
-        IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
-        classifier,
-        local,
-    )
-    return intent.model_copy(
-        update={"breaker_state": state, "latency_ms": round((time.monotonic() - started) * 1000, 2)}
-    )

@@ -15,9 +15,21 @@ from heirloom.domain.personas import load_personas
 from heirloom.domain.traversal import NeighbourhoodCache, traverse
 from heirloom.errors import GraphUnavailable
 from heirloom.ports import GraphStore
+from heirloom.services import Services
 
 #: share of the budget a query in flight when the budget runs out may still take
 GRACE = 0.2
+
+
+def run(data: GraphTraversalInput, services: Services) -> GraphBranch:
+    return graph_traversal_step(
+        data,
+        services.graph,
+        services.breaker,
+        enabled=services.settings.graph.augmentation_enabled,
+        budget_ms=services.settings.resilience.traversal_budget_ms,
+        cache=services.neighbourhoods,
+    )
 
 
 def graph_traversal_step(

@@ -1,0 +1,74 @@
+"""IntentAnalysis: the question's intent and the legacy's names it mentions, from the rules and
+(when configured) a model, with the local answer as the fallback."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from heirloom.contracts.context import BreakerState, ContextRequest, IntentAnalysisInput, QueryIntent
+from heirloom.domain.breaker import CircuitBreaker
+from heirloom.domain.intent_step import (
+    RULES,
+    EmbeddingIntentClassifier,
+    GazetteerCache,
+    IntentClassifier,
+    IntentRequest,
+    analyse_intent,
+    build_gazetteer,
+)
+from heirloom.ports import GraphStore, StoryStore
+from heirloom.services import Services
+
+log = logging.getLogger(__name__)
+
+
+def run(data: IntentAnalysisInput, services: Services) -> QueryIntent:
+    graph = services.graph if services.settings.graph.augmentation_enabled else None
+    return intent_analysis_step(
+        data.request,
+        services.stories,
+        graph,
+        services.breaker,
+        services.gazetteers,
+        services.intent_classifier,
+        services.local_intent_classifier,
+    )
+
+
+def intent_analysis_step(
+    request: ContextRequest,
+    stories: StoryStore,
+    graph: GraphStore | None,
+    breaker: CircuitBreaker,
+    cache: GazetteerCache,
+    classifier: IntentClassifier = RULES,
+    local: IntentClassifier | None = None,
+) -> QueryIntent:
+    """`local` defaults to `classifier` when that is a local one, else to the rule-based one."""
+    started = time.monotonic()
+    if local is None:
+        local = classifier if isinstance(classifier, EmbeddingIntentClassifier) else RULES
+    state: BreakerState
+    try:
+        state = breaker.state()
+    except Exception as exc:  # an unreadable breaker must not fail the request
+        log.warning("breaker_unreadable: %s", type(exc).__name__)
+        state = "unknown"
+    # behind an open breaker the graph is not asked for names either; a gazetteer built
+    # without them is not cached, so the names are back as soon as the graph is
+    names_from = graph if state != "open" else None
+    degraded: list[str] = []
+    gazetteer, subject = cache.get(
+        request.legacy_id,
+        lambda: build_gazetteer(request.legacy_id, stories, names_from, degraded=degraded),
+        keep=lambda: not degraded and (names_from is not None or graph is None),
+    )
+    intent = analyse_intent(
+        IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
+        classifier,
+        local,
+    )
+    return intent.model_copy(
+        update={"breaker_state": state, "latency_ms": round((time.monotonic() - started) * 1000, 2)}
+    )

@@ -1,0 +1,91 @@
+"""StoryEvents: an EventBridge story, link, membership or person event applied to the records in
+order (domain/ordering.py), and ingestion started for a story whose content changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from uuid import UUID
+
+from heirloom.contracts.events import (
+    DETAIL_TYPES,
+    LegacyCreated,
+    LinkCreated,
+    LinkUpdated,
+    MemberAdded,
+    MemberRemoved,
+    PersonCreated,
+    RelationshipAdded,
+    StoryCreated,
+    StoryDeleted,
+    StoryEvent,
+    StoryUpdated,
+    UserCreated,
+)
+from heirloom.contracts.ingestion import StoryEventApplied
+from heirloom.domain import ingestion
+from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.domain.story_events import parse_detail
+from heirloom.errors import InvalidRequest, NotFound
+from heirloom.ports import Change
+from heirloom.services import Services
+
+
+def run(event: StoryEvent, services: Services) -> StoryEventApplied:
+    change = handle_story_event(
+        services.ingestion,
+        event,
+        source=services.settings.workflow.event_source,
+        start_ingestion=services.start_ingestion,
+    )
+    return StoryEventApplied(detail_type=event.detail_type, change=change.value)
+
+
+def handle_story_event(
+    ports: IngestionPorts,
+    event: StoryEvent,
+    *,
+    source: str,
+    start_ingestion: Callable[[UUID], None] | None = None,
+) -> Change:
+    """Apply one event; raises InvalidRequest (bad event) or NotFound (dangling reference).
+    With `start_ingestion`, story content is processed by the ingestion workflow, else inline."""
+    if event.source != source:
+        raise InvalidRequest(f"source {event.source!r} is not {source!r}")
+    if event.detail_type not in DETAIL_TYPES:
+        raise InvalidRequest(f"unknown detail-type {event.detail_type!r}")
+    detail = parse_detail(event)
+    try:
+        match detail:
+            case StoryCreated() | StoryUpdated():
+                change = ingestion.apply_story(
+                    ports, detail.story, process=start_ingestion is None, seq=detail.sequence
+                )
+                # a redelivered event restarts a hand-over that failed: the record is stored
+                # (UNCHANGED now) but its index or graph is still behind
+                if start_ingestion is not None and (
+                    change in (Change.CREATED, Change.UPDATED)
+                    or ingestion.story_behind(ports, detail.story.id)
+                ):
+                    start_ingestion(detail.story.id)
+                return change
+            case StoryDeleted():
+                return ingestion.delete_story(ports, detail.story_id, detail.deleted_at, detail.legacy_id)
+            case LegacyCreated():
+                return ingestion.apply_legacy(ports, detail.legacy)
+            case PersonCreated():
+                return ingestion.apply_person(ports, detail.person, event.time, detail.sequence)
+            case UserCreated():
+                return ingestion.apply_user(ports, detail.user)
+            case RelationshipAdded():
+                return ingestion.apply_relationship(ports, detail.relationship)
+            case MemberAdded():
+                return ingestion.apply_member(ports, detail.member, event.time, detail.sequence)
+            case MemberRemoved():
+                return ingestion.remove_member(
+                    ports, detail.legacy_id, detail.user_id, event.time, detail.sequence
+                )
+            case LinkCreated() | LinkUpdated():
+                return ingestion.apply_link(ports, detail.link, event.time, detail.sequence)
+    except UnknownReference as exc:
+        raise NotFound(str(exc)) from exc
+    raise InvalidRequest(f"unhandled detail-type {event.detail_type!r}")  # pragma: no cover
