@@ -19,17 +19,11 @@ from heirloom.contracts.context import (
     QueryIntent,
     TraversalStat,
 )
-from heirloom.domain.assembly import (
-    assemble,
-    connections_cap,
-    cut_excerpt,
-    fact_sentence,
-    fact_sentences,
-    hit_score,
-    rank_candidates,
-    split_budget,
-)
+from heirloom.domain.assembly import assemble
+from heirloom.domain.budget import connections_cap, cut_excerpt, split_budget
+from heirloom.domain.format import fact_sentence, fact_sentences
 from heirloom.domain.personas import load_personas
+from heirloom.domain.ranking import hit_score, rank_candidates
 
 LEGACY = UUID(int=1)
 LINKED = UUID(int=2)

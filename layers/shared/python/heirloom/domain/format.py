@@ -1,0 +1,175 @@
+"""Formatting: the context's sections, story headings with provenance, known-connection
+sentences and the note that says what is missing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from heirloom.contracts.context import (
+    Candidate,
+    ContextRequest,
+    FilteredContext,
+    GraphFact,
+    RetrievalSource,
+)
+from heirloom.domain.budget import QUOTE, Excerpt, StoryText, clean_text
+from heirloom.domain.ranking import ScoredCandidate
+from heirloom.fencing import quoted_title, story_close, story_open
+
+CONNECTIONS_HEADER = "## Known Connections"
+
+
+CONNECTED_HEADER = "## Stories from Connected Legacies"
+
+
+_FACT_VERBS: dict[str, str] = {
+    "KNEW": "knew",
+    "WORKED_WITH": "worked with",
+    "FRIENDS_WITH": "was friends with",
+    "LIVED_IN": "lived in",
+    "WORKED_AT": "worked at",
+    "PARTICIPATED_IN": "took part in",
+    "OWNED": "owned",
+}
+
+
+def _possessive(name: str) -> str:
+    return name if name.endswith(("'s", "’s")) else f"{name}'s"
+
+
+def _period(since: str | None, until: str | None) -> str | None:
+    since, until = (clean_text(since) if since else None), (clean_text(until) if until else None)
+    if since and until:
+        return f"from {since} to {until}"
+    if since:
+        return f"since {since}"
+    if until:
+        return f"until {until}"
+    return None
+
+
+def fact_sentence(fact: GraphFact) -> str:
+    """A fact as one plain sentence. `detail` reads as what the object is to the subject."""
+    subject, obj = clean_text(fact.subject), clean_text(fact.object)
+    detail = clean_text(fact.detail) if fact.detail and fact.detail.strip() else None
+    if fact.predicate == "FAMILY_OF":
+        core = f"{_possessive(subject)} {detail} is {obj}" if detail else f"{subject} and {obj} are family"
+        extras = [_period(fact.since, fact.until)]
+    else:
+        verb = _FACT_VERBS.get(fact.predicate)
+        core = f"{subject} {verb} {obj}" if verb else f"{subject} is connected to {obj}"
+        extras = [detail, _period(fact.since, fact.until)]
+    notes = [e for e in extras if e]
+    return f"{core} ({', '.join(notes)})." if notes else f"{core}."
+
+
+def fact_sentences(facts: Iterable[GraphFact]) -> list[str]:
+    """One sentence per fact, in the given order; a fact between the same two nodes with the same
+    predicate (either direction) is said once."""
+    seen_pairs: set[tuple[str, frozenset[str]]] = set()
+    out: list[str] = []
+    for fact in facts:
+        key = (fact.predicate, frozenset({fact.subject_id, fact.object_id}))
+        sentence = fact_sentence(fact)
+        if key in seen_pairs or sentence in out:
+            continue
+        seen_pairs.add(key)
+        out.append(sentence)
+    return out
+
+
+#: what a persona may tell the family when a source is missing
+MISSING: dict[RetrievalSource, str] = {
+    "graph": "known connections (the family relationship graph)",
+    "vector": "story search by meaning",
+}
+
+
+def source_report(
+    request: ContextRequest, filtered: FilteredContext
+) -> tuple[tuple[RetrievalSource, ...], tuple[RetrievalSource, ...]]:
+    """(sources used, sources degraded). A source the request did not want (vector or graph
+    mode, graph augmentation off) is neither; a graph skipped although wanted was behind an
+    open breaker."""
+    used: list[RetrievalSource] = []
+    degraded: list[RetrievalSource] = []
+    wanted = {
+        "vector": request.mode != "graph",
+        "graph": request.mode != "vector" and request.graph_enabled,
+    }
+    source: RetrievalSource
+    for source, status in (("vector", filtered.vector_status), ("graph", filtered.graph_status)):
+        if status == "ok":
+            used.append(source)
+        elif wanted[source] and (status != "skipped" or filtered.intent.breaker_state != "closed"):
+            degraded.append(source)
+    return tuple(used), tuple(degraded)
+
+
+def degradation_note(degraded: Sequence[RetrievalSource]) -> str:
+    if not degraded:
+        return ""
+    missing = " and ".join(MISSING[d] for d in degraded)
+    verb = "is" if len(degraded) == 1 else "are"
+    return f"Note: {missing} {verb} unavailable for this answer, so what follows may be incomplete."
+
+
+def connections_block(sentences_: Sequence[str]) -> str:
+    return f"{CONNECTIONS_HEADER}\n{' '.join(sentences_)}" if sentences_ else ""
+
+
+def story_heading(candidate: Candidate) -> str:
+    title = quoted_title(candidate.title)
+    if not candidate.primary:
+        return f'### "{title}" — from {clean_text(candidate.legacy_name)}'
+    return f'### "{title}" ({candidate.year})' if candidate.year is not None else f'### "{title}"'
+
+
+def provenance_lines(scored: ScoredCandidate) -> list[str]:
+    candidate = scored.candidate
+    matched = " + ".join(scored.reasons)
+    if candidate.primary:
+        return [f"Source: Primary legacy, matched by: {matched}"]
+    lines = [f"Source: Linked legacy ({clean_text(candidate.legacy_name)}), matched by: {matched}"]
+    if candidate.shared_via:
+        shared = "all stories shared" if candidate.shared_via == "all" else "selected stories shared"
+        lines.append(f"Shared via: Legacy link ({shared})")
+    return lines
+
+
+@dataclass
+class Slot:
+    scored: ScoredCandidate
+    text: StoryText
+    #: heading + fence + provenance + the newlines around the excerpt and between blocks
+    meta: int
+    heading: str
+    provenance: list[str]
+    fence: str
+    excerpt: Excerpt | None = None
+
+    @property
+    def primary(self) -> bool:
+        return self.scored.candidate.primary
+
+    def block(self) -> str:
+        assert self.excerpt is not None
+        return "\n".join(
+            [
+                self.heading,
+                story_open(self.fence),
+                QUOTE + self.excerpt.text,
+                story_close(self.fence),
+                *self.provenance,
+            ]
+        )
+
+
+def render(note: str, connections: str, primary_header: str, slots: Sequence[Slot]) -> str:
+    sections = [part for part in (note, connections) if part]
+    for header, primary in ((primary_header, True), (CONNECTED_HEADER, False)):
+        blocks = [s.block() for s in slots if s.excerpt is not None and s.primary is primary]
+        if blocks:
+            sections.append(header + "\n" + "\n\n".join(blocks))
+    return "\n\n".join(sections)

@@ -1,0 +1,223 @@
+"""Ranking: each readable story scored from its embedding similarity and its graph paths
+(a path that reaches much of the legacy says little), then ordered."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from heirloom.contracts.context import (
+    Candidate,
+    GraphHit,
+)
+from heirloom.domain.personas import TraversalConfig
+
+Mode = Literal["hybrid", "vector", "graph"]
+Category = Literal["embedding", "graph"]
+
+
+HOP_FACTORS: dict[int, float] = {0: 1.0, 1: 1.0, 2: 0.6}
+
+
+ENTITY_MATCH_BONUS = 0.2
+
+
+BOTH_SOURCES_BONUS = 0.15
+
+
+#: weight of each further distinct graph path to a story, after its best one
+OTHER_PATHS_WEIGHT = 0.25
+
+
+#: graph relevance (up to 1.2 for a 1-hop entity match) mapped onto the calibrated cosine scale,
+#: so a graph hit alone does not outrank the best embedding match (docs/decisions/0006)
+GRAPH_SCALE = 0.6
+
+
+#: in hybrid mode, a story only the graph reached, through an entity path (embedding search did
+#: not retrieve it at all): the path says the story names that entity, not that it answers the
+#: question, so it ranks below what both sources found (docs/evaluation.md)
+GRAPH_ONLY_WEIGHT = 0.5
+
+
+#: how a hit reads in a provenance line, by relationship (or edge) type
+RELATIONSHIP_REASONS: dict[str, str] = {
+    "FAMILY_OF": "family connection (FAMILY_OF)",
+    "KNEW": "acquaintance connection (KNEW)",
+    "WORKED_WITH": "work connection (WORKED_WITH)",
+    "FRIENDS_WITH": "friendship connection (FRIENDS_WITH)",
+    "TOOK_PLACE_AT": "place connection",
+    "LIVED_IN": "place connection",
+    "WORKED_AT": "place connection",
+    "REFERENCES": "event/object connection",
+    "PARTICIPATED_IN": "event/object connection",
+    "OWNED": "event/object connection",
+    "MENTIONS": "person mentioned",
+    "LINKED_TO": "cross-legacy traversal",
+    "TIME": "time period match",
+}
+
+
+#: templates whose name says more than the edge they followed
+TEMPLATE_REASONS: dict[str, str] = {
+    "cross_legacy": "cross-legacy traversal",
+    "described": "connection described in the question",
+}
+
+
+EMBEDDING_REASON = "embedding similarity"
+
+
+GRAPH_REASON = "graph connection"
+
+
+def hop_factor(hops: int) -> float:
+    return HOP_FACTORS.get(hops, HOP_FACTORS[2])
+
+
+def hit_score(hit: GraphHit, traversal: TraversalConfig) -> float:
+    bonus = ENTITY_MATCH_BONUS if hit.entity_match else 0.0
+    return round(hop_factor(hit.hops) * traversal.weight(hit.relationship) + bonus, 6)
+
+
+def graph_score(hits: Iterable[GraphHit], traversal: TraversalConfig) -> float | None:
+    """Best hit score, or None when the graph did not reach the story."""
+    return max((hit_score(h, traversal) for h in hits), default=None)
+
+
+def hit_reason(hit: GraphHit) -> str:
+    if hit.template in TEMPLATE_REASONS:
+        return TEMPLATE_REASONS[hit.template]
+    if hit.relationship is None:
+        return GRAPH_REASON
+    return RELATIONSHIP_REASONS.get(hit.relationship, GRAPH_REASON)
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    candidate: Candidate
+    score: float
+    embedding_score: float | None
+    graph_score: float | None
+    #: the hits that counted (none in vector mode), best first
+    hits: tuple[GraphHit, ...] = ()
+
+    @property
+    def category(self) -> Category:
+        return "embedding" if self.embedding_score is not None else "graph"
+
+    @property
+    def source(self) -> str:
+        """ "embedding", "graph:<REL>" or "embedding+graph:<REL>" (REL of the best hit)."""
+        if not self.hits:
+            return "embedding"
+        best = self.hits[0]
+        rel = best.relationship or best.template.upper()
+        return f"graph:{rel}" if self.embedding_score is None else f"embedding+graph:{rel}"
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        out = [EMBEDDING_REASON] if self.embedding_score is not None else []
+        for hit in self.hits:
+            reason = hit_reason(hit)
+            if reason not in out:
+                out.append(reason)
+        return tuple(out)
+
+
+#: templates that choose each story on its own merits rather than through one entity (the
+#: legacy's broadest stories): their stories do not share a path
+PER_STORY_TEMPLATES = frozenset({"overview"})
+
+
+def path_key(hit: GraphHit) -> tuple[str, str, str]:
+    """The traversal path a hit came by: template, the entity or person it went through, edge."""
+    if hit.template in PER_STORY_TEMPLATES:
+        return (hit.template, str(hit.story_id), hit.relationship or "")
+    return (hit.template, (hit.entity or hit.via or "").casefold(), hit.relationship or "")
+
+
+def specificity(stories_on_path: int) -> float:
+    """Evidence of a path shrinks with the number of stories it reaches (1 story: 1.0, 5: 0.38),
+    like inverse document frequency: a place every story mentions says little about any one."""
+    return 1.0 / (1.0 + math.log(max(1, stories_on_path)))
+
+
+def calibrated_graph_score(
+    hits: Sequence[GraphHit], traversal: TraversalConfig, path_counts: Mapping[tuple[str, str, str], int]
+) -> float | None:
+    """Seed 000's hit score scaled by the path's specificity; further distinct paths add a quarter
+    of their score (several independent connections are stronger evidence than one); the sum is
+    mapped onto the cosine scale with GRAPH_SCALE."""
+    best_by_path: dict[tuple[str, str, str], float] = {}
+    for hit in hits:
+        key = path_key(hit)
+        value = hit_score(hit, traversal) * specificity(path_counts.get(key, 1))
+        best_by_path[key] = max(value, best_by_path.get(key, 0.0))
+    if not best_by_path:
+        return None
+    values = sorted(best_by_path.values(), reverse=True)
+    return GRAPH_SCALE * (values[0] + OTHER_PATHS_WEIGHT * sum(values[1:]))
+
+
+def score_candidate(
+    candidate: Candidate,
+    traversal: TraversalConfig,
+    mode: Mode,
+    *,
+    top_similarity: float | None = None,
+    path_counts: Mapping[tuple[str, str, str], int] | None = None,
+) -> ScoredCandidate | None:
+    """The candidate's combined score under `mode`, or None when that mode does not see it.
+
+    Cosine similarity is calibrated against the request's best one (`top_similarity` -> 1.0) so
+    both sources share a scale; graph hits are weighted by path specificity (`path_counts`)."""
+    similarity = candidate.embedding_score if mode != "graph" else None
+    embedding = similarity
+    if similarity is not None and top_similarity:
+        embedding = min(1.0, similarity / top_similarity)
+    hits = candidate.graph_hits if mode != "vector" else ()
+    ranked_hits = tuple(
+        sorted(hits, key=lambda h: (-hit_score(h, traversal), h.hops, h.template, h.relationship or ""))
+    )
+    graph = calibrated_graph_score(ranked_hits, traversal, path_counts or {})
+    if embedding is None:
+        if graph is None:
+            return None
+        by_path = mode == "hybrid" and ranked_hits[0].template not in PER_STORY_TEMPLATES
+        score = graph * GRAPH_ONLY_WEIGHT if by_path else graph
+    elif graph is None:
+        score = embedding
+    else:
+        best = max(specificity(path_counts.get(path_key(h), 1)) for h in ranked_hits) if path_counts else 1.0
+        score = max(embedding, graph) + BOTH_SOURCES_BONUS * best
+    return ScoredCandidate(
+        candidate=candidate,
+        score=round(score, 6),
+        embedding_score=embedding,
+        graph_score=graph,
+        hits=ranked_hits,
+    )
+
+
+def rank_candidates(
+    candidates: Iterable[Candidate], traversal: TraversalConfig, mode: Mode = "hybrid"
+) -> list[ScoredCandidate]:
+    """Scored candidates, best first: score desc, primary legacy first, then story id."""
+    candidates = list(candidates)
+    top = max((c.embedding_score for c in candidates if c.embedding_score is not None), default=None)
+    stories_by_path: dict[tuple[str, str, str], set[str]] = {}
+    for c in candidates:
+        for hit in c.graph_hits:
+            stories_by_path.setdefault(path_key(hit), set()).add(str(c.story_id))
+    counts = {key: len(ids) for key, ids in stories_by_path.items()}
+    scored = [
+        s
+        for s in (
+            score_candidate(c, traversal, mode, top_similarity=top, path_counts=counts) for c in candidates
+        )
+        if s is not None
+    ]
+    return sorted(scored, key=lambda s: (-s.score, not s.candidate.primary, str(s.candidate.story_id)))
