@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from heirloom.adapters import spacy_extractor
-from heirloom.adapters.spacy_extractor import SpacyEntityExtractor
+from heirloom.adapters.spacy import extractor as spacy_extractor
+from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
+from heirloom.adapters.spacy.selection import _entities
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.domain.extraction import EntityExtractor, extract_entities, postprocess
 
@@ -518,4 +519,4 @@ def test_the_reduced_pipeline_extracts_what_the_full_model_does(extractor: Spacy
     for text in texts:
         doc = reduced(text)
         assert tokens(doc) == tokens(on_blis(text))
-        assert spacy_extractor._entities(doc, None, "v") == spacy_extractor._entities(full(text), None, "v")
+        assert _entities(doc, None, "v") == _entities(full(text), None, "v")

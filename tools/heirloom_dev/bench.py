@@ -1642,7 +1642,7 @@ def run_bench(
         embedder = OnnxMiniLmEmbedder()
     extractor = None
     if extract:
-        from heirloom.adapters.spacy_extractor import SpacyEntityExtractor
+        from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
 
         extractor = SpacyEntityExtractor()
     suffix = (

@@ -221,6 +221,6 @@ def build_intent_classifier(settings: Settings, local: IntentClassifier = RULES)
 
 @lru_cache(maxsize=1)
 def _spacy_extractor() -> EntityExtractor:
-    from heirloom.adapters.spacy_extractor import SpacyEntityExtractor
+    from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
 
     return SpacyEntityExtractor()

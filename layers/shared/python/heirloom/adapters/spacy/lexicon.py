@@ -1,0 +1,86 @@
+"""The local extractor's vocabulary: part-of-speech tag sets and patterns in code, the word lists
+as data (heirloom/config/lexicons/extraction_en.json: generic family-story vocabulary, not tuned to
+any data set; a change there changes what is extracted, so RULES_VERSION moves with it)."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from heirloom.domain.kinship import KIN_TERMS
+
+LEXICON = "extraction_en.json"
+
+
+@cache
+def _lists() -> dict[str, dict[str, Any]]:
+    text = resources.files("heirloom.config").joinpath("lexicons", LEXICON).read_text(encoding="utf-8")
+    lists: dict[str, dict[str, Any]] = json.loads(text)["lists"]
+    return lists
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(_lists()[name]["words"])
+
+
+def _by_word(name: str) -> dict[str, str]:
+    """A list kept as kind -> words in the file, read as word -> kind."""
+    return {word: kind for kind, words in _lists()[name]["by_kind"].items() for word in words}
+
+
+def _by_pair(name: str) -> dict[tuple[str, str], str]:
+    pairs: dict[tuple[str, str], str] = {}
+    for kind, phrases in _lists()[name]["pairs_by_kind"].items():
+        for phrase in phrases:
+            first, second = phrase.split(" ")
+            pairs[(first, second)] = kind
+    return pairs
+
+
+# Penn Treebank tags the rules read (spaCy's fine-grained `tag_`)
+_NOUN = frozenset({"NN", "NNS"})
+_PROPER = frozenset({"NNP", "NNPS"})
+_NOMINAL = _NOUN | _PROPER
+_ADJ = frozenset({"JJ", "JJR", "JJS"})
+_MODIFIER_TAGS = _NOMINAL | _ADJ | {"CD", "HYPH", "POS", "VBN"}
+
+_DETERMINERS = _words("determiners")
+_NON_DESCRIPTIVE = _words("non_descriptive")
+_QUANTIFIERS = _words("quantifiers")
+_POSSESSIVE_PRONOUNS = _words("possessive_pronouns")
+_NARRATOR_POSSESSIVES = _words("narrator_possessives")
+_POSSESSIVE_MARKS = _words("possessive_marks")
+_KIN_NEEDS_POSSESSIVE = _words("kin_needs_possessive")
+_PROPER_PLACE_HEADS = _by_word("proper_place_heads")
+_PROPER_PLACE_PREFIXES = _by_word("proper_place_prefixes")
+_LOCATIVE_PREPOSITIONS = _words("locative_prepositions")
+_ROAD_WORDS = _words("road_words")
+_SAINTS = _words("saints")
+_PLACE_HEADS = _by_word("place_heads")
+_WEAK_PLACE_HEADS = _by_word("weak_place_heads")
+_EVENT_HEADS = _by_word("event_heads")
+_EVENT_NEEDS_QUALIFIER = _words("event_needs_qualifier")
+_OBJECT_HEADS = _by_word("object_heads")
+_OBJECT_PAIRS = _by_pair("object_pairs")
+_WEAK_OBJECT_HEADS = _by_word("weak_object_heads")
+_DECADE_WORDS = _by_word("decade_words")
+_SEASONS = _words("seasons")
+_SEASON_LINKS = _words("season_links")
+_LIVE_VERBS = _words("live_verbs")
+_WORK_VERBS = _words("work_verbs")
+_PERSON_STOPWORDS = _words("person_stopwords")
+
+#: kin words (single tokens) and those that can title a name ("Uncle Jim", "Grandma Rose")
+_KIN_WORDS = frozenset(KIN_TERMS)
+_KIN_TITLE_WORDS = frozenset(
+    {"uncle", "aunt", "auntie", "aunty", "cousin", "granduncle", "grandaunt"}
+    | {w for w, k in KIN_TERMS.items() if k.relation == "grandparent"}
+)
+
+_YEAR = re.compile(r"^(?:19\d\d|20[0-2]\d)$")
+_DECADE_NUMBER = re.compile(r"^(?P<y>(?:19|20)\d0)'?s$")
+_SHORT_DECADE = re.compile(r"^'?(?P<d>[0-9]0)'?s$")
+_CLAUSE_BREAKS = frozenset({".", ";", "!", "?", ":", "\n", "\n\n"})

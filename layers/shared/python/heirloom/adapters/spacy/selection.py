@@ -1,0 +1,135 @@
+"""Candidates chosen: overlaps resolved, short forms of a full name folded into it, duplicates
+merged, and the result as extracted entities."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from heirloom.adapters.spacy.clauses import _relations, _time_references
+from heirloom.adapters.spacy.people import _people
+from heirloom.adapters.spacy.things import _ner_places_events, _noun_entities, _proper_places
+from heirloom.adapters.spacy.tokens import RULE_CONFIDENCE, _Cand
+from heirloom.contracts.extraction import (
+    ExtractedEntities,
+    ExtractedEvent,
+    ExtractedObject,
+    ExtractedPerson,
+    ExtractedPlace,
+)
+
+
+def _overlaps(a: _Cand, b: _Cand) -> bool:
+    return a.start < b.end and b.start < a.end
+
+
+def _select(cands: list[_Cand]) -> list[_Cand]:
+    """Resolve overlapping spans: across places, events and objects the longer span wins (then the
+    more confident); a person inside another entity survives only as its possessor."""
+    # a weak guess never displaces a confident candidate, however long it is
+    things = sorted(
+        (c for c in cands if c.kind != "people"),
+        key=lambda c: (c.confidence < RULE_CONFIDENCE, -c.length, -c.confidence, c.start),
+    )
+    kept: list[_Cand] = []
+    for c in things:
+        if not any(_overlaps(c, k) for k in kept):
+            kept.append(c)
+    people: list[_Cand] = []
+    for p in sorted(
+        (c for c in cands if c.kind == "people"), key=lambda c: (-c.length, -c.confidence, c.start)
+    ):
+        if any(_overlaps(p, q) for q in people):
+            continue
+        clashes = [
+            k
+            for k in kept
+            if _overlaps(p, k) and not (k.owner is not None and k.owner[0] <= p.start and p.end <= k.owner[1])
+        ]
+        if any(k.start <= p.start and p.end <= k.end for k in clashes):
+            continue  # "Mary" inside "St. Mary's Church"
+        if all(p.length > k.length or p.confidence > k.confidence for k in clashes):
+            for k in clashes:
+                kept.remove(k)
+            people.append(p)
+    # "the flood" and "the 1962 flood" in one story: keep only the specific one
+    specific = {
+        (c.kind, c.head) for c in kept if c.name.lower() != c.head and c.confidence >= RULE_CONFIDENCE
+    }
+    kept = [c for c in kept if not (c.name.lower() == c.head and (c.kind, c.head) in specific)]
+    return sorted(people + kept, key=lambda c: c.start)
+
+
+def _short_names(cands: list[_Cand]) -> tuple[list[_Cand], dict[str, str]]:
+    """'Harold' after 'Harold Brennan' in one story is the same person, named once: drop the short
+    form when exactly one longer name starts or ends with it. Returns the kept candidates and
+    the renames (short -> long) for relationships."""
+    longer: dict[str, set[str]] = {}
+    for p in cands:
+        words = p.name.split()
+        if p.kind == "people" and len(words) > 1:
+            for w in (words[0], words[-1]):
+                longer.setdefault(w.casefold(), set()).add(p.name)
+    renames: dict[str, str] = {}
+    kept = []
+    for c in cands:
+        full = longer.get(c.name.casefold(), set()) if c.kind == "people" and " " not in c.name else set()
+        if len(full) == 1 and not c.context:
+            renames[c.name] = next(iter(full))
+        else:
+            kept.append(c)
+    return kept, renames
+
+
+def _dedupe(cands: Iterable[_Cand]) -> list[_Cand]:
+    best: dict[tuple[str, str], _Cand] = {}
+    for c in cands:
+        key = (c.kind, c.name.casefold())
+        have = best.get(key)
+        if have is None or c.confidence > have.confidence:
+            if have is not None:
+                c.context = c.context or have.context
+                c.location = c.location or have.location
+                c.date = c.date or have.date
+            best[key] = c
+        else:
+            have.context = have.context or c.context
+            have.location = have.location or c.location
+            have.date = have.date or c.date
+    return list(best.values())
+
+
+def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
+    cands = _people(doc, known) + _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc)
+    chosen = _select(cands)
+    times = _time_references(doc, [c for c in cands if c.kind == "events"])
+    rels = _relations(doc, chosen)
+    chosen, renames = _short_names(chosen)
+    if renames:
+        rels = [r.model_copy(update={"subject": renames.get(r.subject, r.subject)}) for r in rels]
+    final = _dedupe(chosen)
+    return ExtractedEntities(
+        people=tuple(
+            ExtractedPerson(name=c.name, context=c.context, confidence=c.confidence)
+            for c in final
+            if c.kind == "people"
+        ),
+        places=tuple(
+            ExtractedPlace(name=c.name, type=c.type, location=c.location, confidence=c.confidence)
+            for c in final
+            if c.kind == "places"
+        ),
+        events=tuple(
+            ExtractedEvent(name=c.name, type=c.type, date=c.date, confidence=c.confidence)
+            for c in final
+            if c.kind == "events"
+        ),
+        objects=tuple(
+            ExtractedObject(name=c.name, type=c.type, confidence=c.confidence)
+            for c in final
+            if c.kind == "objects"
+        ),
+        time_references=tuple(times.values()),
+        relationships=tuple(rels),
+        extractor_version=version,
+    )

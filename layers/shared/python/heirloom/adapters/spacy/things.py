@@ -1,0 +1,286 @@
+"""Places, events and objects: proper place names, noun phrases headed by a lexicon word, and
+the model's place and event entities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heirloom.adapters.spacy.lexicon import (
+    _ADJ,
+    _DETERMINERS,
+    _EVENT_HEADS,
+    _EVENT_NEEDS_QUALIFIER,
+    _LOCATIVE_PREPOSITIONS,
+    _MODIFIER_TAGS,
+    _NOMINAL,
+    _NON_DESCRIPTIVE,
+    _NOUN,
+    _OBJECT_HEADS,
+    _OBJECT_PAIRS,
+    _PLACE_HEADS,
+    _POSSESSIVE_MARKS,
+    _POSSESSIVE_PRONOUNS,
+    _PROPER,
+    _PROPER_PLACE_HEADS,
+    _PROPER_PLACE_PREFIXES,
+    _QUANTIFIERS,
+    _ROAD_WORDS,
+    _SAINTS,
+    _WEAK_OBJECT_HEADS,
+    _WEAK_PLACE_HEADS,
+    _YEAR,
+)
+from heirloom.adapters.spacy.tokens import (
+    NER_CONFIDENCE,
+    RULE_CONFIDENCE,
+    WEAK_CONFIDENCE,
+    _Cand,
+    _capitalised,
+    _text,
+)
+
+
+def _proper_places(doc: Any) -> list[_Cand]:
+    """'Cedar Street', 'Pike Lake', 'Lake Michigan', "St. Mary's Church", 'Fort Wayne'."""
+    out: list[_Cand] = []
+    n = len(doc)
+    i = 0
+    while i < n:
+        tok = doc[i]
+        is_saint = tok.lower_ in _SAINTS and i + 1 < n and doc[i + 1].is_title
+        if not ((tok.tag_ in _PROPER and tok.is_title) or is_saint):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and (
+            (doc[j].tag_ in _PROPER and (doc[j].is_title or doc[j].is_upper))
+            or (
+                doc[j].text in _POSSESSIVE_MARKS
+                and j + 1 < n
+                and doc[j + 1].tag_ in _PROPER
+                and doc[j + 1].is_title
+            )
+        ):
+            j += 1
+        # [i, j) is a run of capitalised proper nouns
+        last, first = doc[j - 1].lower_, tok.lower_
+        if j - i >= 2 and last in _PROPER_PLACE_HEADS:
+            out.append(
+                _Cand(
+                    "places",
+                    i,
+                    j,
+                    _text(doc, i, j),
+                    RULE_CONFIDENCE,
+                    type=_PROPER_PLACE_HEADS[last],
+                    head=last,
+                )
+            )
+        elif doc[j - 1].lower_ in _ROAD_WORDS and j < n and doc[j].text.isdigit():
+            out.append(
+                _Cand("places", i, j + 1, _text(doc, i, j + 1), RULE_CONFIDENCE, type="street", head="route")
+            )
+            j += 1
+        elif j - i >= 2 and first in _PROPER_PLACE_PREFIXES:
+            ptype = "water" if first == "lake" else _PROPER_PLACE_PREFIXES[first]
+            out.append(_Cand("places", i, j, _text(doc, i, j), RULE_CONFIDENCE, type=ptype, head=first))
+        i = j
+    return out
+
+
+def _chunk_left(
+    doc: Any, head: int, max_len: int = 6, *, pair: bool = False
+) -> tuple[int, tuple[int, int] | None, str | None]:
+    """Walk left from a head noun over modifiers (`pair`: the word before the head belongs to it
+    whatever its tag). Returns (start of the name, possessor token range or None, determiner
+    word before the name or None)."""
+    i = head - 2 if pair else head - 1
+    while i >= 0 and head - i < max_len and doc[i].tag_ in _MODIFIER_TAGS and not doc[i].is_space:
+        if doc[i].tag_ == "VBN" and doc[i].lower_ not in (
+            "beloved",
+            "treasured",
+            "battered",
+            "worn",
+            "carved",
+        ):
+            break
+        i -= 1
+    start = i + 1
+    owner: tuple[int, int] | None = None
+    pos_marks = [k for k in range(start, head) if doc[k].tag_ == "POS" or doc[k].text in _POSSESSIVE_MARKS]
+    if pos_marks:
+        mark = pos_marks[-1]
+        if mark == start:  # "'s" with nothing before it in the chunk
+            start = mark + 1
+        else:
+            owner_start = start
+            owner = (owner_start, mark)
+    else:
+        # drop leading nominal tokens that are not modifiers of this head (a stray "Sunday")
+        while start < head and doc[start].tag_ in _PROPER and doc[start].ent_type_ in ("DATE", "TIME"):
+            start += 1
+        # "the Sons of Italy hall", "the Knights of Columbus hall": one name across "of"
+        if start < head and doc[start].tag_ in _PROPER and start >= 2 and doc[start - 1].lower_ == "of":
+            k = start - 2
+            while k >= 0 and start - k <= 4 and doc[k].tag_ in _PROPER and _capitalised(doc[k]):
+                k -= 1
+            if k < start - 2:
+                start = k + 1
+    # "the same shawl", "the whole farm": words that pick a thing out, not describe it
+    while start < head and doc[start].lower_ in _NON_DESCRIPTIVE:
+        start += 1
+    det: str | None = None
+    if start > 0 and doc[start - 1].lower_ in _QUANTIFIERS:
+        return start, owner, doc[start - 1].lower_
+    if start > 0 and doc[start - 1].lower_ in _DETERMINERS | _POSSESSIVE_PRONOUNS:
+        det = doc[start - 1].lower_
+        if owner is not None and owner[0] == start and det in _POSSESSIVE_PRONOUNS:
+            owner = (start - 1, owner[1])  # "my grandmother's": the owner is "my grandmother"
+            start -= 1
+    return start, owner, det
+
+
+def _ends_noun_phrase(doc: Any, i: int) -> bool:
+    if i + 1 >= len(doc):
+        return True
+    nxt = doc[i + 1]
+    # "the recipe box Mom filled": a capitalised word after a lowercase noun starts a new phrase
+    return nxt.tag_ not in _NOMINAL or nxt.text in _POSSESSIVE_MARKS or (nxt.is_title and not doc[i].is_title)
+
+
+def _year_after(doc: Any, head: int) -> tuple[int, str | None]:
+    """'flood of 1962' / 'wedding in 1948': (end of the span, year)."""
+    if head + 2 < len(doc) and doc[head + 1].lower_ in ("of", "in") and _YEAR.match(doc[head + 2].text):
+        return head + 3, doc[head + 2].text
+    return head + 1, None
+
+
+def _noun_entities(doc: Any) -> list[_Cand]:
+    out: list[_Cand] = []
+    for h, tok in enumerate(doc):
+        word = tok.lower_
+        pair_word = doc[h - 1].lower_ if h > 0 else ""
+        # a proper-noun head only for known heirlooms: "the family Bible", "his Purple Heart"
+        proper_ok = word in _OBJECT_HEADS or (pair_word, word) in _OBJECT_PAIRS
+        if not (tok.tag_ in _NOUN or (tok.tag_ in _PROPER and proper_ok)) or not _ends_noun_phrase(doc, h):
+            continue
+        # "rolling pin", "rocking chair": the tagger often reads the modifier as a verb (VBG)
+        prev = doc[h - 1].lower_ if h > 0 and doc[h - 1].tag_ in _NOMINAL | _ADJ | {"VBG"} else ""
+        kind = ""
+        ctype = "other"
+        strong = False
+        if (prev, word) in _OBJECT_PAIRS:
+            kind, ctype, strong = "objects", _OBJECT_PAIRS[(prev, word)], True
+        elif word in _OBJECT_HEADS:
+            kind, ctype, strong = "objects", _OBJECT_HEADS[word], True
+        elif word in _EVENT_HEADS:
+            kind, ctype, strong = "events", _EVENT_HEADS[word], word not in _EVENT_NEEDS_QUALIFIER
+        elif word in _PLACE_HEADS:
+            kind, ctype, strong = "places", _PLACE_HEADS[word], True
+        elif word in _WEAK_OBJECT_HEADS:
+            kind, ctype = "objects", _WEAK_OBJECT_HEADS[word]
+        elif word in _WEAK_PLACE_HEADS:
+            kind, ctype = "places", _WEAK_PLACE_HEADS[word]
+        if not kind:
+            continue
+        start, owner, det = _chunk_left(doc, h, pair=(prev, word) in _OBJECT_PAIRS)
+        end, year = _year_after(doc, h) if kind == "events" else (h + 1, None)
+        name_start = start
+        if doc[name_start].lower_ in _DETERMINERS | _POSSESSIVE_PRONOUNS:
+            name_start += 1  # "my grandmother's quilt" is named "grandmother's quilt"
+        if name_start >= end:
+            continue
+        mods = [t for t in doc[name_start:h] if owner is None or t.i >= owner[1] + 1]
+        qualified = (
+            owner is not None
+            or year is not None
+            or any(t.tag_ in _NOMINAL or t.tag_ == "CD" or t.is_title for t in mods)
+        )
+        if kind == "events" and year is None:
+            year = next((t.text for t in doc[name_start:h] if _YEAR.match(t.text)), None)
+        definite = det is not None and det not in ("a", "an")
+        noun_modifier = any(t.tag_ in _NOMINAL for t in mods)
+        if strong:
+            # "the mill", "the 1962 flood", and "a fiddle": an heirloom noun is specific enough
+            specific = qualified or definite or (kind == "objects" and det in ("a", "an"))
+        else:
+            # "Dad's truck", "Ray's party", "the 1962 fire", "the retirement party", "the lake house"
+            specific = owner is not None or year is not None or (noun_modifier and kind != "objects")
+        conf = RULE_CONFIDENCE if specific and det not in _QUANTIFIERS else WEAK_CONFIDENCE
+        if kind == "places" and owner is not None:
+            ctype = "residence" if ctype in ("residence", "other") else ctype
+        out.append(
+            _Cand(
+                kind,
+                name_start,
+                end,
+                _text(doc, name_start, end),
+                conf,
+                type=ctype,
+                date=year,
+                head=word,
+                owner=owner,
+            )
+        )
+    return out
+
+
+def _ner_places_events(doc: Any) -> list[_Cand]:
+    out: list[_Cand] = []
+    for ent in doc.ents:
+        label = ent.label_
+        if label not in ("GPE", "LOC", "FAC", "ORG", "EVENT"):
+            continue
+        start, end = ent.start, ent.end
+        while start < end and doc[start].lower_ in _DETERMINERS:
+            start += 1
+        # "the Starlite Diner on Route 9": a name stops at a locative preposition
+        end = next((k for k in range(start + 1, end) if doc[k].lower_ in _LOCATIVE_PREPOSITIONS), end)
+        while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
+            end -= 1
+        if start >= end or any(t.like_num for t in doc[start:end]):
+            continue
+        if not any(t.is_title or t.is_upper for t in doc[start:end]):
+            continue
+        name = _text(doc, start, end)
+        last = doc[end - 1].lower_
+        if label == "EVENT":
+            out.append(
+                _Cand(
+                    "events",
+                    start,
+                    end,
+                    name,
+                    NER_CONFIDENCE,
+                    type=next(
+                        (_EVENT_HEADS[t.lower_] for t in doc[start:end] if t.lower_ in _EVENT_HEADS), "other"
+                    ),
+                    head=last,
+                )
+            )
+            continue
+        if label == "ORG":
+            if last in _PROPER_PLACE_HEADS:
+                out.append(
+                    _Cand(
+                        "places", start, end, name, RULE_CONFIDENCE, type=_PROPER_PLACE_HEADS[last], head=last
+                    )
+                )
+            else:
+                out.append(_Cand("places", start, end, name, WEAK_CONFIDENCE, type="workplace", head=last))
+            continue
+        ptype = _PROPER_PLACE_HEADS.get(last, "locality" if label == "GPE" else "landmark")
+        cand = _Cand("places", start, end, name, NER_CONFIDENCE, type=ptype, head=last)
+        # "Duluth, Minnesota": the second names where the first is
+        if (
+            end + 1 < len(doc)
+            and doc[end].text == ","
+            and doc[end + 1].ent_type_ == "GPE"
+            and doc[end + 1].ent_iob_ == "B"
+        ):
+            k = end + 1
+            while k + 1 < len(doc) and doc[k + 1].ent_type_ == "GPE" and doc[k + 1].ent_iob_ == "I":
+                k += 1
+            cand.location = _text(doc, end + 1, k + 1)
+        out.append(cand)
+    return out

@@ -1,0 +1,60 @@
+"""Candidates and the token tests every rule shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from heirloom.adapters.spacy.lexicon import _KIN_WORDS, _NOMINAL
+
+#: where a candidate came from: the model's NER, a known name, a rule, a relation verb, a weak guess
+NER_CONFIDENCE = 0.85
+KNOWN_NAME_CONFIDENCE = 0.9
+RULE_CONFIDENCE = 0.8
+RELATION_CONFIDENCE = 0.75
+WEAK_CONFIDENCE = 0.6
+
+
+# Candidates
+
+
+@dataclass
+class _Cand:
+    kind: str  # people | places | events | objects
+    start: int
+    end: int
+    name: str
+    confidence: float
+    type: str = "other"
+    context: str = ""
+    location: str | None = None
+    date: str | None = None
+    head: str = ""
+    owner: tuple[int, int] | None = None  # token range of a possessor inside the span
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+def _text(doc: Any, start: int, end: int) -> str:
+    return str(doc[start:end].text).strip()
+
+
+def _capitalised(token: Any) -> bool:
+    """'Jim', 'DeLuca', "O'Brien" (spaCy's is_title is False for the last two)."""
+    return bool(token.text[:1].isupper())
+
+
+def _is_kin(token: Any) -> bool:
+    return token.lower_ in _KIN_WORDS and token.tag_ in _NOMINAL
+
+
+def _kin_start(doc: Any, i: int) -> int:
+    """Extend a kin word left over "great-" prefixes ("great - grandmother")."""
+    start = i
+    while start >= 2 and doc[start - 1].tag_ == "HYPH" and doc[start - 2].lower_ == "great":
+        start -= 2
+    while start >= 1 and doc[start - 1].lower_ == "great":
+        start -= 1
+    return start
