@@ -29,7 +29,7 @@ from heirloom.contracts.extraction import extraction_json_schema, extraction_pro
 from heirloom.contracts.intent import intent_json_schema
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.extraction import extract_entities
-from heirloom.domain.intent import Gazetteer
+from heirloom.domain.gazetteer import Gazetteer
 from heirloom.domain.intent_step import GazetteerCache, IntentRequest, analyse_intent
 from heirloom.errors import (
     MalformedModelOutput,

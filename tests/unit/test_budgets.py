@@ -10,7 +10,7 @@ import pytest
 from heirloom.contracts.context import ContextRequest, GraphTraversalInput, Intent, QueryIntent
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.deadline import DeadlineExceeded, call_within
-from heirloom.domain.intent import Gazetteer
+from heirloom.domain.gazetteer import Gazetteer
 from heirloom.domain.intent_step import IntentRequest, analyse_intent
 from heirloom.steps.graph_traversal import graph_traversal_step
 

@@ -6,7 +6,9 @@ import time
 import pytest
 
 from heirloom.contracts.context import Intent, Message
-from heirloom.domain.intent import Gazetteer, GazetteerEntry, classify, locative_there, time_periods
+from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
+from heirloom.domain.intent import classify, locative_there
+from heirloom.domain.time_phrases import time_periods
 
 SUBJECT = "Maren Tally"
 

@@ -13,7 +13,8 @@ from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.contracts.context import ContextRequest, Intent, Persona, QueryIntent
 from heirloom.domain import intent_model
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
-from heirloom.domain.intent import FEATURE_NAMES, Gazetteer, GazetteerEntry, entity_features
+from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
+from heirloom.domain.intent import FEATURE_NAMES, entity_features
 from heirloom.domain.intent_model import (
     IntentModelCache,
     accuracy,

@@ -229,7 +229,7 @@ def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
     """Known persons the text names by name or alias (seed 003's known-entity matching, at write
     time): mention as written -> person id, for names that point at one person only. The NER
     model misses nicknames ("Frannie"); the gazetteer does not."""
-    from heirloom.domain.intent import Gazetteer, GazetteerEntry
+    from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
 
     gazetteer = Gazetteer.build(
         GazetteerEntry(str(p.id), "Person", p.name, tuple(p.aliases), str(p.legacy_id)) for p in known

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from heirloom.contracts.context import Intent
-from heirloom.domain.intent import FEATURE_NAMES, Gazetteer, GazetteerEntry, entity_features
+from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
+from heirloom.domain.intent import FEATURE_NAMES, entity_features
 from heirloom.ports import Embedder
 
 DATA_RESOURCE = "intents/train.jsonl"

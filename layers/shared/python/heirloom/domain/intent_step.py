@@ -20,14 +20,8 @@ from heirloom.contracts.context import (
     QueryIntent,
 )
 from heirloom.domain.deadline import call_within
-from heirloom.domain.intent import (
-    MAX_MATCHES,
-    MIN_CONFIDENCE,
-    Gazetteer,
-    GazetteerEntry,
-    classify,
-    entity_features,
-)
+from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
+from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, classify, entity_features
 from heirloom.ports import Embedder, GraphStore, StoryStore
 
 if TYPE_CHECKING:
