@@ -19,10 +19,10 @@ from heirloom.contracts.ingestion import BackfillRequest
 from heirloom.contracts.records import Legacy
 from heirloom.domain import ingestion
 from heirloom.domain.entity_sync import graph_fingerprints, sync_story_entities
+from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.domain.ingestion import IngestionPorts
-from heirloom.domain.traversal import TEMPLATES
 from heirloom.ports import GraphStore
 from heirloom.steps.backfill_plan import plan_backfill
 from heirloom_dev.loader import load_dataset, read_dataset

@@ -41,10 +41,12 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.domain import entity_sync, ingestion, intent_step
+from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom.domain.intent_step import build_gazetteer
 from heirloom.domain.personas import load_personas
-from heirloom.domain.traversal import TEMPLATES, traverse, year_keys
+from heirloom.domain.traversal import traverse
+from heirloom.domain.year_keys import year_keys
 from heirloom_dev import cli
 from heirloom_dev.loader import load_dataset, read_dataset
 from heirloom_dev.neptune_server import LocalNeptuneServer

@@ -7,8 +7,10 @@ import uuid
 import pytest
 
 from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
+from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.personas import load_personas
-from heirloom.domain.traversal import TEMPLATES, traverse, year_keys, year_range
+from heirloom.domain.traversal import traverse
+from heirloom.domain.year_keys import year_keys, year_range
 from tests.support.graph_fixture import build_fixture_graph, fid, fname
 
 

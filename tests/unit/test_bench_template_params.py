@@ -2,7 +2,7 @@
 
 import re
 
-from heirloom.domain.traversal import TEMPLATES
+from heirloom.domain.graph_queries import TEMPLATES
 from heirloom_dev.bench import build_samples, generate_corpus, template_params
 
 

@@ -3,8 +3,8 @@
 from uuid import uuid4
 
 from heirloom.contracts.records import Person
+from heirloom.domain.described import described_nouns, described_people
 from heirloom.domain.ingestion import named_people
-from heirloom.domain.traversal import described_nouns, described_people
 
 ROWS = [
     {
@@ -58,6 +58,6 @@ def test_named_people_finds_aliases_the_model_missed_and_skips_ambiguous_names()
 
 
 def test_relationship_type_words_are_already_word_keys():
-    from heirloom.domain.traversal import _KIND_WORDS, _stem
+    from heirloom.domain.described import _KIND_WORDS, _stem
 
     assert all(_stem(w) == w for words in _KIND_WORDS.values() for w in words)

@@ -520,7 +520,7 @@ def build_samples(corpus: Corpus, count: int, seed: int = SEED) -> list[Sample]:
 
 def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
     """Realistic parameters for every traversal template, from one sample."""
-    from heirloom.domain.traversal import year_keys
+    from heirloom.domain.year_keys import year_keys
 
     subject = str(sample.plan.subject.id)
     base = {"legacy_ids": sample.legacy_ids, "limit": limit}
@@ -1154,10 +1154,11 @@ def measure_stages(
 ) -> tuple[dict[str, list[float]], Counter[str]]:
     from heirloom.domain.assembly import assemble
     from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+    from heirloom.domain.graph_queries import TEMPLATES
     from heirloom.domain.intent_step import GazetteerCache, build_gazetteer
     from heirloom.domain.personas import load_personas
     from heirloom.domain.retrieval import query_text
-    from heirloom.domain.traversal import TEMPLATES, NeighbourhoodCache
+    from heirloom.domain.traversal import NeighbourhoodCache
     from heirloom.settings import Settings
     from heirloom.steps.access_filter import filter_context
     from heirloom.steps.graph_traversal import graph_traversal_step

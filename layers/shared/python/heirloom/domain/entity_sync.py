@@ -116,7 +116,7 @@ def entity_id(legacy_id: str, label: str, name: str) -> str:
 def years_of(periods: Sequence[str], cap: int = 20) -> list[int]:
     # imported here: the traversal module (templates, personas, context contracts) is not
     # otherwise needed by the ingestion functions
-    from heirloom.domain.traversal import year_range
+    from heirloom.domain.year_keys import year_range
 
     years: set[int] = set()
     for period in periods:

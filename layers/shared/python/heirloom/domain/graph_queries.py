@@ -1,0 +1,169 @@
+"""The openCypher templates traversal runs, by name (logical labels and parameters only; list
+comprehensions where Cypher has any()/all(), which Neptune's openCypher lacks; at most 2 hops).
+The integration tests run each one against FalkorDB and the Neptune-protocol server."""
+
+from __future__ import annotations
+
+SOCIAL = "FAMILY_OF|KNEW|WORKED_WITH|FRIENDS_WITH"
+
+LEGACY_CONTEXT = """
+MATCH (l:Legacy {id: $legacy_id})
+OPTIONAL MATCH (l)-[k:LINKED_TO]-(o:Legacy)
+WITH l, k, o
+RETURN l.subject_person_id AS subject_id, l.name AS name,
+       collect(DISTINCT CASE WHEN k.status = 'active' THEN o.id ELSE NULL END) AS linked_ids
+"""
+
+RELATIONAL_1HOP = f"""
+MATCH (p:Person {{id: $person_id}})-[r:{SOCIAL}]-(c:Person)
+WHERE size($target_ids) = 0 OR c.id IN $target_ids
+OPTIONAL MATCH (s:Story)-[:MENTIONS]->(c)
+WHERE s.legacy_id IN $legacy_ids
+WITH c, r, collect(DISTINCT s.id) AS story_ids
+RETURN c.id AS via_id, c.name AS via, r.kind AS relationship, story_ids
+ORDER BY CASE r.kind WHEN 'FAMILY_OF' THEN 1 WHEN 'FRIENDS_WITH' THEN 2 WHEN 'KNEW' THEN 3 ELSE 4 END, via
+LIMIT $limit
+"""
+
+#: from the subject by the id index (the WITH keeps FalkorDB's planner from starting at every
+#: Person: 112 -> 2 ms at 10k), both hops in one pattern (distinct edges), the first `limit`
+#: (connection, first edge, middle person) by name before stories are collected for them
+RELATIONAL_2HOP = f"""
+MATCH (p:Person {{id: $person_id}})
+WITH p
+MATCH (p)-[r1:{SOCIAL}]-(m:Person)-[:{SOCIAL}]-(c:Person)
+WHERE c.id <> $person_id AND (size($target_ids) = 0 OR c.id IN $target_ids)
+WITH DISTINCT c, r1, m
+ORDER BY c.name, c.id, r1.kind, m.name
+LIMIT $limit
+OPTIONAL MATCH (s:Story)-[:MENTIONS]->(c)
+WHERE s.legacy_id IN $legacy_ids
+WITH c, r1, m, collect(DISTINCT s.id) AS story_ids
+RETURN c.id AS via_id, c.name AS via, r1.kind AS relationship, m.name AS through, story_ids
+ORDER BY via, via_id, relationship, through
+"""
+
+#: the subject's known connections with what they are to the subject ("roommate at nursing
+#: school", "neighbour across the street"): a person the message describes instead of naming
+DESCRIBED = f"""
+MATCH (p:Person {{id: $person_id}})-[r:{SOCIAL}]-(c:Person)
+RETURN DISTINCT c.id AS via_id, c.name AS via, r.kind AS relationship, r.detail AS detail
+ORDER BY via_id, relationship
+LIMIT $limit
+"""
+
+PERSON_MENTIONS = """
+MATCH (c:Person)
+WHERE c.id IN $ids
+MATCH (s:Story)-[r:MENTIONS]->(c)
+WHERE s.legacy_id IN $legacy_ids
+RETURN s.id AS story_id, c.name AS entity, r.kind AS relationship
+ORDER BY story_id
+LIMIT $limit
+"""
+
+ENTITY_FOCUSED = """
+MATCH (e)
+WHERE (e:Place OR e:Event OR e:Object) AND e.id IN $ids
+MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(e)
+WHERE s.legacy_id IN $legacy_ids
+RETURN s.id AS story_id, e.name AS entity, r.kind AS relationship
+ORDER BY story_id
+LIMIT $limit
+"""
+
+SPATIAL = """
+MATCH (place:Place)
+WHERE place.legacy_id IN $legacy_ids
+  AND (place.id IN $ids OR size([n IN $names WHERE toLower(place.name) CONTAINS n]) > 0)
+OPTIONAL MATCH (s:Story)-[:TOOK_PLACE_AT]->(place)
+WHERE s.legacy_id IN $legacy_ids
+OPTIONAL MATCH (p:Person)-[:LIVED_IN|WORKED_AT]->(place)
+RETURN place.name AS entity, place.id AS entity_id, collect(DISTINCT s.id) AS story_ids,
+       collect(DISTINCT p.name) AS people
+ORDER BY entity
+LIMIT $limit
+"""
+
+#: `years` is a string of bar-delimited years ("|1962|1965|", `entity_sync.years_property`); `$years`
+#: the keys of the asked range ("|1960|" .. "|1969|")
+TEMPORAL = """
+MATCH (s:Story)
+WHERE s.legacy_id IN $legacy_ids AND size([y IN $years WHERE coalesce(s.years, '') CONTAINS y]) > 0
+RETURN s.id AS story_id, 'TIME' AS relationship, NULL AS entity
+LIMIT $limit
+UNION
+MATCH (e:Event)
+WHERE e.legacy_id IN $legacy_ids AND size([y IN $years WHERE coalesce(e.years, '') CONTAINS y]) > 0
+MATCH (s:Story)-[r:REFERENCES]->(e)
+WHERE s.legacy_id IN $legacy_ids
+RETURN s.id AS story_id, r.kind AS relationship, e.name AS entity
+LIMIT $limit
+"""
+
+CROSS_LEGACY = """
+MATCH (l:Legacy {id: $legacy_id})-[k:LINKED_TO]-(linked:Legacy)
+WHERE k.status = 'active'
+MATCH (s:Story)-[:BELONGS_TO]->(linked)
+OPTIONAL MATCH (s)-[m:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(x)
+WHERE x.id IN $ids
+WITH linked, s, count(m) AS matched
+RETURN s.id AS story_id, linked.name AS via, matched
+ORDER BY matched DESC, story_id
+LIMIT $limit
+"""
+
+GENERAL = """
+MATCH (p:Person {id: $person_id})-[r]-(c)
+WHERE r.kind <> 'BELONGS_TO'
+WITH c, r, CASE WHEN c:Story THEN 'Story' WHEN c:Person THEN 'Person' WHEN c:Place THEN 'Place'
+              WHEN c:Event THEN 'Event' WHEN c:Object THEN 'Object' ELSE 'Other' END AS label
+RETURN c.id AS node_id, label, coalesce(c.name, c.title) AS name, r.kind AS relationship
+ORDER BY CASE label WHEN 'Story' THEN 0 ELSE 1 END, node_id
+LIMIT $limit
+"""
+
+#: the legacy's broadest stories (most distinct people, places, events and objects): what an
+#: open question ("tell me about her", "sum up her life") is best answered from
+OVERVIEW = """
+MATCH (l:Legacy)<-[:BELONGS_TO]-(s:Story)
+WHERE l.id IN $legacy_ids
+MATCH (s)-[r:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(e)
+WITH s, count(DISTINCT e) AS breadth
+RETURN s.id AS story_id, breadth
+ORDER BY breadth DESC, story_id
+LIMIT $limit
+"""
+
+#: from the named persons (by the id index) over edges in either direction, oriented back with
+#: startNode/endNode: an OR over both ends of every edge scanned all persons (69 -> 7 ms at 10k).
+#: A derived fact is one edge per supporting story (`story_id`); they are grouped back into
+#: one fact with the list of its stories (a known relationship has none).
+FACTS = f"""
+MATCH (x:Person)
+WHERE x.id IN $person_ids
+MATCH (x)-[r:{SOCIAL}|LIVED_IN|WORKED_AT|PARTICIPATED_IN|OWNED]-(y)
+WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
+WITH a, b, r.kind AS predicate, r.detail AS detail, r.since AS since, r.until AS until, r.known AS known,
+     collect(r.story_id) AS story_ids
+RETURN a.id AS subject_id, a.name AS subject, predicate, b.id AS object_id, b.name AS object,
+       detail, since, until, story_ids, known, a.legacy_id AS subject_legacy, b.legacy_id AS object_legacy
+ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, predicate, object, object_id, subject_id
+LIMIT $limit
+"""
+
+#: every template, by name (the integration tests run each one)
+TEMPLATES: dict[str, str] = {
+    "legacy_context": LEGACY_CONTEXT,
+    "relational": RELATIONAL_1HOP,
+    "relational_2hop": RELATIONAL_2HOP,
+    "described": DESCRIBED,
+    "person_mentions": PERSON_MENTIONS,
+    "entity_focused": ENTITY_FOCUSED,
+    "spatial": SPATIAL,
+    "temporal": TEMPORAL,
+    "cross_legacy": CROSS_LEGACY,
+    "general": GENERAL,
+    "overview": OVERVIEW,
+    "facts": FACTS,
+}
