@@ -34,6 +34,7 @@ import pytest
 
 import heirloom
 import heirloom.domain
+import heirloom_dev
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.falkor import FalkorGraphStore
 from heirloom.adapters.neptune import NeptuneGraphStore
@@ -47,7 +48,7 @@ from heirloom.domain.intent_step import build_gazetteer
 from heirloom.domain.personas import load_personas
 from heirloom.domain.traversal import traverse
 from heirloom.domain.year_keys import year_keys
-from heirloom_dev import cli
+from heirloom_dev import story_commands
 from heirloom_dev.loader import load_dataset, read_dataset
 from heirloom_dev.neptune_server import LocalNeptuneServer
 from tests.integration.test_entity_sync import ILLNESS, ORCHARD, ScriptedExtractor
@@ -57,12 +58,17 @@ from tests.support.neptune import CREDENTIALS, REGION
 from tests.support.stack import _with_database
 
 PACKAGE = Path(heirloom.__file__).parent
+#: the product package and the dev tooling (whose commands may run against Neptune too)
+SCANNED = (PACKAGE, Path(heirloom_dev.__file__).parent)
 #: not scanned: the adapters themselves, and `heirloom bench`, which builds its own FalkorDB store
 #: (a synthetic benchmark that never runs on Neptune; its traversals are TEMPLATES, covered here)
-NOT_SCANNED = ("adapters/", "local/neptune_server.py", "local/bench.py")
+NOT_SCANNED = ("heirloom/adapters/", "heirloom_dev/neptune_server.py", "heirloom_dev/bench.py")
 #: call sites the workload reaches through the same query text, not the same line
 REACHED_ELSEWHERE = {
-    ("local/cli.py", "collect_stats"): "cli.EXAMPLE_QUERIES and the counts, run by the workload",
+    (
+        "heirloom_dev/story_commands.py",
+        "collect_stats",
+    ): "story_commands.EXAMPLE_QUERIES and the counts, run by the workload",
 }
 _CYPHER = re.compile(r"\s*(OPTIONAL\s+MATCH|MATCH|MERGE|UNWIND|CREATE)\b")
 _GRAPH_METHODS = {"run", "count_nodes", "count_edges"}
@@ -234,7 +240,7 @@ def workload(twin, module_db, tokenizer, tmp_path_factory):
     assert entity_sync.graph_fingerprints(twin)  # the lost-graph repair's reads
     rebuild_graph(bumped, [uuid.UUID(mini.legacy), uuid.UUID(mini.other_legacy)])  # drop + rebuild
     _traversals(twin)
-    for query in cli.EXAMPLE_QUERIES.values():  # `heirloom stats`
+    for query in story_commands.EXAMPLE_QUERIES.values():  # `heirloom stats`
         twin.run(query)
     twin.count_nodes()
     twin.count_edges()
@@ -286,8 +292,8 @@ def _graph_receiver(node: ast.expr) -> bool:
 def graph_call_sites() -> list[CallSite]:
     """Every `<...>graph.run / count_nodes / count_edges(...)` in the package outside the adapters."""
     sites: list[CallSite] = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).as_posix()
+    for path in sorted(p for root in SCANNED for p in root.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent if PACKAGE in path.parents else SCANNED[1].parent).as_posix()
         if rel.startswith(NOT_SCANNED):
             continue
 
@@ -325,7 +331,9 @@ def test_every_graph_call_site_of_the_package_is_exercised(workload):
     for site in sites:
         if (site.file, site.function) in REACHED_ELSEWHERE:
             continue
-        target = (PACKAGE / site.file).resolve()
+        target = next(
+            root.parent / site.file for root in SCANNED if site.file.startswith(f"{root.name}/")
+        ).resolve()
         if not any(f == target and site.first <= line <= site.last for f, line in reached):
             missing.append(f"{site.file}:{site.first} in {site.function}()")
     assert missing == [], "graph queries the contract workload never sent; add them to `workload`"
@@ -338,7 +346,7 @@ def cypher_constants() -> dict[str, str]:
     modules = [importlib.import_module(m.name) for m in pkgutil.iter_modules(heirloom.domain.__path__,
                                                                                "heirloom.domain.")]  # fmt: skip
     found: dict[str, str] = {}
-    for module in [*modules, cli]:
+    for module in [*modules, story_commands]:
         for name, value in vars(module).items():
             values = value.items() if isinstance(value, dict) else [(None, value)]
             for key, text in values:
@@ -358,7 +366,7 @@ def _pattern(template: str) -> re.Pattern[str] | None:
 
 def test_every_cypher_constant_is_sent_and_answers(workload):
     constants = cypher_constants()
-    assert {"heirloom.domain.traversal.RELATIONAL_1HOP", "heirloom.domain.intent_step.ENTITY_NAMES",
+    assert {"heirloom.domain.graph_queries.RELATIONAL_1HOP", "heirloom.domain.intent_step.ENTITY_NAMES",
             "heirloom.domain.entity_sync.UPSERT_ENTITIES"} <= set(constants.values())  # fmt: skip
     sent: dict[str, int] = {}
     for call in workload.calls:
