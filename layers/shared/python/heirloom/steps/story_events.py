@@ -18,6 +18,7 @@ from heirloom.contracts.events import (
     StoryCreated,
     StoryDeleted,
     StoryEvent,
+    StoryEventDetail,
     StoryUpdated,
     UserCreated,
 )
@@ -55,37 +56,46 @@ def handle_story_event(
         raise InvalidRequest(f"unknown detail-type {event.detail_type!r}")
     detail = parse_detail(event)
     try:
-        match detail:
-            case StoryCreated() | StoryUpdated():
-                change = ingestion.apply_story(
-                    ports, detail.story, process=start_ingestion is None, seq=detail.sequence
-                )
-                # a redelivered event restarts a hand-over that failed: the record is stored
-                # (UNCHANGED now) but its index or graph is still behind
-                if start_ingestion is not None and (
-                    change in (Change.CREATED, Change.UPDATED)
-                    or ingestion.story_behind(ports, detail.story.id)
-                ):
-                    start_ingestion(detail.story.id)
-                return change
-            case StoryDeleted():
-                return ingestion.delete_story(ports, detail.story_id, detail.deleted_at, detail.legacy_id)
-            case LegacyCreated():
-                return ingestion.apply_legacy(ports, detail.legacy)
-            case PersonCreated():
-                return ingestion.apply_person(ports, detail.person, event.time, detail.sequence)
-            case UserCreated():
-                return ingestion.apply_user(ports, detail.user)
-            case RelationshipAdded():
-                return ingestion.apply_relationship(ports, detail.relationship)
-            case MemberAdded():
-                return ingestion.apply_member(ports, detail.member, event.time, detail.sequence)
-            case MemberRemoved():
-                return ingestion.remove_member(
-                    ports, detail.legacy_id, detail.user_id, event.time, detail.sequence
-                )
-            case LinkCreated() | LinkUpdated():
-                return ingestion.apply_link(ports, detail.link, event.time, detail.sequence)
+        if isinstance(detail, StoryCreated | StoryUpdated):
+            return _apply_story(ports, detail, start_ingestion)
+        return _apply_record(ports, detail, event)
     except UnknownReference as exc:
         raise NotFound(str(exc)) from exc
-    raise InvalidRequest(f"unhandled detail-type {event.detail_type!r}")  # pragma: no cover
+
+
+def _apply_story(
+    ports: IngestionPorts, detail: StoryCreated | StoryUpdated, start_ingestion: Callable[[UUID], None] | None
+) -> Change:
+    change = ingestion.apply_story(ports, detail.story, process=start_ingestion is None, seq=detail.sequence)
+    # a redelivered event restarts a hand-over that failed: the record is stored (UNCHANGED now)
+    # but its index or graph is still behind
+    if start_ingestion is not None and (
+        change in (Change.CREATED, Change.UPDATED) or ingestion.story_behind(ports, detail.story.id)
+    ):
+        start_ingestion(detail.story.id)
+    return change
+
+
+def _apply_record(ports: IngestionPorts, detail: StoryEventDetail, event: StoryEvent) -> Change:
+    """Every event but a story's content: applied to the records, in order (domain/ordering.py)."""
+    match detail:
+        case StoryDeleted():
+            return ingestion.delete_story(ports, detail.story_id, detail.deleted_at, detail.legacy_id)
+        case LegacyCreated():
+            return ingestion.apply_legacy(ports, detail.legacy)
+        case PersonCreated():
+            return ingestion.apply_person(ports, detail.person, event.time, detail.sequence)
+        case UserCreated():
+            return ingestion.apply_user(ports, detail.user)
+        case RelationshipAdded():
+            return ingestion.apply_relationship(ports, detail.relationship)
+        case MemberAdded():
+            return ingestion.apply_member(ports, detail.member, event.time, detail.sequence)
+        case MemberRemoved():
+            return ingestion.remove_member(
+                ports, detail.legacy_id, detail.user_id, event.time, detail.sequence
+            )
+        case LinkCreated() | LinkUpdated():
+            return ingestion.apply_link(ports, detail.link, event.time, detail.sequence)
+        case _:  # pragma: no cover - every detail type has a case
+            raise InvalidRequest(f"unhandled detail-type {event.detail_type!r}")
