@@ -109,6 +109,65 @@ def _recent(history: Sequence[Message], gazetteer: Gazetteer) -> _Recent:
     return _Recent(person, place, period)
 
 
+def _anaphora(query: str, recent: _Recent, subject: tuple[str, ...], periods: list[str]) -> list[EntityMatch]:
+    """ "she", "there" and "that summer" resolved against the last messages: the matches they
+    stand for (the period goes into `periods`)."""
+    resolved: list[EntityMatch] = []
+    if (pronoun := _PERSON_PRONOUN.search(query)) and recent.person is not None:
+        people = [e for e in recent.person.entries if not _is_subject(e, subject)]
+        resolved.extend(Mention(0, 0, pronoun.group(), tuple(people), False).matches())
+    if _TIME_ANAPHOR.search(query) and recent.period and recent.period not in periods:
+        periods.append(recent.period)
+    if recent.place is not None and locative_there(query):
+        resolved.extend(recent.place.matches("there"))
+    return resolved
+
+
+def _linked_evidence(
+    mentions: Sequence[Mention], subject: tuple[str, ...], text: str, primary_legacy_id: str
+) -> list[float]:
+    """Cross-legacy evidence: a name known only in a linked legacy, a linked subject's own voice."""
+    found: list[float] = []
+    for mention in mentions:
+        legacies = {e.legacy_id for e in mention.entries if not _is_subject(e, subject)}
+        if legacies and "" not in legacies and primary_legacy_id not in legacies:
+            found.append(LINKED_MATCH_WEIGHT)
+            break
+    voices = [m for m in mentions if any(e.linked_subject for e in m.entries)]
+    if voices and _VOICE.search(text):
+        found.append(LINKED_VOICE_WEIGHT)
+    return found
+
+
+def _entity_evidence(
+    query: str, named: Sequence[EntityMatch], matches: Sequence[EntityMatch]
+) -> dict[Intent, list[float]]:
+    """Evidence from what the question names: people, places, things, years, a resolved "there"."""
+    evidence: dict[Intent, list[float]] = {intent: [] for intent in PRIORITY}
+    labels = {m.label for m in named}
+    if "Person" in labels:
+        evidence[Intent.RELATIONAL].append(PERSON_MATCH_WEIGHT)
+    things = labels & {"Event", "Object"}
+    if "Place" in labels:
+        evidence[Intent.SPATIAL].append(SETTING_PLACE_WEIGHT if things else PLACE_MATCH_WEIGHT)
+    if things:
+        evidence[Intent.ENTITY_FOCUSED].append(THING_MATCH_WEIGHT)
+    if any(p[0].isdigit() for p in time_periods(query)):
+        evidence[Intent.TEMPORAL].append(TIME_WEIGHT)
+    if any(m.mention == "there" and m.label == "Place" for m in matches):
+        evidence[Intent.SPATIAL].append(RESOLVED_PLACE_WEIGHT)
+    return evidence
+
+
+def _best(evidence: dict[Intent, list[float]]) -> tuple[Intent, float]:
+    scores = {intent: _noisy_or(ws) for intent, ws in evidence.items()}
+    best = max(PRIORITY, key=lambda i: (scores[i], -PRIORITY.index(i)))
+    confidence = min(MAX_CONFIDENCE, scores[best])
+    if confidence < MIN_CONFIDENCE:
+        return Intent.GENERAL, round(1.0 - confidence, 3)
+    return best, confidence
+
+
 def classify(
     query: str,
     history: Sequence[Message],
@@ -128,22 +187,12 @@ def classify(
         kept = tuple(e for e in mention.entries if not _is_subject(e, subject))
         named.extend(Mention(mention.start, mention.end, mention.text, kept, mention.derived).matches())
     periods = time_periods(query)
-
-    # pronouns and anaphora, against the last messages of the conversation
     recent = _recent(history, gazetteer) if history else _Recent()
-    resolved: list[EntityMatch] = []
-    if (pronoun := _PERSON_PRONOUN.search(query)) and recent.person is not None:
-        people = [e for e in recent.person.entries if not _is_subject(e, subject)]
-        resolved.extend(Mention(0, 0, pronoun.group(), tuple(people), False).matches())
-    if _TIME_ANAPHOR.search(query) and recent.period and recent.period not in periods:
-        periods.append(recent.period)
-    if recent.place is not None and locative_there(query):
-        resolved.extend(recent.place.matches("there"))
+    resolved = _anaphora(query, recent, subject, periods)
     have = {m.node_id for m in named}
-    matches = list(dict.fromkeys([*named, *(m for m in resolved if m.node_id not in have)]))
-    matches = matches[:MAX_MATCHES]
+    matches = list(dict.fromkeys([*named, *(m for m in resolved if m.node_id not in have)]))[:MAX_MATCHES]
 
-    # evidence per intent: cue words (names masked out), named entities, time expressions
+    # evidence per intent: cue words (names masked out), question heads, named entities, times
     text = _mask(query, mentions)
     evidence: dict[Intent, list[float]] = {intent: [] for intent in PRIORITY}
     for intent, cues in CUES.items():
@@ -152,31 +201,10 @@ def classify(
         if pattern.search(query.strip()):
             evidence[intent].append(weight)
     if primary_legacy_id:
-        for mention in mentions:
-            legacies = {e.legacy_id for e in mention.entries if not _is_subject(e, subject)}
-            if legacies and "" not in legacies and primary_legacy_id not in legacies:
-                evidence[Intent.CROSS_LEGACY].append(LINKED_MATCH_WEIGHT)
-                break
-        voices = [m for m in mentions if any(e.linked_subject for e in m.entries)]
-        if voices and _VOICE.search(text):
-            evidence[Intent.CROSS_LEGACY].append(LINKED_VOICE_WEIGHT)
-    labels = {m.label for m in named}
-    if "Person" in labels:
-        evidence[Intent.RELATIONAL].append(PERSON_MATCH_WEIGHT)
-    things = labels & {"Event", "Object"}
-    if "Place" in labels:
-        evidence[Intent.SPATIAL].append(SETTING_PLACE_WEIGHT if things else PLACE_MATCH_WEIGHT)
-    if things:
-        evidence[Intent.ENTITY_FOCUSED].append(THING_MATCH_WEIGHT)
-    if any(p[0].isdigit() for p in time_periods(query)):
-        evidence[Intent.TEMPORAL].append(TIME_WEIGHT)
-    if any(m.mention == "there" and m.label == "Place" for m in matches):
-        evidence[Intent.SPATIAL].append(RESOLVED_PLACE_WEIGHT)
-    scores = {intent: _noisy_or(ws) for intent, ws in evidence.items()}
-    best = max(PRIORITY, key=lambda i: (scores[i], -PRIORITY.index(i)))
-    confidence = min(MAX_CONFIDENCE, scores[best])
-    if confidence < MIN_CONFIDENCE:
-        best, confidence = Intent.GENERAL, round(1.0 - confidence, 3)
+        evidence[Intent.CROSS_LEGACY].extend(_linked_evidence(mentions, subject, text, primary_legacy_id))
+    for intent, weights in _entity_evidence(query, named, matches).items():
+        evidence[intent].extend(weights)
+    best, confidence = _best(evidence)
 
     def names(*wanted: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(m.name for m in matches if m.label in wanted))

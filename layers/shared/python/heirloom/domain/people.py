@@ -253,7 +253,7 @@ class _Resolver:
             return None  # two persons about as close: ambiguous
         return ranked[0][0]
 
-    def resolve(self, mention: str) -> tuple[UUID, ResolutionMethod] | None:
+    def resolve(self, mention: str) -> Answer:
         text = normalize_name(mention, possessive=True)
         key = text.casefold()
         if not key:
@@ -264,41 +264,58 @@ class _Resolver:
             (ResolutionMethod.ALIAS, {k.id for k in self.people if key in k.aliases}),
         ):
             if whole_hits:
-                return (next(iter(whole_hits)), whole_method) if len(whole_hits) == 1 else None
+                return _only(whole_hits, whole_method)
         # 2. a kin phrase alone ("my dad", "Mom", "my mother's brother"): kinship or nothing
         kin = parse_kin(text, mention=True)
         if kin is not None:
-            hits = self.kin_of_narrator(kin)
-            return (next(iter(hits)), ResolutionMethod.KINSHIP) if len(hits) == 1 else None
+            return _only(self.kin_of_narrator(kin), ResolutionMethod.KINSHIP)
         # 3. title + name ("Uncle Jim", "Grandma Rose", "Mrs. Hale")
-        words = [w for w in re.split(r"\s+", text) if w]
-        if words and words[0].lower() in ("my", "our"):
-            words = words[1:]
-        lowered = [w.lower().rstrip(".") for w in words]
-        title_kin, consumed = _kin_title(lowered)
-        if title_kin is not None:
-            words = words[consumed:]
-        elif len(words) >= 2 and lowered[0] in _HONORIFICS:
-            words = words[1:]
-        name = " ".join(words)
-        tokens = _tokens(name)
-        if title_kin is not None and self.narrator is not None:
-            # "Uncle Jim": the narrator's uncle whose name fits beats any other Jim
-            kin_hits = self.kin_of_narrator(title_kin)
-            fitting = {k.id for k in self.people if k.id in kin_hits and _name_fits(k, tokens)}
-            if len(fitting) == 1:
-                return next(iter(fitting)), ResolutionMethod.KINSHIP
-        hits, method = self.by_name(tokens, name)
-        if len(hits) == 1 and method is not None:
-            return next(iter(hits)), method
-        if hits:
-            return None  # ambiguous: better unresolved than wrong
+        title_kin, name = _title_and_name(text)
+        decided, answer = self.by_titled_name(title_kin, name)
+        if decided:
+            return answer
         # 4. fuzzy, on the full mention and on the name without its title
         for candidate in dict.fromkeys((key, name.casefold())):
             found = self.fuzzy(candidate)
             if found is not None:
                 return found, ResolutionMethod.FUZZY
         return None
+
+    def by_titled_name(self, title_kin: Kin | None, name: str) -> tuple[bool, Answer]:
+        """(decided, answer): decided when the name matched one person, or several (ambiguous:
+        better unresolved than wrong)."""
+        tokens = _tokens(name)
+        if title_kin is not None and self.narrator is not None:
+            # "Uncle Jim": the narrator's uncle whose name fits beats any other Jim
+            kin_hits = self.kin_of_narrator(title_kin)
+            fitting = {k.id for k in self.people if k.id in kin_hits and _name_fits(k, tokens)}
+            if len(fitting) == 1:
+                return True, (next(iter(fitting)), ResolutionMethod.KINSHIP)
+        hits, method = self.by_name(tokens, name)
+        if len(hits) == 1 and method is not None:
+            return True, (next(iter(hits)), method)
+        return bool(hits), None
+
+
+Answer = tuple[UUID, ResolutionMethod] | None
+
+
+def _only(ids: set[UUID], method: ResolutionMethod) -> Answer:
+    return (next(iter(ids)), method) if len(ids) == 1 else None
+
+
+def _title_and_name(text: str) -> tuple[Kin | None, str]:
+    """A kin or honorific title and the name after it ("Uncle Jim" -> uncle, "Jim")."""
+    words = [w for w in re.split(r"\s+", text) if w]
+    if words and words[0].lower() in ("my", "our"):
+        words = words[1:]
+    lowered = [w.lower().rstrip(".") for w in words]
+    title_kin, consumed = _kin_title(lowered)
+    if title_kin is not None:
+        words = words[consumed:]
+    elif len(words) >= 2 and lowered[0] in _HONORIFICS:
+        words = words[1:]
+    return title_kin, " ".join(words)
 
 
 def resolve_people(

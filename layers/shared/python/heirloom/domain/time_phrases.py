@@ -4,6 +4,7 @@ and ages, as periods."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 # -- time expressions -------------------------------------------------------------------------
 _YEAR = r"(1[5-9]\d\d|20\d\d)"
@@ -31,31 +32,32 @@ _AGE_BEFORE = re.compile(
 )
 
 
-def time_periods(text: str) -> list[str]:
-    """Years, year ranges and decades in `text`, normalised ("'70s" -> "1970s"), in order."""
-    found: list[tuple[int, int, str]] = []
-
-    def free(start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e, _ in found)
-
-    for m in _RANGE.finditer(text):
-        found.append((m.start(), m.end(), f"{m.group(1)}-{m.group(2)}"))
-    for m in _DECADE_NUM.finditer(text):
-        if free(m.start(), m.end()):
-            found.append((m.start(), m.end(), f"{m.group(1)}0s"))
+def _short_decades(text: str) -> Iterator[tuple[int, int, str]]:
+    """'70s, seventies: the 20th century's (never right after an age: "in her twenties")."""
     for pattern in (_DECADE_SHORT, _DECADE_WORD):
         for m in pattern.finditer(text):
-            if not free(m.start(), m.end()) or _AGE_BEFORE.search(text[: m.start()]):
+            if _AGE_BEFORE.search(text[: m.start()]):
                 continue
             word = m.group(1).lower()
             decade = int(word) if word.isdigit() else _DECADE_WORDS[word]
-            found.append((m.start(), m.end(), f"19{decade}0s"))
-    for m in _YEAR_ALONE.finditer(text):
-        if free(m.start(), m.end()):
-            found.append((m.start(), m.end(), m.group(1)))
-    for m in _ERA_PHRASE.finditer(text):
-        if free(m.start(), m.end()):
-            found.append((m.start(), m.end(), " ".join(m.group(0).lower().split())))
+            yield m.start(), m.end(), f"19{decade}0s"
+
+
+def time_periods(text: str) -> list[str]:
+    """Years, year ranges and decades in `text`, normalised ("'70s" -> "1970s"), in order; where two
+    overlap, the earlier kind in this list wins (a range over its years, a decade over its digits)."""
+    kinds: list[Iterable[tuple[int, int, str]]] = [
+        ((m.start(), m.end(), f"{m.group(1)}-{m.group(2)}") for m in _RANGE.finditer(text)),
+        ((m.start(), m.end(), f"{m.group(1)}0s") for m in _DECADE_NUM.finditer(text)),
+        _short_decades(text),
+        ((m.start(), m.end(), m.group(1)) for m in _YEAR_ALONE.finditer(text)),
+        ((m.start(), m.end(), " ".join(m.group(0).lower().split())) for m in _ERA_PHRASE.finditer(text)),
+    ]
+    found: list[tuple[int, int, str]] = []
+    for kind in kinds:
+        for start, end, value in kind:
+            if all(end <= s or start >= e for s, e, _ in found):
+                found.append((start, end, value))
     out: list[str] = []
     for _, _, value in sorted(found):
         if value not in out:
