@@ -40,6 +40,9 @@ dropped, and consecutive chunks of one story are merged into one passage.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from uuid import UUID
 
 from heirloom.contracts.context import (
     AssembledContext,
@@ -48,7 +51,16 @@ from heirloom.contracts.context import (
     FilteredContext,
     SourceInfo,
 )
-from heirloom.domain.budget import QUOTE, StoryText, clean_text, connections_cap, passages, split_budget
+from heirloom.domain.budget import (
+    QUOTE,
+    BudgetSplit,
+    Excerpt,
+    StoryText,
+    clean_text,
+    connections_cap,
+    passages,
+    split_budget,
+)
 from heirloom.domain.format import (
     CONNECTED_HEADER,
     Slot,
@@ -61,11 +73,109 @@ from heirloom.domain.format import (
     story_heading,
 )
 from heirloom.domain.personas import PersonaDefinition
-from heirloom.domain.ranking import Category, rank_candidates
+from heirloom.domain.ranking import Category, ScoredCandidate, rank_candidates
 from heirloom.fencing import nonce, story_close, story_open
 from heirloom.ports import Tokenizer
 
-#: the rest (10%) frames the stories: headers, headings, provenance lines
+
+@dataclass
+class _Layout:
+    """The stories' slots in ranked order and what framing them costs (a section's header is paid
+    by the first story placed in it)."""
+
+    slots: list[Slot]
+    header_cost: dict[bool, int]
+    opened: set[bool] = field(default_factory=set)
+
+    def frame_cost(self, slot: Slot) -> int:
+        return slot.meta + (0 if slot.primary in self.opened else self.header_cost[slot.primary])
+
+    def place(self, slot: Slot, excerpt: Excerpt) -> None:
+        slot.excerpt = excerpt
+        self.opened.add(slot.primary)
+
+    def first_pass(self, split: BudgetSplit) -> int:
+        """Each category within its share (frames within theirs); returns the tokens left unused."""
+        left: dict[Category, int] = {"embedding": split.embedding, "graph": split.graph}
+        meta_left = split.metadata
+        for slot in self.slots:
+            need = self.frame_cost(slot)
+            excerpt = slot.text.cut(left[slot.scored.category]) if need <= meta_left else None
+            if excerpt is not None:
+                self.place(slot, excerpt)
+                meta_left -= need
+                left[slot.scored.category] -= excerpt.tokens
+        return meta_left + sum(left.values())
+
+    def second_pass(self, pool: int) -> None:
+        """Whatever is unused flows, in ranked order: a cut excerpt grows, a skipped story goes in."""
+        for slot in self.slots:
+            if pool <= 0:
+                break
+            pool -= self._lengthen(slot, pool) if slot.excerpt is not None else self._add(slot, pool)
+
+    def _lengthen(self, slot: Slot, pool: int) -> int:
+        assert slot.excerpt is not None
+        if slot.excerpt.complete:
+            return 0
+        longer = slot.text.cut(slot.excerpt.tokens + pool)
+        if longer is None or longer.tokens <= slot.excerpt.tokens:
+            return 0
+        spent = longer.tokens - slot.excerpt.tokens
+        slot.excerpt = longer
+        return spent
+
+    def _add(self, slot: Slot, pool: int) -> int:
+        need = self.frame_cost(slot)
+        excerpt = slot.text.cut(pool - need) if pool > need else None
+        if excerpt is None:
+            return 0
+        self.place(slot, excerpt)
+        return need + excerpt.tokens
+
+    def shorten_last(self, excess: int) -> bool:
+        """Shorten (else drop) the lowest-ranked story in the text; False when none is left."""
+        victim = next((s for s in reversed(self.slots) if s.excerpt is not None), None)
+        if victim is None or victim.excerpt is None:
+            return False
+        shorter = victim.text.cut(victim.excerpt.tokens - excess - 1)
+        victim.excerpt = None if shorter is None or shorter.tokens >= victim.excerpt.tokens else shorter
+        return True
+
+    def included(self) -> list[tuple[Slot, Excerpt]]:
+        """The stories in the text, in its order (primary section first), with their excerpts."""
+        return [
+            (s, s.excerpt)
+            for primary in (True, False)
+            for s in self.slots
+            if s.excerpt is not None and s.primary is primary
+        ]
+
+
+def _connection_sentences(sentences: Sequence[str], cap: int, tokenizer: Tokenizer) -> list[str]:
+    """Known connections: whole sentences, in order, while the block stays under `cap` tokens."""
+    kept: list[str] = []
+    for sentence in sentences:
+        joined = connections_block([*kept, sentence])
+        if len(joined.encode()) > cap and tokenizer.count(joined) > cap:  # fewer bytes: fits uncounted
+            break
+        kept.append(sentence)
+    return kept
+
+
+def _slots(ranked: Sequence[ScoredCandidate], fence: str, tokenizer: Tokenizer) -> list[Slot]:
+    """Each story's deduplicated text and its frame (heading, story markers, provenance)."""
+    fence_lines = [story_open(fence), QUOTE.strip(), story_close(fence)]
+    seen: set[str] = set()
+    slots: list[Slot] = []
+    for scored in ranked:
+        text = StoryText(passages(scored.candidate.chunks, seen), tokenizer)
+        if not text.units:
+            continue
+        heading, provenance = story_heading(scored.candidate), provenance_lines(scored)
+        meta = tokenizer.count("\n".join([heading, *fence_lines, *provenance])) + 1
+        slots.append(Slot(scored, text, meta, heading, provenance, fence))
+    return slots
 
 
 def assemble(
@@ -79,148 +189,57 @@ def assemble(
     """Rank the readable candidates and format them within `request.token_budget` tokens.
     `fence` is the story blocks' nonce (a fresh one per call unless given)."""
     started = time.perf_counter()
-    fence = fence or nonce()
-    fence_lines = [story_open(fence), QUOTE.strip(), story_close(fence)]
     budget = request.token_budget
     ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
 
-    # 0. what is missing, said first
+    # 0. what is missing, said first; 1. known connections under their cap
     sources_used, degraded = source_report(request, filtered)
     note = degradation_note(degraded)
-    noted = tokenizer.count(note) + 2 if note else 0
-
-    # 1. known connections, whole sentences under their cap
     facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
-    cap = connections_cap(budget)
-    kept: list[str] = []
-    for sentence in facts:
-        joined = connections_block([*kept, sentence])
-        if len(joined.encode()) > cap and tokenizer.count(joined) > cap:  # fewer bytes: fits uncounted
-            break
-        kept.append(sentence)
+    kept = _connection_sentences(facts, connections_cap(budget), tokenizer)
     connections = connections_block(kept)
-    used = noted + (tokenizer.count(connections) + 2 if connections else 0)
+    used = (tokenizer.count(note) + 2 if note else 0) + (
+        tokenizer.count(connections) + 2 if connections else 0
+    )
 
-    # 2. slots: each story's deduplicated text and its frame
-    seen: set[str] = set()
-    slots: list[Slot] = []
-    for scored in ranked:
-        text = StoryText(passages(scored.candidate.chunks, seen), tokenizer)
-        if not text.units:
-            continue
-        heading, provenance = story_heading(scored.candidate), provenance_lines(scored)
-        meta = tokenizer.count("\n".join([heading, *fence_lines, *provenance])) + 1
-        slots.append(Slot(scored, text, meta, heading, provenance, fence))
-
+    # 2. slots; 3. pass 1, each category within its share; 4. pass 2, the unused flows
     primary_header = f"## Relevant Stories (from {clean_text(filtered.legacy_name)})"
-    header_cost = {
-        True: tokenizer.count(primary_header) + 2,
-        False: tokenizer.count(CONNECTED_HEADER) + 2,
-    }
-    opened: set[bool] = set()
-
-    def frame_cost(slot: Slot) -> int:
-        return slot.meta + (0 if slot.primary in opened else header_cost[slot.primary])
-
-    # 3. pass 1: each category within its share
-    split = split_budget(budget - used)
-    left: dict[Category, int] = {"embedding": split.embedding, "graph": split.graph}
-    meta_left = split.metadata
-    for slot in slots:
-        need = frame_cost(slot)
-        if need > meta_left:
-            continue
-        excerpt = slot.text.cut(left[slot.scored.category])
-        if excerpt is None:
-            continue
-        slot.excerpt = excerpt
-        meta_left -= need
-        left[slot.scored.category] -= excerpt.tokens
-        opened.add(slot.primary)
-
-    # 4. pass 2: whatever is unused flows, in ranked order
-    pool = meta_left + sum(left.values())
-    for slot in slots:
-        if pool <= 0:
-            break
-        if slot.excerpt is not None:
-            if not slot.excerpt.complete:
-                longer = slot.text.cut(slot.excerpt.tokens + pool)
-                if longer is not None and longer.tokens > slot.excerpt.tokens:
-                    pool -= longer.tokens - slot.excerpt.tokens
-                    slot.excerpt = longer
-            continue
-        need = frame_cost(slot)
-        excerpt = slot.text.cut(pool - need) if pool > need else None
-        if excerpt is not None:
-            slot.excerpt = excerpt
-            pool -= need + excerpt.tokens
-            opened.add(slot.primary)
+    layout = _Layout(
+        _slots(ranked, fence or nonce(), tokenizer),
+        {True: tokenizer.count(primary_header) + 2, False: tokenizer.count(CONNECTED_HEADER) + 2},
+    )
+    layout.second_pass(layout.first_pass(split_budget(budget - used)))
 
     # 5. the whole text, counted exactly; trim from the bottom until it fits
-    formatted = render(note, connections, primary_header, slots)
+    formatted = render(note, connections, primary_header, layout.slots)
     total = tokenizer.count(formatted)
     while total > budget:
-        victim = next((s for s in reversed(slots) if s.excerpt is not None), None)
-        if victim is not None and victim.excerpt is not None:
-            shorter = victim.text.cut(victim.excerpt.tokens - (total - budget) - 1)
-            if shorter is None or shorter.tokens >= victim.excerpt.tokens:
-                victim.excerpt = None
-            else:
-                victim.excerpt = shorter
-        elif kept:
+        if not layout.shorten_last(total - budget):
+            if not kept:  # pragma: no cover - an empty text is 0 tokens
+                break
             kept.pop()
             connections = connections_block(kept)
-        else:  # pragma: no cover - an empty text is 0 tokens
-            break
-        formatted = render(note, connections, primary_header, slots)
+        formatted = render(note, connections, primary_header, layout.slots)
         total = tokenizer.count(formatted)
 
-    # the stories in the text, in its order (primary section first), with their excerpts
-    included = [
-        (s, s.excerpt)
-        for primary in (True, False)
-        for s in slots
-        if s.excerpt is not None and s.primary is primary
-    ]
-    sources = tuple(
-        SourceInfo(
-            story_id=s.scored.candidate.story_id,
-            title=s.scored.candidate.title,
-            legacy_id=s.scored.candidate.legacy_id,
-            source=s.scored.source,
-            score=s.scored.score,
-            reasons=s.scored.reasons,
-            tokens=excerpt.tokens + s.meta,  # what the budget counted for it
-        )
-        for s, excerpt in included
-    )
-    embedding_results = tuple(
-        chunk for s, excerpt in included if s.scored.embedding_score is not None for chunk in excerpt.chunks
-    )
-    graph_results = tuple(hit for s, _ in included for hit in s.scored.hits)
+    included = layout.included()
     latency = dict(filtered.latency_ms)
     latency["rank_assemble"] = round((time.perf_counter() - started) * 1000, 2)
     return AssembledContext(
         formatted_context=formatted,
-        embedding_results=embedding_results,
-        graph_results=graph_results,
+        embedding_results=tuple(
+            chunk
+            for s, excerpt in included
+            if s.scored.embedding_score is not None
+            for chunk in excerpt.chunks
+        ),
+        graph_results=tuple(hit for s, _ in included for hit in s.scored.hits),
         sources_used=sources_used,
         degraded=degraded,
-        ranked_story_ids=tuple(
-            s.scored.candidate.story_id
-            for s in sorted(
-                (s for s, _ in included),
-                key=lambda s: (
-                    -s.scored.score,
-                    not s.scored.candidate.primary,
-                    str(s.scored.candidate.story_id),
-                ),
-            )
-        ),
+        ranked_story_ids=_ranked_ids(included),
         metadata=ContextMetadata(
             intent=filtered.intent,
-            sources=sources,
+            sources=tuple(_source(s, excerpt) for s, excerpt in included),
             traversals=filtered.traversals,
             circuit_state=filtered.intent.breaker_state,
             vector_status=filtered.vector_status,
@@ -230,3 +249,23 @@ def assemble(
             latency_ms=latency,
         ),
     )
+
+
+def _source(slot: Slot, excerpt: Excerpt) -> SourceInfo:
+    return SourceInfo(
+        story_id=slot.scored.candidate.story_id,
+        title=slot.scored.candidate.title,
+        legacy_id=slot.scored.candidate.legacy_id,
+        source=slot.scored.source,
+        score=slot.scored.score,
+        reasons=slot.scored.reasons,
+        tokens=excerpt.tokens + slot.meta,  # what the budget counted for it
+    )
+
+
+def _ranked_ids(included: Sequence[tuple[Slot, Excerpt]]) -> tuple[UUID, ...]:
+    ordered = sorted(
+        (s for s, _ in included),
+        key=lambda s: (-s.scored.score, not s.scored.candidate.primary, str(s.scored.candidate.story_id)),
+    )
+    return tuple(s.scored.candidate.story_id for s in ordered)
