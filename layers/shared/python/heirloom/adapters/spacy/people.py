@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from heirloom.adapters.spacy.lexicon import (
@@ -28,114 +29,145 @@ from heirloom.adapters.spacy.tokens import (
 )
 
 
-def _people(doc: Any, known: Any) -> list[_Cand]:
-    out: list[_Cand] = []
-    consumed: set[int] = set()
-    apposed: dict[int, str] = {}  # last token of a PERSON entity -> kin word in apposition
-    n = len(doc)
-    # kin references: "Uncle Jim", "my grandmother", "Mom", "my mother's brother",
-    # "my grandmother, Edith Marlowe" (the name, with the kin word as context)
-    for i, tok in enumerate(doc):
-        if not _is_kin(tok) or i in consumed:
-            continue
-        kin_word = tok.lower_
+@dataclass
+class _KinScan:
+    """Kin references: "Uncle Jim", "my grandmother", "Mom", "my mother's brother", "my
+    grandmother, Edith Marlowe" (the name, with the kin word as context)."""
+
+    doc: Any
+    out: list[_Cand] = field(default_factory=list)
+    consumed: set[int] = field(default_factory=set)
+    #: last token of a PERSON entity -> kin word in apposition ("Edith Marlowe, my grandmother")
+    apposed: dict[int, str] = field(default_factory=dict)
+
+    def scan(self) -> _KinScan:
+        for i, tok in enumerate(self.doc):
+            if _is_kin(tok) and i not in self.consumed:
+                self._at(i)
+        return self
+
+    def _at(self, i: int) -> None:
+        doc, n = self.doc, len(self.doc)
         start = _kin_start(doc, i)
         j = i + 1
         while j < n and doc[j].tag_ in _PROPER and _capitalised(doc[j]) and doc[j].lower_ not in _KIN_WORDS:
             j += 1
-        before = doc[start - 1].lower_ if start > 0 else ""
-        consumed.update(range(start, i + 1))
+        self.consumed.update(range(start, i + 1))
         if j > i + 1:
-            if not (tok.is_title or doc[start].is_title):  # "my grandmother Edith", "his brother Walter"
-                out.append(_Cand("people", i + 1, j, _text(doc, i + 1, j), RULE_CONFIDENCE, context=kin_word))
-            elif kin_word in _KIN_TITLE_WORDS:  # "Uncle Jim", "Great-Uncle Bob": the title is in the name
-                out.append(_Cand("people", start, j, _text(doc, start, j), RULE_CONFIDENCE, context=kin_word))
-            else:  # "Father Murphy", "Sister Agnes": a religious title, not kin
-                out.append(_Cand("people", start, j, _text(doc, start, j), RULE_CONFIDENCE))
-            consumed.update(range(start, j))
-            continue
-        if (
-            i + 2 < n
-            and doc[i + 1].text == ","
-            and doc[i + 2].ent_type_ == "PERSON"
-            and doc[i + 2].ent_iob_ == "B"
-        ):
-            k = i + 3
-            while k < n and doc[k].ent_type_ == "PERSON" and doc[k].ent_iob_ == "I":
-                k += 1
-            out.append(_Cand("people", i + 2, k, _text(doc, i + 2, k), NER_CONFIDENCE, context=kin_word))
-            consumed.update(range(i + 2, k))
-            continue
-        if (
-            before in _NARRATOR_POSSESSIVES
-            and start >= 3
-            and doc[start - 2].text == ","
-            and doc[start - 3].ent_type_ == "PERSON"
-        ):
-            apposed[start - 3] = kin_word  # "Edith Marlowe, my grandmother"
-            continue
-        previous = out[-1] if out else None
-        if (
-            previous is not None
-            and start >= 1
-            and doc[start - 1].text in _POSSESSIVE_MARKS
-            and previous.end == start - 1
-            and doc[previous.start].lower_ in _NARRATOR_POSSESSIVES
-        ):  # "my mother's brother"
-            previous.end = i + 1
-            previous.name = _text(doc, previous.start, i + 1)
-            previous.context = _text(doc, previous.start + 1, i + 1)
-            continue
+            self._titled(start, i, j)
+        elif not (self._comma_name(i) or self._apposition(start, i) or self._chained(start, i)):
+            self._bare(start, i)
+
+    def _titled(self, start: int, i: int, j: int) -> None:
+        doc, kin_word = self.doc, self.doc[i].lower_
+        if not (doc[i].is_title or doc[start].is_title):  # "my grandmother Edith", "his brother Walter"
+            self.out.append(
+                _Cand("people", i + 1, j, _text(doc, i + 1, j), RULE_CONFIDENCE, context=kin_word)
+            )
+        elif kin_word in _KIN_TITLE_WORDS:  # "Uncle Jim", "Great-Uncle Bob": the title is in the name
+            self.out.append(
+                _Cand("people", start, j, _text(doc, start, j), RULE_CONFIDENCE, context=kin_word)
+            )
+        else:  # "Father Murphy", "Sister Agnes": a religious title, not kin
+            self.out.append(_Cand("people", start, j, _text(doc, start, j), RULE_CONFIDENCE))
+        self.consumed.update(range(start, j))
+
+    def _comma_name(self, i: int) -> bool:
+        """ "my grandmother, Edith Marlowe": the name the model found after the comma."""
+        doc, n = self.doc, len(self.doc)
+        if not (i + 2 < n and doc[i + 1].text == "," and doc[i + 2].ent_type_ == "PERSON"):
+            return False
+        if doc[i + 2].ent_iob_ != "B":
+            return False
+        k = i + 3
+        while k < n and doc[k].ent_type_ == "PERSON" and doc[k].ent_iob_ == "I":
+            k += 1
+        self.out.append(
+            _Cand("people", i + 2, k, _text(doc, i + 2, k), NER_CONFIDENCE, context=doc[i].lower_)
+        )
+        self.consumed.update(range(i + 2, k))
+        return True
+
+    def _apposition(self, start: int, i: int) -> bool:
+        """ "Edith Marlowe, my grandmother": the kin word becomes the entity's context."""
+        doc = self.doc
+        before = doc[start - 1].lower_ if start > 0 else ""
+        if not (before in _NARRATOR_POSSESSIVES and start >= 3 and doc[start - 2].text == ","):
+            return False
+        if doc[start - 3].ent_type_ != "PERSON":
+            return False
+        self.apposed[start - 3] = doc[i].lower_
+        return True
+
+    def _chained(self, start: int, i: int) -> bool:
+        """ "my mother's brother": the previous kin reference extended."""
+        doc, previous = self.doc, (self.out[-1] if self.out else None)
+        if previous is None or start < 1 or doc[start - 1].text not in _POSSESSIVE_MARKS:
+            return False
+        if previous.end != start - 1 or doc[previous.start].lower_ not in _NARRATOR_POSSESSIVES:
+            return False
+        previous.end = i + 1
+        previous.name = _text(doc, previous.start, i + 1)
+        previous.context = _text(doc, previous.start + 1, i + 1)
+        return True
+
+    def _bare(self, start: int, i: int) -> None:
+        doc, tok = self.doc, self.doc[i]
+        kin_word = tok.lower_
+        before = doc[start - 1].lower_ if start > 0 else ""
         if before in _NARRATOR_POSSESSIVES:
-            out.append(
-                _Cand(
-                    "people",
-                    start - 1,
-                    i + 1,
-                    _text(doc, start - 1, i + 1),
-                    RULE_CONFIDENCE,
-                    context=kin_word,
-                )
+            cand = _Cand(
+                "people", start - 1, i + 1, _text(doc, start - 1, i + 1), RULE_CONFIDENCE, context=kin_word
             )
         elif before in _POSSESSIVE_PRONOUNS or before in _DETERMINERS or tok.tag_ in ("NNS", "NNPS"):
-            continue  # "his mother", "the grandmother", "grandparents": not one of the narrator's kin
+            return  # "his mother", "the grandmother", "grandparents": not one of the narrator's kin
         elif tok.is_title and kin_word not in _KIN_NEEDS_POSSESSIVE:
-            out.append(
-                _Cand("people", start, i + 1, _text(doc, start, i + 1), RULE_CONFIDENCE, context=kin_word)
-            )
+            cand = _Cand("people", start, i + 1, _text(doc, start, i + 1), RULE_CONFIDENCE, context=kin_word)
         else:  # a bare lowercase "grandmother's quilt": probably the narrator's, not certain
-            out.append(
-                _Cand("people", start, i + 1, _text(doc, start, i + 1), WEAK_CONFIDENCE, context=kin_word)
-            )
+            cand = _Cand("people", start, i + 1, _text(doc, start, i + 1), WEAK_CONFIDENCE, context=kin_word)
+        self.out.append(cand)
 
+
+def _ner_person(doc: Any, ent: Any, consumed: set[int], apposed: dict[int, str]) -> _Cand | None:
+    """A PERSON entity of the model, trimmed of punctuation and determiners, unless it is no name."""
+    start, end = ent.start, ent.end
+    while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
+        end -= 1
+    while start < end and (doc[start].is_punct or doc[start].lower_ in _DETERMINERS):
+        start += 1
+    if start >= end or any(t in consumed for t in range(start, end)):
+        return None
+    words = [t for t in doc[start:end] if t.is_alpha]
+    if not words or any(t.like_num for t in doc[start:end]) or not any(_capitalised(t) for t in words):
+        return None
+    if len(words) == 1 and (words[0].lower_ in _PERSON_STOPWORDS or words[0].lower_ in _KIN_WORDS):
+        return None
+    return _Cand(
+        "people", start, end, _text(doc, start, end), NER_CONFIDENCE, context=apposed.get(end - 1, "")
+    )
+
+
+def _known_people(doc: Any, known: Any, out: list[_Cand]) -> list[_Cand]:
+    """Names the legacy already knows, where the model and the rules found nothing."""
+    found: list[_Cand] = []
+    taken = {t for c in out for t in range(c.start, c.end)}
+    for _, start, end in known(doc):
+        if any(t in taken for t in range(start, end)):
+            continue
+        if {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}:
+            continue  # "May" the month, "Virginia" the state
+        conf = KNOWN_NAME_CONFIDENCE if end - start > 1 else RULE_CONFIDENCE
+        found.append(_Cand("people", start, end, _text(doc, start, end), conf))
+        taken.update(range(start, end))
+    return found
+
+
+def _people(doc: Any, known: Any) -> list[_Cand]:
+    kin = _KinScan(doc).scan()
+    out = list(kin.out)
     for ent in doc.ents:
-        if ent.label_ != "PERSON":
-            continue
-        start, end = ent.start, ent.end
-        while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
-            end -= 1
-        while start < end and (doc[start].is_punct or doc[start].lower_ in _DETERMINERS):
-            start += 1
-        if start >= end or any(t in consumed for t in range(start, end)):
-            continue
-        words = [t for t in doc[start:end] if t.is_alpha]
-        if not words or any(t.like_num for t in doc[start:end]) or not any(_capitalised(t) for t in words):
-            continue
-        if len(words) == 1 and (words[0].lower_ in _PERSON_STOPWORDS or words[0].lower_ in _KIN_WORDS):
-            continue
-        context = apposed.get(end - 1, "")
-        out.append(_Cand("people", start, end, _text(doc, start, end), NER_CONFIDENCE, context=context))
-
-    # names the legacy already knows, when the model missed them
+        if ent.label_ == "PERSON" and (cand := _ner_person(doc, ent, kin.consumed, kin.apposed)) is not None:
+            out.append(cand)
     if known is not None:
-        taken = {t for c in out for t in range(c.start, c.end)}
-        for _, start, end in known(doc):
-            if any(t in taken for t in range(start, end)):
-                continue
-            ent_types = {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}
-            if ent_types:
-                continue  # "May" the month, "Virginia" the state
-            conf = KNOWN_NAME_CONFIDENCE if end - start > 1 else RULE_CONFIDENCE
-            out.append(_Cand("people", start, end, _text(doc, start, end), conf))
-            taken.update(range(start, end))
+        out.extend(_known_people(doc, known, out))
     return out

@@ -88,44 +88,48 @@ def _proper_places(doc: Any) -> list[_Cand]:
     return out
 
 
+#: participles that describe a keepsake rather than start a clause ("the battered trunk")
+_KEEPSAKE_PARTICIPLES = ("beloved", "treasured", "battered", "worn", "carved")
+
+
+def _modifiers_start(doc: Any, head: int, i: int, max_len: int) -> int:
+    """The first of the modifiers left of the head, walking left from `i`."""
+    while i >= 0 and head - i < max_len and doc[i].tag_ in _MODIFIER_TAGS and not doc[i].is_space:
+        if doc[i].tag_ == "VBN" and doc[i].lower_ not in _KEEPSAKE_PARTICIPLES:
+            break
+        i -= 1
+    return i + 1
+
+
+def _proper_name_start(doc: Any, start: int, head: int) -> int:
+    """Without a possessive: leading date words dropped (a stray "Sunday"), and a proper name
+    taken across "of" ("the Sons of Italy hall", "the Knights of Columbus hall")."""
+    while start < head and doc[start].tag_ in _PROPER and doc[start].ent_type_ in ("DATE", "TIME"):
+        start += 1
+    if start < head and doc[start].tag_ in _PROPER and start >= 2 and doc[start - 1].lower_ == "of":
+        k = start - 2
+        while k >= 0 and start - k <= 4 and doc[k].tag_ in _PROPER and _capitalised(doc[k]):
+            k -= 1
+        if k < start - 2:
+            start = k + 1
+    return start
+
+
 def _chunk_left(
     doc: Any, head: int, max_len: int = 6, *, pair: bool = False
 ) -> tuple[int, tuple[int, int] | None, str | None]:
     """Walk left from a head noun over modifiers (`pair`: the word before the head belongs to it
     whatever its tag). Returns (start of the name, possessor token range or None, determiner
     word before the name or None)."""
-    i = head - 2 if pair else head - 1
-    while i >= 0 and head - i < max_len and doc[i].tag_ in _MODIFIER_TAGS and not doc[i].is_space:
-        if doc[i].tag_ == "VBN" and doc[i].lower_ not in (
-            "beloved",
-            "treasured",
-            "battered",
-            "worn",
-            "carved",
-        ):
-            break
-        i -= 1
-    start = i + 1
+    start = _modifiers_start(doc, head, head - 2 if pair else head - 1, max_len)
     owner: tuple[int, int] | None = None
     pos_marks = [k for k in range(start, head) if doc[k].tag_ == "POS" or doc[k].text in _POSSESSIVE_MARKS]
-    if pos_marks:
-        mark = pos_marks[-1]
-        if mark == start:  # "'s" with nothing before it in the chunk
-            start = mark + 1
-        else:
-            owner_start = start
-            owner = (owner_start, mark)
+    if pos_marks and pos_marks[-1] == start:  # "'s" with nothing before it in the chunk
+        start = pos_marks[-1] + 1
+    elif pos_marks:
+        owner = (start, pos_marks[-1])
     else:
-        # drop leading nominal tokens that are not modifiers of this head (a stray "Sunday")
-        while start < head and doc[start].tag_ in _PROPER and doc[start].ent_type_ in ("DATE", "TIME"):
-            start += 1
-        # "the Sons of Italy hall", "the Knights of Columbus hall": one name across "of"
-        if start < head and doc[start].tag_ in _PROPER and start >= 2 and doc[start - 1].lower_ == "of":
-            k = start - 2
-            while k >= 0 and start - k <= 4 and doc[k].tag_ in _PROPER and _capitalised(doc[k]):
-                k -= 1
-            if k < start - 2:
-                start = k + 1
+        start = _proper_name_start(doc, start, head)
     # "the same shawl", "the whole farm": words that pick a thing out, not describe it
     while start < head and doc[start].lower_ in _NON_DESCRIPTIVE:
         start += 1
@@ -155,6 +159,21 @@ def _year_after(doc: Any, head: int) -> tuple[int, str | None]:
     return head + 1, None
 
 
+def _head_kind(prev: str, word: str) -> tuple[str, str, bool] | None:
+    """(kind, type, strong) of a head noun from the lexicons; strong heads name a thing alone,
+    weak ones only with an owner or a modifier."""
+    if (prev, word) in _OBJECT_PAIRS:
+        return "objects", _OBJECT_PAIRS[(prev, word)], True
+    strong_heads = (("objects", _OBJECT_HEADS), ("events", _EVENT_HEADS), ("places", _PLACE_HEADS))
+    for kind, heads in strong_heads:
+        if word in heads:
+            return kind, heads[word], not (kind == "events" and word in _EVENT_NEEDS_QUALIFIER)
+    for kind, heads in (("objects", _WEAK_OBJECT_HEADS), ("places", _WEAK_PLACE_HEADS)):
+        if word in heads:
+            return kind, heads[word], False
+    return None
+
+
 def _noun_entities(doc: Any) -> list[_Cand]:
     out: list[_Cand] = []
     for h, tok in enumerate(doc):
@@ -166,23 +185,10 @@ def _noun_entities(doc: Any) -> list[_Cand]:
             continue
         # "rolling pin", "rocking chair": the tagger often reads the modifier as a verb (VBG)
         prev = doc[h - 1].lower_ if h > 0 and doc[h - 1].tag_ in _NOMINAL | _ADJ | {"VBG"} else ""
-        kind = ""
-        ctype = "other"
-        strong = False
-        if (prev, word) in _OBJECT_PAIRS:
-            kind, ctype, strong = "objects", _OBJECT_PAIRS[(prev, word)], True
-        elif word in _OBJECT_HEADS:
-            kind, ctype, strong = "objects", _OBJECT_HEADS[word], True
-        elif word in _EVENT_HEADS:
-            kind, ctype, strong = "events", _EVENT_HEADS[word], word not in _EVENT_NEEDS_QUALIFIER
-        elif word in _PLACE_HEADS:
-            kind, ctype, strong = "places", _PLACE_HEADS[word], True
-        elif word in _WEAK_OBJECT_HEADS:
-            kind, ctype = "objects", _WEAK_OBJECT_HEADS[word]
-        elif word in _WEAK_PLACE_HEADS:
-            kind, ctype = "places", _WEAK_PLACE_HEADS[word]
-        if not kind:
+        headed = _head_kind(prev, word)
+        if headed is None:
             continue
+        kind, ctype, strong = headed
         start, owner, det = _chunk_left(doc, h, pair=(prev, word) in _OBJECT_PAIRS)
         end, year = _year_after(doc, h) if kind == "events" else (h + 1, None)
         name_start = start
@@ -198,13 +204,13 @@ def _noun_entities(doc: Any) -> list[_Cand]:
         )
         if kind == "events" and year is None:
             year = next((t.text for t in doc[name_start:h] if _YEAR.match(t.text)), None)
-        definite = det is not None and det not in ("a", "an")
-        noun_modifier = any(t.tag_ in _NOMINAL for t in mods)
         if strong:
             # "the mill", "the 1962 flood", and "a fiddle": an heirloom noun is specific enough
+            definite = det is not None and det not in ("a", "an")
             specific = qualified or definite or (kind == "objects" and det in ("a", "an"))
         else:
             # "Dad's truck", "Ray's party", "the 1962 fire", "the retirement party", "the lake house"
+            noun_modifier = any(t.tag_ in _NOMINAL for t in mods)
             specific = owner is not None or year is not None or (noun_modifier and kind != "objects")
         conf = RULE_CONFIDENCE if specific and det not in _QUANTIFIERS else WEAK_CONFIDENCE
         if kind == "places" and owner is not None:
