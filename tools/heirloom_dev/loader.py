@@ -108,45 +108,36 @@ def read_dataset(root: Path) -> Dataset:
     return dataset
 
 
+#: file -> (field, the file it must name a record of), checked in this order
+REFERENCES: dict[str, tuple[tuple[str, str], ...]] = {
+    "legacies": (("subject_person_id", "persons"),),
+    "persons": (("legacy_id", "legacies"),),
+    "users": (("person_id", "persons"),),
+    "members": (("legacy_id", "legacies"), ("user_id", "users")),
+    "relationships": (("from_person_id", "persons"), ("to_person_id", "persons")),
+    "links": (("legacy_a_id", "legacies"), ("legacy_b_id", "legacies")),
+    "stories": (("legacy_id", "legacies"), ("author_user_id", "users")),
+}
+#: the record kind each file holds, as errors name it
+KINDS = {"legacies": "legacy", "persons": "person", "users": "user", "links": "link", "stories": "story"}
+
+
 def _check_references(ds: Dataset) -> None:
-    legacies = {x.record.id for x in ds.legacies}
-    persons = {x.record.id for x in ds.persons}
-    users = {x.record.id for x in ds.users}
-
-    def need(item: Located, field_name: str, value: UUID | None, known: set[UUID], kind: str) -> None:
-        if value is not None and value not in known:
-            raise DatasetError(f"{item.file}:{item.line}: {field_name}: unknown {kind} {value}")
-
-    for kind, items in (
-        ("legacy", ds.legacies),
-        ("person", ds.persons),
-        ("user", ds.users),
-        ("link", ds.links),
-        ("story", ds.stories),
-    ):
+    for name, kind in KINDS.items():
         seen: set[UUID] = set()
-        for item in items:
+        for item in getattr(ds, name):
             if item.record.id in seen:
                 raise DatasetError(f"{item.file}:{item.line}: id: duplicate {kind} {item.record.id}")
             seen.add(item.record.id)
-    for item in ds.legacies:
-        need(item, "subject_person_id", item.record.subject_person_id, persons, "person")
-    for item in ds.persons:
-        need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
-    for item in ds.users:
-        need(item, "person_id", item.record.person_id, persons, "person")
-    for item in ds.members:
-        need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
-        need(item, "user_id", item.record.user_id, users, "user")
-    for item in ds.relationships:
-        need(item, "from_person_id", item.record.from_person_id, persons, "person")
-        need(item, "to_person_id", item.record.to_person_id, persons, "person")
-    for item in ds.links:
-        need(item, "legacy_a_id", item.record.legacy_a_id, legacies, "legacy")
-        need(item, "legacy_b_id", item.record.legacy_b_id, legacies, "legacy")
-    for item in ds.stories:
-        need(item, "legacy_id", item.record.legacy_id, legacies, "legacy")
-        need(item, "author_user_id", item.record.author_user_id, users, "user")
+    known = {name: {x.record.id for x in getattr(ds, name)} for name in ("legacies", "persons", "users")}
+    for name, fields in REFERENCES.items():
+        for item in getattr(ds, name):
+            for field_name, target in fields:
+                value = getattr(item.record, field_name)
+                if value is not None and value not in known[target]:
+                    raise DatasetError(
+                        f"{item.file}:{item.line}: {field_name}: unknown {KINDS[target]} {value}"
+                    )
 
 
 #: why a dataset record was not applied (heirloom.domain.ordering), by file

@@ -150,35 +150,57 @@ def _is_call(toks: list[Token], i: int, *names: str) -> bool:
     )
 
 
+#: functions Neptune's openCypher lacks, and why
+_CALLS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("shortestpath", "allshortestpaths"), "{name}() is not supported in Neptune openCypher"),
+    (
+        ("any", "all", "none", "single"),
+        "the predicate function {name}() is not supported; use a list comprehension",
+    ),
+    (("reduce",), "reduce() is not supported; use a list comprehension"),
+    (("datetime", "localdatetime"), "{name}() is not supported in Neptune openCypher"),
+)
+#: two-word constructs Neptune's openCypher lacks
+_PAIRS: dict[tuple[str, str], str] = {
+    ("MANDATORY", "MATCH"): "MANDATORY MATCH is not supported in Neptune openCypher",
+    ("EXISTS", "{"): "EXISTS { } subqueries are not supported in Neptune openCypher",
+    ("LOAD", "CSV"): "LOAD CSV is not supported in Neptune openCypher",
+    **{
+        (word, after): f"{word} {after} is not supported: Neptune indexes by itself"
+        for word in ("CREATE", "DROP")
+        for after in ("INDEX", "CONSTRAINT")
+    },
+}
+
+
+def _call_refusal(toks: list[Token], i: int) -> Refusal | None:
+    for names, message in _CALLS:
+        if _is_call(toks, i, *names):
+            return Refusal(UNSUPPORTED, message.format(name=toks[i].text))
+    return None
+
+
+def _keyword_refusal(toks: list[Token], words: list[str], i: int) -> Refusal | None:
+    if toks[i].kind != "ident" or i + 1 >= len(toks):
+        return None
+    word, after = words[i], words[i + 1]
+    if (word, after) in _PAIRS:
+        return Refusal(UNSUPPORTED, _PAIRS[(word, after)])
+    if word == "CALL" and toks[i + 1].kind == "ident":
+        return Refusal(UNSUPPORTED, "CALL of a procedure is not supported in Neptune openCypher")
+    if word in {"SKIP", "LIMIT"} and not (i > 0 and toks[i - 1].text == "."):
+        value = _until_clause(toks, i + 1, words)
+        if not (len(value) == 1 and value[0].kind in {"number", "param"}):
+            return Refusal(UNSUPPORTED, f"{word} takes a literal or a parameter, not an expression")
+    return None
+
+
 def _features(toks: list[Token]) -> Iterator[Refusal]:
     words = [t.upper for t in toks]
-    for i, tok in enumerate(toks):
-        if _is_call(toks, i, "shortestpath", "allshortestpaths"):
-            yield Refusal(UNSUPPORTED, f"{tok.text}() is not supported in Neptune openCypher")
-        elif _is_call(toks, i, "any", "all", "none", "single"):
-            yield Refusal(
-                UNSUPPORTED, f"the predicate function {tok.text}() is not supported; use a list comprehension"
-            )
-        elif _is_call(toks, i, "reduce"):
-            yield Refusal(UNSUPPORTED, "reduce() is not supported; use a list comprehension")
-        elif _is_call(toks, i, "datetime", "localdatetime"):
-            yield Refusal(UNSUPPORTED, f"{tok.text}() is not supported in Neptune openCypher")
-        elif tok.kind == "ident" and i + 1 < len(toks):
-            word, after = words[i], words[i + 1]
-            if word == "MANDATORY" and after == "MATCH":
-                yield Refusal(UNSUPPORTED, "MANDATORY MATCH is not supported in Neptune openCypher")
-            elif word == "EXISTS" and after == "{":
-                yield Refusal(UNSUPPORTED, "EXISTS { } subqueries are not supported in Neptune openCypher")
-            elif word == "CALL" and toks[i + 1].kind == "ident":
-                yield Refusal(UNSUPPORTED, "CALL of a procedure is not supported in Neptune openCypher")
-            elif word == "LOAD" and after == "CSV":
-                yield Refusal(UNSUPPORTED, "LOAD CSV is not supported in Neptune openCypher")
-            elif word in {"CREATE", "DROP"} and after in {"INDEX", "CONSTRAINT"}:
-                yield Refusal(UNSUPPORTED, f"{word} {after} is not supported: Neptune indexes by itself")
-            elif word in {"SKIP", "LIMIT"} and not (i > 0 and toks[i - 1].text == "."):
-                value = _until_clause(toks, i + 1, words)
-                if not (len(value) == 1 and value[0].kind in {"number", "param"}):
-                    yield Refusal(UNSUPPORTED, f"{word} takes a literal or a parameter, not an expression")
+    for i in range(len(toks)):
+        refusal = _call_refusal(toks, i) or _keyword_refusal(toks, words, i)
+        if refusal is not None:
+            yield refusal
     if "UNION" in words and _WRITES & set(words):
         yield Refusal(UNSUPPORTED, "UNION is supported for read-only queries only")
 
@@ -267,55 +289,80 @@ class _Scope:
         return None
 
 
+def _bad_value(expr: list[Token], scope: _Scope) -> str | None:
+    bad = next((v for v in scope.values(expr) or [] if _not_single(v)), None)
+    return None if bad is None else f"a {type(bad).__name__} from {''.join(t.text for t in expr)}"
+
+
+def _call_step(expr: list[Token], i: int) -> tuple[int, str | None]:
+    name = expr[i].text.lower()
+    if name in _SCALAR_FUNCTIONS:  # whatever is inside, one value comes out
+        return _close(expr, i + 1) + 1, None
+    if name in _LIST_FUNCTIONS and not (i > 0 and expr[i - 1].text == "."):
+        return i + 1, f"the list from {expr[i].text}()"
+    return i + 1, None
+
+
+def _membership_end(expr: list[Token], i: int) -> int:
+    """A membership test is a boolean: the index after its right-hand side."""
+    after = i + 1
+    if expr[after].kind == "ident" and after + 1 < len(expr) and expr[after + 1].text == "(":
+        after += 1  # a function call: skip its arguments too
+    return _close(expr, after) + 1 if expr[after].text in "([" else after + 1
+
+
+def _bound_step(expr: list[Token], i: int, scope: _Scope) -> tuple[int, str | None]:
+    """A parameter or unwound name inside an expression (`coalesce($years, 0)`); indexed, it is
+    one element."""
+    end = i + 1
+    if (
+        expr[i].kind == "ident"
+        and end + 1 < len(expr)
+        and expr[end].text == "."
+        and expr[end + 1].kind == "ident"
+    ):
+        end += 2
+    if end < len(expr) and expr[end].text in {"[", "."}:
+        return end, None
+    return end, _bad_value(expr[i:end], scope)
+
+
+def _step(expr: list[Token], i: int, scope: _Scope) -> tuple[int, str | None] | None:
+    """How far the token at `i` reaches and what it makes the value, or None for one token."""
+    tok = expr[i]
+    if tok.kind == "ident" and i + 1 < len(expr) and expr[i + 1].text == "(":
+        return _call_step(expr, i)
+    if tok.kind == "ident" and tok.upper == "IN" and i + 1 < len(expr):
+        return _membership_end(expr, i), None
+    if tok.kind == "ident" and tok.upper == "WHEN":  # a CASE condition is not the value
+        return next((j for j in range(i + 1, len(expr)) if expr[j].upper == "THEN"), len(expr)) + 1, None
+    if tok.kind == "param" or (
+        tok.kind == "ident" and tok.text in scope.aliases and not (i > 0 and expr[i - 1].text == ".")
+    ):
+        return _bound_step(expr, i, scope)
+    return None
+
+
+def _literal(expr: list[Token], i: int) -> str | None:
+    if expr[i].text == "[" and not (i > 0 and _indexable(expr[i - 1])):
+        return "a list"
+    if expr[i].text == "{" and not (i > 0 and expr[i - 1].kind == "ident"):
+        return "a map"
+    return None
+
+
 def _list_valued(expr: list[Token], scope: _Scope) -> str | None:
     """Why `expr`, written as one property value, is a list or map (None if it is not)."""
-    values = scope.values(expr)
-    if values is not None:
-        bad = next((v for v in values if _not_single(v)), None)
-        return None if bad is None else f"a {type(bad).__name__} from {''.join(t.text for t in expr)}"
+    if scope.values(expr) is not None:
+        return _bad_value(expr, scope)
     i = 0
     while i < len(expr):
-        tok = expr[i]
-        if tok.kind == "ident" and i + 1 < len(expr) and expr[i + 1].text == "(":
-            name = tok.text.lower()
-            if name in _SCALAR_FUNCTIONS:  # whatever is inside, one value comes out
-                i = _close(expr, i + 1) + 1
-                continue
-            if name in _LIST_FUNCTIONS and not (i > 0 and expr[i - 1].text == "."):
-                return f"the list from {tok.text}()"
-        elif tok.kind == "ident" and tok.upper == "IN" and i + 1 < len(expr):
-            # a membership test is a boolean: skip its right-hand side
-            after = i + 1
-            if expr[after].kind == "ident" and after + 1 < len(expr) and expr[after + 1].text == "(":
-                after += 1  # a function call: skip its arguments too
-            i = _close(expr, after) + 1 if expr[after].text in "([" else after + 1
-            continue
-        elif tok.kind == "ident" and tok.upper == "WHEN":  # a CASE condition is not the value
-            end = next((j for j in range(i + 1, len(expr)) if expr[j].upper == "THEN"), len(expr))
-            i = end + 1
-            continue
-        elif tok.kind == "param" or (
-            tok.kind == "ident" and tok.text in scope.aliases and not (i > 0 and expr[i - 1].text == ".")
-        ):  # a parameter or unwound name inside an expression (`coalesce($years, 0)`)
-            end = i + 1
-            if (
-                tok.kind == "ident"
-                and end + 1 < len(expr)
-                and expr[end].text == "."
-                and expr[end + 1].kind == "ident"
-            ):
-                end += 2
-            if not (end < len(expr) and expr[end].text in {"[", "."}):  # indexed: one element
-                bad = next((v for v in scope.values(expr[i:end]) or [] if _not_single(v)), None)
-                if bad is not None:
-                    return f"a {type(bad).__name__} from {''.join(t.text for t in expr[i:end])}"
-            i = end
-            continue
-        elif tok.text == "[" and not (i > 0 and _indexable(expr[i - 1])):
-            return "a list"
-        elif tok.text == "{" and not (i > 0 and expr[i - 1].kind == "ident"):
-            return "a map"
-        i += 1
+        step = _step(expr, i, scope)
+        if step is None:
+            step = (i + 1, _literal(expr, i))
+        i, reason = step
+        if reason is not None:
+            return reason
     return None
 
 
