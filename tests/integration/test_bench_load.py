@@ -12,7 +12,8 @@ from heirloom.domain.chunking import chunk_story, content_hash
 from heirloom.domain.entity_sync import sync_story_entities
 from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.ports import EmbeddedChunk
-from heirloom_dev import bench
+from heirloom_dev.bench import corpus as bench_corpus
+from heirloom_dev.bench import load as bench
 
 TABLES = {
     "legacies": "id, name, subject_person_id",
@@ -55,7 +56,7 @@ def _state(stack: bench.BenchStack, *, provenance_as_set: bool = False) -> dict[
     return {"tables": tables, "nodes": sorted(nodes), "edges": sorted(edges)}
 
 
-def _load_story_by_story(stack: bench.BenchStack, corpus: bench.Corpus) -> None:
+def _load_story_by_story(stack: bench.BenchStack, corpus: bench_corpus.Corpus) -> None:
     """The reference: every record and story through the per-record ingestion functions."""
     ports = stack.ports
     bench.apply_records(ports, corpus)
@@ -70,7 +71,9 @@ def _load_story_by_story(stack: bench.BenchStack, corpus: bench.Corpus) -> None:
         ]
         ports.vectors.replace_chunks(sp.story.id, embedded, ingestion.index_key(digest))
         report = sync_story_entities(ports.graph, sp.story, sp.entities, sp.resolved, [])
-        ports.stories.mark_graph_synced(sp.story.id, digest, bench.SYNTHETIC_EXTRACTOR, report.fingerprint)
+        ports.stories.mark_graph_synced(
+            sp.story.id, digest, bench_corpus.SYNTHETIC_EXTRACTOR, report.fingerprint
+        )
 
 
 @pytest.fixture
@@ -91,7 +94,7 @@ def stacks(local_stack, monkeypatch):
 
 
 def test_bulk_load_writes_what_story_by_story_ingestion_writes(stacks):
-    corpus = bench.generate_corpus(24, seed=7)
+    corpus = bench_corpus.generate_corpus(24, seed=7)
     reference, bulk = stacks("bench_ref_load"), stacks("bench_bulk_load")
     _load_story_by_story(reference, corpus)
     bench.load_corpus(bulk, corpus)
@@ -104,7 +107,7 @@ def test_bulk_load_writes_what_story_by_story_ingestion_writes(stacks):
 
 
 def test_a_load_resumes_after_an_interruption_and_a_second_load_changes_nothing(stacks):
-    corpus = bench.generate_corpus(24, seed=7)
+    corpus = bench_corpus.generate_corpus(24, seed=7)
     reference, bulk = stacks("bench_ref_resume"), stacks("bench_bulk_resume")
     _load_story_by_story(reference, corpus)
     expected = _state(reference, provenance_as_set=True)
@@ -124,7 +127,7 @@ def test_a_load_resumes_after_an_interruption_and_a_second_load_changes_nothing(
 def test_a_lost_graph_is_rebuilt_without_reloading(stacks):
     """FalkorDB keeps no data across restarts: the graph is written again from the corpus, the
     same as the load wrote it, and nothing in PostgreSQL changes."""
-    corpus = bench.generate_corpus(24, seed=7)
+    corpus = bench_corpus.generate_corpus(24, seed=7)
     stack = stacks("bench_rebuild")
     bench.load_corpus(stack, corpus)
     expected = _state(stack)

@@ -62,7 +62,7 @@ PACKAGE = Path(heirloom.__file__).parent
 SCANNED = (PACKAGE, Path(heirloom_dev.__file__).parent)
 #: not scanned: the adapters themselves, and `heirloom bench`, which builds its own FalkorDB store
 #: (a synthetic benchmark that never runs on Neptune; its traversals are TEMPLATES, covered here)
-NOT_SCANNED = ("heirloom/adapters/", "heirloom_dev/neptune_server.py", "heirloom_dev/bench.py")
+NOT_SCANNED = ("heirloom/adapters/", "heirloom_dev/neptune_server.py", "heirloom_dev/bench/")
 #: call sites the workload reaches through the same query text, not the same line
 REACHED_ELSEWHERE = {
     (

@@ -504,7 +504,7 @@ def test_the_reduced_pipeline_extracts_what_the_full_model_does(extractor: Spacy
     token-level entities may differ) on the sample stories and generated family stories."""
     import spacy
 
-    from heirloom_dev.bench import generate_corpus
+    from heirloom_dev.bench.corpus import generate_corpus
 
     package = extractor.package
     texts = [s.text for s in STORIES] + [sp.story.content for sp in generate_corpus(300).stories[::10]]

@@ -3,7 +3,7 @@
 import re
 
 from heirloom.domain.graph_queries import TEMPLATES
-from heirloom_dev.bench import build_samples, generate_corpus, template_params
+from heirloom_dev.bench.corpus import build_samples, generate_corpus, template_params
 
 
 def test_every_template_gets_the_parameters_it_reads():

@@ -148,7 +148,7 @@ def capture_events(history: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:
-    from heirloom_dev.bench import percentile
+    from heirloom_dev.bench.stats import percentile
 
     return {
         "p50": round(percentile(values, 50), 1),

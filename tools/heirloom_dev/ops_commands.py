@@ -62,7 +62,7 @@ def _cmd_cold_path(args: argparse.Namespace) -> int:
 
     from heirloom.contracts.context import ContextRequest
     from heirloom_dev import coldpath
-    from heirloom_dev.bench import lambda_import_env
+    from heirloom_dev.bench.stats import lambda_import_env
     from heirloom_dev.loader import load_dataset
     from heirloom_dev.runtime import project_root
     from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
@@ -160,7 +160,8 @@ def _cmd_seed(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from heirloom_dev.bench import format_report, run_bench
+    from heirloom_dev.bench.report import format_report
+    from heirloom_dev.bench.run import run_bench
 
     if args.cold_path:
         return _cmd_cold_path(args)

@@ -1,0 +1,160 @@
+"""Stage timings: each stage of context assembly over the corpus, in process and through the workflow."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from heirloom.contracts.context import (
+    AccessFilterInput,
+    GraphTraversalInput,
+)
+from heirloom_dev.bench.corpus import Sample, template_params
+from heirloom_dev.bench.load import BenchStack
+from heirloom_dev.bench.stats import _Sink
+
+if TYPE_CHECKING:
+    from heirloom.domain.ingestion import IngestionPorts
+
+WORKFLOW_SAMPLES = 30
+
+
+# -- stage timings ----------------------------------------------------------------------------
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+def measure_stages(
+    stack: BenchStack, samples: Sequence[Sample], workflow_samples: int
+) -> tuple[dict[str, list[float]], Counter[str]]:
+    from heirloom.domain.assembly import assemble
+    from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+    from heirloom.domain.graph_queries import TEMPLATES
+    from heirloom.domain.intent_step import GazetteerCache, build_gazetteer
+    from heirloom.domain.personas import load_personas
+    from heirloom.domain.retrieval import query_text
+    from heirloom.domain.traversal import NeighbourhoodCache
+    from heirloom.settings import Settings
+    from heirloom.steps.access_filter import filter_context
+    from heirloom.steps.graph_traversal import graph_traversal_step
+    from heirloom.steps.intent_analysis import intent_analysis_step
+    from heirloom.steps.vector_search import vector_search
+
+    ports = stack.ports
+    settings = Settings()
+    personas = load_personas()
+    # the bench measures the traversal, so the breaker never opens on a slow query
+    breaker = CircuitBreaker(InMemoryBreakerStore(), failure_threshold=10**9)
+    gazetteers = GazetteerCache(settings.resilience.gazetteer_ttl_s)
+    neighbourhoods = NeighbourhoodCache(settings.resilience.gazetteer_ttl_s)
+    times: dict[str, list[float]] = {}
+    statuses: Counter[str] = Counter()
+
+    def record(stage: str, value: float) -> None:
+        times.setdefault(stage, []).append(value)
+
+    # a warm container: each legacy's gazetteer built once (timed on its own), a few warm-up runs
+    for legacy_id in sorted({s.request.legacy_id for s in samples}, key=str):
+        t = time.perf_counter()
+        gazetteers.get(legacy_id, _gazetteer_builder(build_gazetteer, legacy_id, ports))
+        record("gazetteer_build", _ms(t))
+
+    def pipeline(sample: Sample, timed: bool) -> None:
+        request = sample.request
+        t0 = time.perf_counter()
+        intent = intent_analysis_step(request, ports.stories, ports.graph, breaker, gazetteers)
+        t1 = time.perf_counter()
+        vector = vector_search(
+            request, ports.stories, ports.vectors, ports.embedder, k=settings.resilience.vector_k
+        )
+        t2 = time.perf_counter()
+        graph = graph_traversal_step(
+            GraphTraversalInput(request=request, intent=intent),
+            ports.graph,
+            breaker,
+            budget_ms=settings.resilience.traversal_budget_ms,
+            cache=neighbourhoods,
+        )
+        t3 = time.perf_counter()
+        filtered = filter_context(
+            AccessFilterInput(request=request, branches=(graph, vector)), ports.stories, ports.vectors
+        )
+        t4 = time.perf_counter()
+        assemble(request, filtered, personas[request.persona], ports.tokenizer)
+        t5 = time.perf_counter()
+        if timed:
+            for stage, a, b in (
+                ("intent", t0, t1),
+                ("vector_search", t1, t2),
+                ("graph_traversal", t2, t3),
+                ("access_filter", t3, t4),
+                ("rank_budget_format", t4, t5),
+                ("domain_pipeline", t0, t5),
+            ):
+                record(stage, (b - a) * 1000.0)
+            statuses[f"graph {graph.graph.status}"] += 1
+            statuses[f"intent {intent.intent.value}"] += 1
+
+    for sample in samples[:3]:
+        pipeline(sample, timed=False)
+    for sample in samples:
+        pipeline(sample, timed=True)
+        # the part of vector_search that is the local model's, timed alone
+        t = time.perf_counter()
+        ports.embedder.embed([query_text(sample.request)])
+        record("vector_search.query_embedding", _ms(t))
+        limit = personas[sample.request.persona].traversal.max_graph_results
+        for name, params in template_params(sample, limit).items():
+            t = time.perf_counter()
+            ports.graph.run(TEMPLATES[name], params)
+            record(f"traversal.{name}", _ms(t))
+
+    if workflow_samples > 0:
+        times["workflow_local"] = _workflow_times(stack, samples[:workflow_samples], breaker)
+    return times, statuses
+
+
+def _gazetteer_builder(
+    build: Callable[..., Any], legacy_id: uuid.UUID, ports: IngestionPorts
+) -> Callable[[], Any]:
+    return lambda: build(legacy_id, ports.stories, ports.graph)
+
+
+def _workflow_times(stack: BenchStack, samples: Sequence[Sample], breaker: Any) -> list[float]:
+    from heirloom.services import Services
+    from heirloom.settings import Settings
+    from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
+
+    ports = stack.ports
+    for key, value in (
+        ("POWERTOOLS_SERVICE_NAME", "heirloom"),
+        ("POWERTOOLS_METRICS_NAMESPACE", "Heirloom"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ):
+        os.environ.setdefault(key, value)
+    services = Services(Settings())
+    injected: tuple[tuple[str, Any], ...] = (
+        ("db", stack.db),
+        ("stories", ports.stories),
+        ("vectors", ports.vectors),
+        ("graph", ports.graph),
+        ("embedder", ports.embedder),
+        ("tokenizer", ports.tokenizer),
+        ("breaker", breaker),
+    )
+    for name, value in injected:
+        services.__dict__[name] = value  # pre-fills the cached_property
+    out: list[float] = []
+    with contextlib.redirect_stdout(_Sink()), LocalWorkflows(services=services).start() as workflows:  # type: ignore[type-var]
+        runner = LocalContextWorkflow(workflows)
+        runner.run(samples[0].request)  # warm-up: handler modules, moto
+        for sample in samples:
+            t = time.perf_counter()
+            runner.run(sample.request)
+            out.append(_ms(t))
+    return out
