@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 from heirloom.contracts.records import (
     Story,
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
     from heirloom.adapters.postgres import PgDatabase, PgVectorIndex
     from heirloom.domain.entity_sync import EntityPlan
     from heirloom.domain.ingestion import IngestionPorts
-    from heirloom.ports import GraphStore
+    from heirloom.ports import Chunk, GraphStore
+
+#: a story to load: its plan, its content hash and its chunks
+_Todo = tuple[StoryPlan, str, list["Chunk"]]
 
 PROBE_STORIES = 200
 LOAD_BATCH = 64
@@ -209,6 +213,79 @@ def apply_records(ports: IngestionPorts, corpus: Corpus) -> None:
         ingestion.apply_link(ports, link)
 
 
+def _todo(stack: BenchStack, batch: Sequence[StoryPlan]) -> tuple[dict[UUID, dict[str, Any]], list[_Todo]]:
+    """The batch's stories not yet loaded as this generator loads them, with their chunks."""
+    from heirloom.domain import ingestion
+    from heirloom.domain.chunking import chunk_story, content_hash
+
+    ports = stack.ports
+    state = _load_state(stack, [sp.story.id for sp in batch])
+    todo: list[_Todo] = []
+    for sp in batch:
+        digest = content_hash(sp.story.content)
+        row = state.get(sp.story.id)
+        done = (ingestion.index_key(digest), ports.embedder.model_id, digest, SYNTHETIC_EXTRACTOR)
+        if (
+            row is not None
+            and (row["chunks_hash"], row["embedder"], row["graph_hash"], row["extractor_version"]) == done
+        ):
+            continue
+        todo.append((sp, digest, chunk_story(sp.story.content, ports.tokenizer, ports.chunk_max_tokens)))
+    return state, todo
+
+
+def _embed_batch(stack: BenchStack, todo: list[_Todo], timings: dict[str, float] | None) -> None:
+    """The batch's chunks embedded in one call and written as `replace_chunks` writes them."""
+    from heirloom.domain import ingestion
+    from heirloom.ports import EmbeddedChunk
+
+    ports = stack.ports
+    texts = [ingestion.embedding_text(sp.story.title, c.text) for sp, _, chunks in todo for c in chunks]
+    embed_started = time.perf_counter()
+    vectors = iter(ports.embedder.embed(texts) if texts else [])
+    if timings is not None:
+        timings["embed_seconds"] = timings.get("embed_seconds", 0.0) + time.perf_counter() - embed_started
+        timings["chunks_embedded"] = timings.get("chunks_embedded", 0.0) + len(texts)
+    stack.index.replace_many(
+        [
+            (
+                sp.story.id,
+                [
+                    EmbeddedChunk(
+                        index=c.index, text=c.text, token_count=c.token_count, embedding=tuple(next(vectors))
+                    )
+                    for c in chunks
+                ],
+                ingestion.index_key(digest),
+            )
+            for sp, digest, chunks in todo
+        ]
+    )
+
+
+def _load_batch(
+    stack: BenchStack, state: dict[UUID, dict[str, Any]], todo: list[_Todo], timings: dict[str, float] | None
+) -> None:
+    from heirloom.domain import ingestion
+    from heirloom.domain.entity_sync import plan_story_entities, withdraw_story
+
+    ports = stack.ports
+    with stack.db.transaction():
+        for sp, _, _ in todo:
+            ingestion.apply_story(ports, sp.story, process=False)
+    _embed_batch(stack, todo, timings)
+    for sp, _, _ in todo:
+        if sp.story.id in state:  # stored by an interrupted run: its graph may be half done
+            withdraw_story(ports.graph, str(sp.story.id))
+    plans = [plan_story_entities(sp.story, sp.entities, sp.resolved, []) for sp, _, _ in todo]
+    write_entity_graph(ports.graph, plans)
+    with stack.db.transaction():
+        for (sp, digest, _), plan in zip(todo, plans, strict=True):
+            ports.stories.mark_graph_synced(
+                sp.story.id, digest, SYNTHETIC_EXTRACTOR, plan.fingerprint(str(sp.story.legacy_id))
+            )
+
+
 def load_corpus(
     stack: BenchStack,
     corpus: Corpus,
@@ -225,14 +302,8 @@ def load_corpus(
     runs), the entity graph by `write_entity_graph` from `plan_story_entities` (what
     `sync_story_entities` writes; a story stored by an interrupted run is withdrawn first),
     and the processing marks in one transaction."""
-    from heirloom.domain import ingestion
-    from heirloom.domain.chunking import chunk_story, content_hash
-    from heirloom.domain.entity_sync import plan_story_entities, withdraw_story
-    from heirloom.ports import EmbeddedChunk
-
     ports = stack.ports
-    conn = stack.db.connection()
-    if not conn.execute("SELECT 1 FROM stories LIMIT 1").fetchone():
+    if not stack.db.connection().execute("SELECT 1 FROM stories LIMIT 1").fetchone():
         from heirloom.domain.graph_schema import NODE_LABELS
 
         for label in sorted(NODE_LABELS):  # a fresh database: no graph left from an earlier one
@@ -246,61 +317,9 @@ def load_corpus(
     started = time.perf_counter()
     done = 0
     for batch in _batches(corpus.stories, LOAD_BATCH):
-        state = _load_state(stack, [sp.story.id for sp in batch])
-        todo = []
-        for sp in batch:
-            digest = content_hash(sp.story.content)
-            row = state.get(sp.story.id)
-            if row is not None and (
-                row["chunks_hash"],
-                row["embedder"],
-                row["graph_hash"],
-                row["extractor_version"],
-            ) == (ingestion.index_key(digest), ports.embedder.model_id, digest, SYNTHETIC_EXTRACTOR):
-                continue
-            todo.append((sp, digest, chunk_story(sp.story.content, ports.tokenizer, ports.chunk_max_tokens)))
+        state, todo = _todo(stack, batch)
         if todo:
-            with stack.db.transaction():
-                for sp, _, _ in todo:
-                    ingestion.apply_story(ports, sp.story, process=False)
-            texts = [
-                ingestion.embedding_text(sp.story.title, c.text) for sp, _, chunks in todo for c in chunks
-            ]
-            embed_started = time.perf_counter()
-            vectors = iter(ports.embedder.embed(texts) if texts else [])
-            if timings is not None:
-                timings["embed_seconds"] = (
-                    timings.get("embed_seconds", 0.0) + time.perf_counter() - embed_started
-                )
-                timings["chunks_embedded"] = timings.get("chunks_embedded", 0.0) + len(texts)
-            stack.index.replace_many(
-                [
-                    (
-                        sp.story.id,
-                        [
-                            EmbeddedChunk(
-                                index=c.index,
-                                text=c.text,
-                                token_count=c.token_count,
-                                embedding=tuple(next(vectors)),
-                            )
-                            for c in chunks
-                        ],
-                        ingestion.index_key(digest),
-                    )
-                    for sp, digest, chunks in todo
-                ]
-            )
-            for sp, _, _ in todo:
-                if sp.story.id in state:  # stored by an interrupted run: its graph may be half done
-                    withdraw_story(ports.graph, str(sp.story.id))
-            plans = [plan_story_entities(sp.story, sp.entities, sp.resolved, []) for sp, _, _ in todo]
-            write_entity_graph(ports.graph, plans)
-            with stack.db.transaction():
-                for (sp, digest, _), plan in zip(todo, plans, strict=True):
-                    ports.stories.mark_graph_synced(
-                        sp.story.id, digest, SYNTHETIC_EXTRACTOR, plan.fingerprint(str(sp.story.legacy_id))
-                    )
+            _load_batch(stack, state, todo, timings)
         done += len(batch)
         if progress and (done % (LOAD_BATCH * 16) < LOAD_BATCH or done == len(corpus.stories)):
             rate = done / max(time.perf_counter() - started, 1e-9)

@@ -34,10 +34,8 @@ def measure_stages(
 ) -> tuple[dict[str, list[float]], Counter[str]]:
     from heirloom.domain.assembly import assemble
     from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
-    from heirloom.domain.graph_queries import TEMPLATES
     from heirloom.domain.intent_step import GazetteerCache, build_gazetteer
     from heirloom.domain.personas import load_personas
-    from heirloom.domain.retrieval import query_text
     from heirloom.domain.traversal import NeighbourhoodCache
     from heirloom.settings import Settings
     from heirloom.steps.access_filter import filter_context
@@ -104,19 +102,28 @@ def measure_stages(
         pipeline(sample, timed=False)
     for sample in samples:
         pipeline(sample, timed=True)
-        # the part of vector_search that is the local model's, timed alone
-        t = time.perf_counter()
-        ports.embedder.embed([query_text(sample.request)])
-        record("vector_search.query_embedding", _ms(t))
-        limit = personas[sample.request.persona].traversal.max_graph_results
-        for name, params in template_params(sample, limit).items():
-            t = time.perf_counter()
-            ports.graph.run(TEMPLATES[name], params)
-            record(f"traversal.{name}", _ms(t))
+        _time_parts(ports, sample, personas[sample.request.persona].traversal.max_graph_results, record)
 
     if workflow_samples > 0:
         times["workflow_local"] = _workflow_times(stack, samples[:workflow_samples], breaker)
     return times, statuses
+
+
+def _time_parts(
+    ports: IngestionPorts, sample: Sample, limit: int, record: Callable[[str, float], None]
+) -> None:
+    """Parts timed alone: the query's embedding (the local model's share of vector_search) and
+    each traversal template."""
+    from heirloom.domain.graph_queries import TEMPLATES
+    from heirloom.domain.retrieval import query_text
+
+    t = time.perf_counter()
+    ports.embedder.embed([query_text(sample.request)])
+    record("vector_search.query_embedding", _ms(t))
+    for name, params in template_params(sample, limit).items():
+        t = time.perf_counter()
+        ports.graph.run(TEMPLATES[name], params)
+        record(f"traversal.{name}", _ms(t))
 
 
 def _gazetteer_builder(

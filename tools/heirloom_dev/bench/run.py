@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from heirloom.adapters.embedders import OnnxMiniLmEmbedder
 from heirloom.ports import Embedder
-from heirloom_dev.bench.corpus import SEED, build_samples, generate_corpus
+from heirloom_dev.bench.corpus import SEED, Corpus, build_samples, generate_corpus
 from heirloom_dev.bench.load import (
     PROBE_STORIES,
+    BenchStack,
     _marker,
     _open_stack,
     _read_marker,
@@ -74,36 +75,11 @@ def run_bench(
     root = project_root()
     load_before = _load_average()
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(root / ".heirloom" / "tiktoken"))
-    if embedder is None:
-        embedder = OnnxMiniLmEmbedder()
-    extractor = None
-    if extract:
-        from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
-
-        extractor = SpacyEntityExtractor()
-    suffix = (
-        ""
-        if embedder.model_id == OnnxMiniLmEmbedder.model_id
-        else "_" + "".join(ch if ch.isalnum() else "_" for ch in embedder.model_id.lower())
-    )
-    name = f"bench_{stories}{suffix}"
+    embedder = embedder or OnnxMiniLmEmbedder()
+    name = f"bench_{stories}{_suffix(embedder)}"
     corpus = generate_corpus(stories, seed)
-    stack = _open_stack(name, embedder, extractor, postgres_uri, falkor_socket)
-    marker = _marker(stories, seed, embedder)
-    loaded_now = _read_marker(stack) != marker
-    load_seconds = 0.0
-    load_timings: dict[str, float] = {}
-    if loaded_now:
-        if progress:
-            progress(f"bench: loading {stories} stories into database and graph {name}")
-        load_seconds = load_corpus(stack, corpus, progress, load_timings)
-        _write_marker(stack, marker)
-    elif not graph_loaded(stack, corpus):
-        if progress:
-            progress(f"bench: the graph of {name} is missing (a restarted FalkorDB); rebuilding it")
-        rebuild_graph(stack, corpus, progress)
-    elif progress:
-        progress(f"bench: reusing the corpus already loaded in {name}")
+    stack = _open_stack(name, embedder, _extractor() if extract else None, postgres_uri, falkor_socket)
+    load = _ensure_loaded(stack, corpus, name, stories, _marker(stories, seed, embedder), progress)
     if progress:
         progress(f"bench: ingestion throughput on {min(stories, PROBE_STORIES)} probe stories")
     ingest = measure_ingestion(stack, corpus, min(stories, PROBE_STORIES))
@@ -121,9 +97,6 @@ def run_bench(
     imports = cold_imports(root, import_runs, import_functions)
     parts = import_parts(root, import_runs) if import_functions is None else {}
     layers, missing = layer_sizes(root)
-    counts = stack.ports.stories.counts()
-    nodes = dict(sorted(stack.ports.graph.count_nodes().items()))
-    edges = dict(sorted(stack.ports.graph.count_edges().items()))
     order = ["gazetteer_build", "intent", "vector_search", "vector_search.query_embedding", "graph_traversal"]
     order += sorted(k for k in times if k.startswith("traversal."))
     order += ["access_filter", "rank_budget_format", "domain_pipeline", "workflow_local"]
@@ -142,26 +115,8 @@ def run_bench(
         "peak_rss_mb": peak_rss_mb(),
         "import_runs": max(1, import_runs),
         "outcomes": dict(sorted(statuses.items())),
-        "load": {
-            "loaded_now": loaded_now,
-            "seconds": round(load_seconds, 1),
-            "stories_per_s": round(stories / load_seconds, 1) if load_seconds else 0.0,
-            "embed_seconds": round(load_timings.get("embed_seconds", 0.0), 1),
-            "chunks_embedded": int(load_timings.get("chunks_embedded", 0)),
-        },
-        "corpus": {
-            "database": name,
-            "legacies": counts["legacies"],
-            "persons": counts["persons"],
-            "users": counts["users"],
-            "links": counts["legacy_links"],
-            "stories_stored": counts["stories"],
-            "chunks": counts["story_chunks"],
-            "graph_nodes": nodes,
-            "graph_nodes_total": sum(nodes.values()),
-            "graph_edges": edges,
-            "graph_edges_total": sum(edges.values()),
-        },
+        "load": load,
+        "corpus": _corpus_counts(stack, name),
         "machine": {**machine_info(), "load_avg": [load_before, _load_average()]},
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
@@ -169,11 +124,73 @@ def run_bench(
     if json_path is not None:
         json_path.write_text(json.dumps(result, indent=2) + "\n")
     if write_docs:
-        from heirloom_dev import coldpath
-
-        target = docs_path or root / "docs" / "benchmarks.md"
-        text = render_docs(result)
-        # the cold-path section comes from `heirloom bench --cold-path`: kept
-        kept = coldpath.section_of(target.read_text()) if target.is_file() else None
-        target.write_text(coldpath.merge_section(text, kept) if kept else text)
+        _write_docs(result, docs_path or root / "docs" / "benchmarks.md")
     return result
+
+
+def _extractor() -> Any:
+    from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
+
+    return SpacyEntityExtractor()
+
+
+def _suffix(embedder: Embedder) -> str:
+    """The corpus database's suffix: none for the local model, the model's id otherwise."""
+    if embedder.model_id == OnnxMiniLmEmbedder.model_id:
+        return ""
+    return "_" + "".join(ch if ch.isalnum() else "_" for ch in embedder.model_id.lower())
+
+
+def _ensure_loaded(
+    stack: BenchStack, corpus: Corpus, name: str, stories: int, marker: str, progress: ProgressFn | None
+) -> dict[str, Any]:
+    """Load the corpus unless this stack holds it already (rebuilding a lost graph); what loading took."""
+    load_seconds = 0.0
+    timings: dict[str, float] = {}
+    loaded_now = _read_marker(stack) != marker
+    if loaded_now:
+        if progress:
+            progress(f"bench: loading {stories} stories into database and graph {name}")
+        load_seconds = load_corpus(stack, corpus, progress, timings)
+        _write_marker(stack, marker)
+    elif not graph_loaded(stack, corpus):
+        if progress:
+            progress(f"bench: the graph of {name} is missing (a restarted FalkorDB); rebuilding it")
+        rebuild_graph(stack, corpus, progress)
+    elif progress:
+        progress(f"bench: reusing the corpus already loaded in {name}")
+    return {
+        "loaded_now": loaded_now,
+        "seconds": round(load_seconds, 1),
+        "stories_per_s": round(stories / load_seconds, 1) if load_seconds else 0.0,
+        "embed_seconds": round(timings.get("embed_seconds", 0.0), 1),
+        "chunks_embedded": int(timings.get("chunks_embedded", 0)),
+    }
+
+
+def _corpus_counts(stack: BenchStack, name: str) -> dict[str, Any]:
+    counts = stack.ports.stories.counts()
+    nodes = dict(sorted(stack.ports.graph.count_nodes().items()))
+    edges = dict(sorted(stack.ports.graph.count_edges().items()))
+    return {
+        "database": name,
+        "legacies": counts["legacies"],
+        "persons": counts["persons"],
+        "users": counts["users"],
+        "links": counts["legacy_links"],
+        "stories_stored": counts["stories"],
+        "chunks": counts["story_chunks"],
+        "graph_nodes": nodes,
+        "graph_nodes_total": sum(nodes.values()),
+        "graph_edges": edges,
+        "graph_edges_total": sum(edges.values()),
+    }
+
+
+def _write_docs(result: dict[str, Any], target: Path) -> None:
+    """docs/benchmarks.md rendered; the cold-path section (`heirloom bench --cold-path`) kept."""
+    from heirloom_dev import coldpath
+
+    text = render_docs(result)
+    kept = coldpath.section_of(target.read_text()) if target.is_file() else None
+    target.write_text(coldpath.merge_section(text, kept) if kept else text)
