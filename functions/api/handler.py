@@ -13,12 +13,12 @@ from heirloom.domain.context_api import (
     ContextBody,
     ContextCall,
     ContextResponse,
-    ContextWorkflow,
     WorkflowFailed,
     WorkflowTimedOut,
     parse_body,
 )
 from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable, error_contract
+from heirloom.ports import ContextWorkflow
 from heirloom.services import Services, default_services
 from heirloom.steps.api import run
 

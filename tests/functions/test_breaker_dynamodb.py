@@ -5,7 +5,8 @@ import pytest
 from moto import mock_aws
 
 from heirloom.adapters.dynamodb import DynamoBreakerStore
-from heirloom.domain.breaker import BreakerRecord, CircuitBreaker
+from heirloom.domain.breaker import CircuitBreaker
+from heirloom.ports import BreakerRecord
 
 
 @pytest.fixture

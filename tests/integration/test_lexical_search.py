@@ -8,8 +8,9 @@ from uuid import UUID, uuid4
 import pytest
 
 from heirloom.adapters.postgres import PgStoryStore, PgVectorIndex
+from heirloom.contracts.access import ReadScope
 from heirloom.contracts.records import Legacy, Person, Role, Story, User, Visibility
-from heirloom.domain.access import ReadScope, resolve_scope
+from heirloom.domain.access import resolve_scope
 from heirloom.ports import EmbeddedChunk
 
 UNIT = tuple([1.0] + [0.0] * 63)

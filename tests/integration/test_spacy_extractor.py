@@ -22,7 +22,8 @@ from heirloom.adapters.spacy import extractor as spacy_extractor
 from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
 from heirloom.adapters.spacy.selection import _entities
 from heirloom.contracts.extraction import ExtractedEntities
-from heirloom.domain.extraction import EntityExtractor, extract_entities, postprocess
+from heirloom.domain.extraction import extract_entities, postprocess
+from heirloom.ports import EntityExtractor
 
 try:
     spacy_extractor.installed_model_package()

@@ -4,8 +4,9 @@ from uuid import uuid4
 
 import pytest
 
+from heirloom.contracts.access import StoryMeta
 from heirloom.contracts.records import Link, LinkStatus, Role, ShareMode, Visibility
-from heirloom.domain.access import NotAMember, StoryMeta, resolve_scope
+from heirloom.domain.access import NotAMember, resolve_scope
 
 USER, OTHER = uuid4(), uuid4()
 L, M = uuid4(), uuid4()

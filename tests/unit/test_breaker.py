@@ -1,6 +1,7 @@
 """The circuit breaker: 3 failures open it, 30 s half-open it, one trial, success closes it."""
 
-from heirloom.domain.breaker import BreakerRecord, CircuitBreaker, InMemoryBreakerStore
+from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+from heirloom.ports import BreakerRecord
 
 
 class Clock:

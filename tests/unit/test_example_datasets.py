@@ -9,7 +9,8 @@ from uuid import UUID
 
 import pytest
 
-from heirloom.domain.access import StoryMeta, resolve_scope
+from heirloom.contracts.access import StoryMeta
+from heirloom.domain.access import resolve_scope
 from heirloom_dev.loader import read_dataset
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

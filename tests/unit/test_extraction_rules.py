@@ -23,17 +23,12 @@ from heirloom.contracts.extraction import (
     extraction_prompt,
 )
 from heirloom.contracts.records import Person, Relationship, RelationshipType
-from heirloom.domain.extraction import (
-    MIN_CONFIDENCE,
-    EntityExtractor,
-    ExtractionLimits,
-    extract_entities,
-    postprocess,
-)
+from heirloom.domain.extraction import MIN_CONFIDENCE, ExtractionLimits, extract_entities, postprocess
 from heirloom.domain.kinship import Kin, inverse_relation, parse_kin
 from heirloom.domain.names import name_key, normalize_name
 from heirloom.domain.people import ResolutionMethod, resolve_people
 from heirloom.domain.pii import has_contact_data, scrub_pii
+from heirloom.ports import EntityExtractor
 
 LEGACY = uuid.uuid4()
 

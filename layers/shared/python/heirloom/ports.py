@@ -5,14 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
+from heirloom.contracts.access import ReadScope, StoryMeta
+from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest, QueryIntent
+from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
-from heirloom.domain.access import ReadScope, StoryMeta
+
+if TYPE_CHECKING:  # a type only: the classifier's input is built by the intent step
+    from heirloom.domain.intent_step import IntentRequest
 
 
 class Change(StrEnum):
@@ -37,21 +42,8 @@ class EmbeddedChunk(Chunk):
     embedding: tuple[float, ...]
 
 
-class ChunkHit(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    story_id: UUID
-    legacy_id: UUID
-    chunk_index: int
-    text: str
-    token_count: int
-    similarity: float
-    #: share of the query's word weight (inverse document frequency) the chunk contains, 0..1
-    lexical: float = 0.0
-
-
-class StoryStore(Protocol):
-    """Legacies, persons, users, members, stories and links: the permission source of truth."""
+class RecordWriter(Protocol):
+    """Writes of the records: legacies, persons, users, members, relationships, links, stories."""
 
     def upsert_legacy(self, legacy: Legacy) -> Change: ...
     def upsert_person(
@@ -76,6 +68,10 @@ class StoryStore(Protocol):
         `legacy_id` is given: its late create must not revive it)."""
         ...
 
+
+class AccessReads(Protocol):
+    """Reads of the records, and of what decides who may read them (roles, memberships, links)."""
+
     def get_legacy(self, legacy_id: UUID) -> Legacy | None: ...
     def get_person(self, person_id: UUID) -> Person | None: ...
     def get_user(self, user_id: UUID) -> User | None: ...
@@ -88,6 +84,11 @@ class StoryStore(Protocol):
     def relationships_of(self, person_ids: Sequence[UUID]) -> list[Relationship]: ...
     def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]: ...
     def stories_of(self, legacy_id: UUID) -> list[Story]: ...
+
+
+class ProcessingLedger(Protocol):
+    """What is indexed and graph-synced, for which content, model and extractor."""
+
     def graph_synced(self, story_id: UUID) -> tuple[str, str] | None:
         """(content hash, extractor version) the graph was last built from, if any."""
         ...
@@ -124,8 +125,19 @@ class StoryStore(Protocol):
         """Story ids (ascending, after `after`) whose chunks or graph facts are behind."""
         ...
 
+    def counts(self) -> dict[str, int]:
+        """How many records of each kind are stored."""
+        ...
+
+
+class FailureLog(Protocol):
+    """Stories whose ingestion failed for good, with the error (never story text)."""
+
     def record_ingest_failure(self, story_id: UUID, error: str, cause: str) -> None: ...
-    def counts(self) -> dict[str, int]: ...
+
+
+class StoryStore(RecordWriter, AccessReads, ProcessingLedger, FailureLog, Protocol):
+    """The permission source of truth, all four parts (PostgreSQL implements them together)."""
 
 
 class VectorIndex(Protocol):
@@ -136,12 +148,12 @@ class VectorIndex(Protocol):
     def delete_chunks(self, story_id: UUID) -> None: ...
     def search(
         self, embedding: Sequence[float], scope: ReadScope, k: int, *, also: Sequence[tuple[UUID, int]] = ()
-    ) -> list[ChunkHit]:
+    ) -> list[ChunkResult]:
         """The `k` nearest readable chunks, nearest first; then the readable chunks `also` names
         (story id, chunk index) that are not among them, with their similarity too."""
         ...
 
-    def search_text(self, text: str, scope: ReadScope, k: int) -> list[ChunkHit]:
+    def search_text(self, text: str, scope: ReadScope, k: int) -> list[ChunkResult]:
         """Readable chunks sharing words with `text`, by `lexical`; `similarity` left at 0 (no
         query embedding needed, so this runs while the query is embedded)."""
         ...
@@ -188,3 +200,53 @@ class BackfillRuns(Protocol):
     """The backfill workflow's executions (Step Functions ListExecutions)."""
 
     def running(self, state_machine_arn: str) -> Sequence[RunningExecution]: ...
+
+
+class EntityExtractor(Protocol):
+    """Extracts entities from one story. Returns raw candidates with confidences; callers apply
+    `postprocess` (or use `extract_entities`, which does)."""
+
+    def extract(self, text: str, *, known_names: Sequence[str] = ()) -> ExtractedEntities: ...
+
+
+class ObjectStore(Protocol):
+    def size(self, bucket: str, key: str) -> int: ...
+    def read(self, bucket: str, key: str) -> bytes: ...
+    def tag(self, bucket: str, key: str, tags: dict[str, str]) -> None: ...
+
+
+class ContextWorkflow(Protocol):
+    """Runs the context-assembly workflow synchronously; raises the typed errors of
+    heirloom.errors (InvalidRequest, AccessDenied, NotFound, StoreUnavailable) or WorkflowFailed."""
+
+    def run(self, request: ContextRequest) -> AssembledContext: ...
+
+
+State = Literal["closed", "open", "half_open"]
+
+
+class BreakerRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    state: State = "closed"
+    failures: int = 0
+    opened_at: float = 0.0
+    version: int = 0
+
+
+class BreakerStore(Protocol):
+    def load(self, name: str) -> BreakerRecord: ...
+
+    def save(self, name: str, record: BreakerRecord, expected_version: int) -> bool:
+        """Write `record` if the stored version is still `expected_version`; False if not."""
+        ...
+
+
+class IntentClassifier(Protocol):
+    @property
+    def budget_s(self) -> float | None:
+        """Seconds a call may take before the rule-based result is used (INTENT_BUDGET_MS, set
+        by the factory); None: no deadline (the rule-based classifier)."""
+        ...
+
+    def classify(self, request: IntentRequest) -> QueryIntent: ...

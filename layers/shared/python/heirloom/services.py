@@ -18,14 +18,23 @@ if TYPE_CHECKING:
     from uuid import UUID
 
     from heirloom.adapters.postgres import PgDatabase
-    from heirloom.domain.breaker import BreakerStore, CircuitBreaker
-    from heirloom.domain.context_api import ContextWorkflow
-    from heirloom.domain.extraction import EntityExtractor
-    from heirloom.domain.imports import ObjectStore
+    from heirloom.domain.breaker import CircuitBreaker
     from heirloom.domain.ingestion import IngestionPorts
-    from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
+    from heirloom.domain.intent_step import GazetteerCache
     from heirloom.domain.traversal import NeighbourhoodCache
-    from heirloom.ports import BackfillRuns, Embedder, GraphStore, StoryStore, Tokenizer, VectorIndex
+    from heirloom.ports import (
+        BackfillRuns,
+        BreakerStore,
+        ContextWorkflow,
+        Embedder,
+        EntityExtractor,
+        GraphStore,
+        IntentClassifier,
+        ObjectStore,
+        StoryStore,
+        Tokenizer,
+        VectorIndex,
+    )
 
 
 class Services:

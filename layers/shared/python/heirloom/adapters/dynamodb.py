@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from heirloom.domain.breaker import BreakerRecord
+from heirloom.ports import BreakerRecord
 
 #: breaker items expire a day after their last write (TTL attribute `expires_at`)
 BREAKER_TTL_S = 86_400

@@ -10,69 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
-
+from heirloom.contracts.access import Grant, ReadScope
 from heirloom.contracts.records import READS_PRIVATE, Link, LinkStatus, Role, ShareMode, Visibility
 from heirloom.errors import AccessDenied
 
 #: a user who is not a member of the legacy being read is refused
 NotAMember = AccessDenied
-
-
-class Grant(BaseModel):
-    """What a user may read of one legacy."""
-
-    model_config = ConfigDict(frozen=True)
-
-    legacy_id: UUID
-    visibilities: frozenset[Visibility]
-    #: personal stories of this legacy written by the reader (primary legacy only)
-    own_personal: bool = False
-    #: with a selective link, only these stories cross; None means no allowlist
-    story_ids: frozenset[UUID] | None = None
-
-
-class StoryMeta(BaseModel):
-    """The fields of a story that decide who may read it, and its title."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: UUID
-    legacy_id: UUID
-    author_user_id: UUID
-    visibility: Visibility
-    title: str = ""
-
-
-class ReadScope(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    user_id: UUID
-    legacy_id: UUID
-    role: Role
-    grants: tuple[Grant, ...]
-    #: legacies the user is a member of (any role): for known relationships in the graph
-    member_legacy_ids: frozenset[UUID] = frozenset()
-
-    @property
-    def legacy_ids(self) -> tuple[UUID, ...]:
-        return tuple(g.legacy_id for g in self.grants)
-
-    def allows(self, story: StoryMeta) -> bool:
-        for grant in self.grants:
-            if grant.legacy_id != story.legacy_id:
-                continue
-            if grant.story_ids is not None and story.id not in grant.story_ids:
-                continue
-            if story.visibility in grant.visibilities:
-                return True
-            if (
-                grant.own_personal
-                and story.visibility is Visibility.PERSONAL
-                and story.author_user_id == self.user_id
-            ):
-                return True
-        return False
 
 
 def resolve_scope(

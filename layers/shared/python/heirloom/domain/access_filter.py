@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from uuid import UUID
 
+from heirloom.contracts.access import ReadScope
 from heirloom.contracts.context import (
     Candidate,
     ChunkResult,
@@ -28,7 +29,7 @@ from heirloom.contracts.context import (
     TraversalStat,
 )
 from heirloom.contracts.records import Legacy
-from heirloom.domain.access import ReadScope, resolve_scope
+from heirloom.domain.access import resolve_scope
 from heirloom.errors import NotFound
 from heirloom.ports import Chunk, StoryStore, VectorIndex
 

@@ -10,28 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
-State = Literal["closed", "open", "half_open"]
-
-
-class BreakerRecord(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    state: State = "closed"
-    failures: int = 0
-    opened_at: float = 0.0
-    version: int = 0
-
-
-class BreakerStore(Protocol):
-    def load(self, name: str) -> BreakerRecord: ...
-
-    def save(self, name: str, record: BreakerRecord, expected_version: int) -> bool:
-        """Write `record` if the stored version is still `expected_version`; False if not."""
-        ...
+from heirloom.ports import BreakerRecord, BreakerStore, State
 
 
 class CircuitBreaker:

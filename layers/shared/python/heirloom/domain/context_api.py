@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Protocol
+from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,8 +15,6 @@ from heirloom.contracts.context import (
     MAX_QUERY_CHARS,
     MAX_TOKEN_BUDGET,
     MIN_TOKEN_BUDGET,
-    AssembledContext,
-    ContextRequest,
     Message,
     Persona,
     RetrievalSource,
@@ -24,13 +22,6 @@ from heirloom.contracts.context import (
 from heirloom.contracts.records import NonBlankText
 from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound, StoreUnavailable
 from heirloom.safejson import bounded_loads
-
-
-class ContextWorkflow(Protocol):
-    """Runs the context-assembly workflow synchronously; raises the typed errors of
-    heirloom.errors (InvalidRequest, AccessDenied, NotFound, StoreUnavailable) or WorkflowFailed."""
-
-    def run(self, request: ContextRequest) -> AssembledContext: ...
 
 
 class WorkflowFailed(HeirloomError):

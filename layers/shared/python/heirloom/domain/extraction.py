@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -27,16 +27,10 @@ from heirloom.contracts.extraction import (
 )
 from heirloom.domain.names import name_key, normalize_name
 from heirloom.domain.pii import has_contact_data, scrub_pii
+from heirloom.ports import EntityExtractor
 
 #: Only entities at or above this confidence reach the graph.
 MIN_CONFIDENCE = 0.7
-
-
-class EntityExtractor(Protocol):
-    """Extracts entities from one story. Returns raw candidates with confidences; callers apply
-    `postprocess` (or use `extract_entities`, which does)."""
-
-    def extract(self, text: str, *, known_names: Sequence[str] = ()) -> ExtractedEntities: ...
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import UTC, datetime
-from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -23,12 +22,6 @@ from heirloom.safejson import bounded_loads
 MAX_OBJECT_BYTES = 1_000_000
 IMPORT_NAMESPACE = uuid.UUID("0f7a4c2e-9b1d-4e6f-8a3c-5d7e9f1b2c4a")
 FRONT_MATTER_KEYS = {"id", "legacy", "author", "title", "visibility", "created_at", "updated_at"}
-
-
-class ObjectStore(Protocol):
-    def size(self, bucket: str, key: str) -> int: ...
-    def read(self, bucket: str, key: str) -> bytes: ...
-    def tag(self, bucket: str, key: str, tags: dict[str, str]) -> None: ...
 
 
 def _front_matter(text: str) -> tuple[dict[str, str], str]:

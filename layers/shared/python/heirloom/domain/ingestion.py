@@ -32,7 +32,7 @@ from heirloom.ports import (
 )
 
 if TYPE_CHECKING:
-    from heirloom.domain.extraction import EntityExtractor
+    from heirloom.ports import EntityExtractor
 
 
 class UnknownReference(LookupError):

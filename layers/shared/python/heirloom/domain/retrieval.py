@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from uuid import UUID
 
-from heirloom.contracts.context import ChunkResult, ContextRequest
+from heirloom.contracts.context import ContextRequest
 from heirloom.contracts.records import Legacy
-from heirloom.ports import ChunkHit, StoryStore
+from heirloom.ports import StoryStore
 
 #: a query this short borrows the previous user message for context ("and her sister?")
 SHORT_QUERY_WORDS = 6
@@ -44,18 +44,6 @@ def query_text(request: ContextRequest) -> str:
         return request.query
     previous = [m.content for m in request.history if m.role == "user"]
     return f"{previous[-1]} {request.query}" if previous else request.query
-
-
-def _result(hit: ChunkHit) -> ChunkResult:
-    return ChunkResult(
-        story_id=hit.story_id,
-        legacy_id=hit.legacy_id,
-        chunk_index=hit.chunk_index,
-        text=hit.text,
-        token_count=hit.token_count,
-        similarity=round(hit.similarity, 6),
-        lexical=hit.lexical,
-    )
 
 
 @lru_cache(maxsize=1)

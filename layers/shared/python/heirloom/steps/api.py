@@ -8,14 +8,9 @@ from uuid import UUID
 from heirloom.contracts.context import (
     ContextRequest,
 )
-from heirloom.domain.context_api import (
-    ContextBody,
-    ContextCall,
-    ContextResponse,
-    ContextSource,
-    ContextWorkflow,
-)
+from heirloom.domain.context_api import ContextBody, ContextCall, ContextResponse, ContextSource
 from heirloom.errors import AccessDenied
+from heirloom.ports import ContextWorkflow
 from heirloom.services import Services
 
 

@@ -12,10 +12,10 @@ from aws_lambda_powertools.utilities.parser.models import S3RecordModel
 from heirloom.contracts.ingestion import ImportResult, ImportResults
 from heirloom.contracts.records import MAX_STORY_CHARS
 from heirloom.domain import ingestion
-from heirloom.domain.imports import MAX_OBJECT_BYTES, ObjectStore, parse_document, tag_value
+from heirloom.domain.imports import MAX_OBJECT_BYTES, parse_document, tag_value
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
 from heirloom.errors import InvalidRequest, NotFound
-from heirloom.ports import Change
+from heirloom.ports import Change, ObjectStore
 from heirloom.services import Services
 
 logger = Logger(child=True)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from uuid import UUID
 
-from heirloom.contracts.context import ContextRequest, VectorBranch, VectorSearchInput
+from heirloom.contracts.context import ChunkResult, ContextRequest, VectorBranch, VectorSearchInput
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.relevance import retrieval_score
-from heirloom.domain.retrieval import _query_embeddings, _result, query_text, subject_forms, without_subject
+from heirloom.domain.retrieval import _query_embeddings, query_text, subject_forms, without_subject
 from heirloom.errors import ModelError, VectorUnavailable
-from heirloom.ports import ChunkHit, Embedder, StoryStore, VectorIndex
+from heirloom.ports import Embedder, StoryStore, VectorIndex
 from heirloom.services import Services
 
 
@@ -45,10 +45,13 @@ def vector_search(
         raise VectorUnavailable(f"query embedding failed: {type(exc).__name__} {exc.code}".strip()) from exc
     # the nearest chunks, and the cosine of the chunks found by words
     nearest = vectors.search(embedding, scope, k, also=[(h.story_id, h.chunk_index) for h in by_words])
-    merged: dict[tuple[UUID, int], ChunkHit] = {(h.story_id, h.chunk_index): h for h in nearest}
+    merged: dict[tuple[UUID, int], ChunkResult] = {(h.story_id, h.chunk_index): h for h in nearest}
     for hit in by_words:
         key = (hit.story_id, hit.chunk_index)
         if key in merged:  # the same cosine, plus its lexical score
             merged[key] = hit.model_copy(update={"similarity": merged[key].similarity})
-    results = sorted((_result(h) for h in merged.values()), key=lambda c: -retrieval_score(c))
+    results = sorted(
+        (h.model_copy(update={"similarity": round(h.similarity, 6)}) for h in merged.values()),
+        key=lambda c: -retrieval_score(c),
+    )
     return VectorBranch(hits=tuple(results), latency_ms=round((time.monotonic() - started) * 1000, 2))

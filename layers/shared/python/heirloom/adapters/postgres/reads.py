@@ -8,6 +8,7 @@ from uuid import UUID
 from heirloom.adapters.postgres.rows import (
     StoreBase,
 )
+from heirloom.contracts.access import StoryMeta
 from heirloom.contracts.records import (
     Legacy,
     Link,
@@ -21,7 +22,6 @@ from heirloom.contracts.records import (
     User,
     Visibility,
 )
-from heirloom.domain.access import StoryMeta
 
 
 class AccessReads(StoreBase):

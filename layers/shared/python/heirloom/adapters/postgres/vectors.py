@@ -8,8 +8,9 @@ from uuid import UUID
 
 from heirloom.adapters.postgres.database import PgDatabase, SchemaMismatch
 from heirloom.adapters.postgres.rows import advisory_lock
-from heirloom.domain.access import ReadScope
-from heirloom.ports import Chunk, ChunkHit, EmbeddedChunk
+from heirloom.contracts.access import ReadScope
+from heirloom.contracts.context import ChunkResult
+from heirloom.ports import Chunk, EmbeddedChunk
 
 
 def scope_sql(scope: ReadScope) -> tuple[str, list[Any]]:
@@ -137,7 +138,7 @@ class PgVectorIndex:
         k: int,
         *,
         also: Sequence[tuple[UUID, int]] = (),
-    ) -> list[ChunkHit]:
+    ) -> list[ChunkResult]:
         """The `k` chunks nearest to `embedding` among those `scope` may read, nearest first, then
         the readable chunks `also` names (story id, chunk index) that are not among them, with
         their similarity too; in one statement.
@@ -206,7 +207,7 @@ class PgVectorIndex:
                 ],
             ).fetchall()
         return [
-            ChunkHit(
+            ChunkResult(
                 story_id=r["story_id"],
                 legacy_id=r["legacy_id"],
                 chunk_index=r["chunk_index"],
@@ -217,7 +218,7 @@ class PgVectorIndex:
             for r in rows
         ]
 
-    def search_text(self, text: str, scope: ReadScope, k: int) -> list[ChunkHit]:
+    def search_text(self, text: str, scope: ReadScope, k: int) -> list[ChunkResult]:
         """Chunks sharing words with `text`, scored by the summed inverse document frequency of
         the shared words over that of all query words (0..1). It needs no query embedding, so it
         can run while the query is embedded; `similarity` is left at 0 (`search(also=...)` gives it).
@@ -255,7 +256,7 @@ class PgVectorIndex:
             .fetchall()
         )
         hits = [
-            ChunkHit(
+            ChunkResult(
                 story_id=r["story_id"],
                 legacy_id=r["legacy_id"],
                 chunk_index=r["chunk_index"],
