@@ -1,0 +1,408 @@
+"""In-memory adapters for every port, for the unit tier: each step runs on them without engines.
+
+`MemoryStoryStore` keeps the records and applies the same ordering rules as the PostgreSQL
+store (heirloom.domain.ordering: stamps, the more restrictive state on a tie, final deletes);
+`MemoryVectorIndex` (memory_index.py) searches by cosine within a `ReadScope`, as the SQL does. A contract test
+(tests/integration/test_store_contract.py) runs the same assertions on both, so neither drifts.
+There is no in-memory Cypher engine: `memory_services` uses the no-graph store, which checks
+every query against the schema and answers with no rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from heirloom.contracts.access import StoryMeta
+from heirloom.contracts.ingestion import RunningExecution
+from heirloom.contracts.records import (
+    Legacy,
+    Link,
+    Member,
+    Person,
+    Relationship,
+    Role,
+    Story,
+    User,
+    Visibility,
+)
+from heirloom.domain.ordering import Stamp, Verdict, lesser_role, narrower_link, same_link_state, verdict
+from heirloom.errors import NotFound
+from heirloom.ports import Change
+
+if TYPE_CHECKING:
+    from heirloom.adapters.memory_index import MemoryVectorIndex
+    from heirloom.services import Services
+    from heirloom.settings import Settings
+
+_VISIBILITY_RANK = {Visibility.PUBLIC: 0, Visibility.PRIVATE: 1, Visibility.PERSONAL: 2}
+
+
+def _changed(stored: Any, incoming: Any) -> Change:
+    if stored is None:
+        return Change.CREATED
+    return Change.UNCHANGED if stored == incoming else Change.UPDATED
+
+
+@dataclass
+class _Stored:
+    """A record and the stamp of its last change (None: a dataset record)."""
+
+    value: Any
+    stamp: Stamp | None = None
+
+
+@dataclass
+class _Processing:
+    chunks_hash: str | None = None
+    embedder: str | None = None
+    graph_hash: str | None = None
+    extractor_version: str | None = None
+    fingerprint: str | None = None
+
+
+@dataclass
+class MemoryStoryStore:
+    """The story store's four parts (record writes, access reads, processing ledger, failures)."""
+
+    legacies: dict[UUID, Legacy] = field(default_factory=dict)
+    persons: dict[UUID, _Stored] = field(default_factory=dict)
+    users: dict[UUID, User] = field(default_factory=dict)
+    members: dict[tuple[UUID, UUID], _Stored] = field(default_factory=dict)
+    removals: dict[tuple[UUID, UUID], Stamp] = field(default_factory=dict)
+    relationships: dict[tuple[UUID, UUID, str], Relationship] = field(default_factory=dict)
+    links: dict[UUID, _Stored] = field(default_factory=dict)
+    #: story id -> (story, content hash, seq)
+    stories: dict[UUID, tuple[Story, str, int | None]] = field(default_factory=dict)
+    tombstones: dict[UUID, datetime] = field(default_factory=dict)
+    processing: dict[UUID, _Processing] = field(default_factory=dict)
+    failures: list[tuple[UUID, str, str]] = field(default_factory=list)
+    #: the vector index whose chunks go with a deleted story (as the foreign key cascades)
+    index: MemoryVectorIndex | None = None
+
+    # -- record writes ---------------------------------------------------------------------
+    def upsert_legacy(self, legacy: Legacy) -> Change:
+        change = _changed(self.legacies.get(legacy.id), legacy)
+        self.legacies[legacy.id] = legacy
+        return change
+
+    def upsert_user(self, user: User) -> Change:
+        change = _changed(self.users.get(user.id), user)
+        self.users[user.id] = user
+        return change
+
+    def upsert_relationship(self, relationship: Relationship) -> Change:
+        r = relationship
+        key = (r.from_person_id, r.to_person_id, r.type.value)
+        change = _changed(self.relationships.get(key), r)
+        self.relationships[key] = r
+        return change
+
+    def upsert_person(self, person: Person, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        stored = self.persons.get(person.id)
+        same = stored is not None and _person_key(stored.value) == _person_key(person)
+        match verdict(stored.stamp if stored else None, Stamp.of(as_of, seq), exists=stored is not None):
+            case Verdict.SKIP:
+                return Change.UNCHANGED if same else Change.SKIPPED
+            case Verdict.MERGE if (
+                stored is not None and not same and _person_key(person) < _person_key(stored.value)
+            ):
+                return Change.SKIPPED
+        self.persons[person.id] = _Stored(person, Stamp.of(as_of, seq))
+        return Change.CREATED if stored is None else (Change.UNCHANGED if same else Change.UPDATED)
+
+    def upsert_member(self, member: Member, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        key, incoming = (member.legacy_id, member.user_id), Stamp.of(as_of, seq)
+        stored = self.members.get(key)
+        role = member.role
+        kept = Change.UNCHANGED if stored and stored.value == role else Change.SKIPPED
+        removal = self.removals.get(key)
+        if key in self.removals and (incoming is None or (removal is not None and incoming <= removal)):
+            return kept
+        match verdict(stored.stamp if stored else None, incoming, exists=stored is not None):
+            case Verdict.SKIP:
+                return kept
+            case Verdict.MERGE:
+                role = lesser_role(stored.value, role) if stored else role
+        self.members[key] = _Stored(role, incoming)
+        return (
+            Change.CREATED
+            if stored is None
+            else (Change.UNCHANGED if stored.value == role else Change.UPDATED)
+        )
+
+    def remove_member(
+        self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change:
+        key, incoming = (legacy_id, user_id), Stamp.of(as_of, seq)
+        if incoming is not None:
+            known = self.removals.get(key)
+            self.removals[key] = incoming if known is None else max(known, incoming)
+        stored = self.members.get(key)
+        if stored is None:
+            return Change.UNCHANGED
+        if incoming is not None and stored.stamp is not None and stored.stamp > incoming:
+            return Change.SKIPPED  # re-admitted after this removal
+        del self.members[key]
+        return Change.DELETED
+
+    def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change:
+        stored = self.links.get(link.id)
+        wanted = _sorted_link(link)
+        match verdict(stored.stamp if stored else None, Stamp.of(as_of, seq), exists=stored is not None):
+            case Verdict.SKIP:
+                return Change.UNCHANGED if stored and same_link_state(stored.value, link) else Change.SKIPPED
+            case Verdict.MERGE:
+                wanted = _sorted_link(narrower_link(stored.value, link)) if stored else wanted
+        self.links[link.id] = _Stored(wanted, Stamp.of(as_of, seq))
+        if stored is None:
+            return Change.CREATED
+        return Change.UNCHANGED if same_link_state(stored.value, wanted) else Change.UPDATED
+
+    def upsert_story(self, story: Story, content_hash: str, seq: int | None = None) -> Change:
+        if story.id in self.tombstones:
+            return Change.SKIPPED
+        stored = self.stories.get(story.id)
+        if stored is not None and _story_order(story, content_hash, seq) <= _story_order(*stored):
+            old, old_hash, old_seq = stored
+            same = (
+                old.legacy_id,
+                old.author_user_id,
+                old.title,
+                old.visibility,
+                old_hash,
+                old.updated_at,
+            ) == (
+                story.legacy_id,
+                story.author_user_id,
+                story.title,
+                story.visibility,
+                content_hash,
+                story.updated_at,
+            ) and (old_seq if old_seq is not None else -1) == (seq if seq is not None else -1)
+            return Change.UNCHANGED if same else Change.SKIPPED
+        self.stories[story.id] = (story, content_hash, seq)
+        return Change.CREATED if stored is None else Change.UPDATED
+
+    def delete_story(
+        self, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
+    ) -> Change:
+        stored = self.stories.pop(story_id, None)
+        if stored is not None or legacy_id is not None:
+            at = deleted_at or datetime.now(UTC)
+            self.tombstones[story_id] = max(self.tombstones.get(story_id, at), at)
+        if stored is None:
+            return Change.UNCHANGED
+        self.processing.pop(story_id, None)
+        if self.index is not None:
+            self.index.chunks.pop(story_id, None)
+        return Change.DELETED
+
+    # -- access reads ----------------------------------------------------------------------
+    def get_legacy(self, legacy_id: UUID) -> Legacy | None:
+        return self.legacies.get(legacy_id)
+
+    def get_person(self, person_id: UUID) -> Person | None:
+        stored = self.persons.get(person_id)
+        return stored.value if stored else None
+
+    def get_user(self, user_id: UUID) -> User | None:
+        return self.users.get(user_id)
+
+    def get_story(self, story_id: UUID) -> Story | None:
+        stored = self.stories.get(story_id)
+        return stored[0] if stored else None
+
+    def get_story_hash(self, story_id: UUID) -> str | None:
+        stored = self.stories.get(story_id)
+        return stored[1] if stored else None
+
+    def role_of(self, user_id: UUID, legacy_id: UUID) -> Role | None:
+        stored = self.members.get((legacy_id, user_id))
+        return stored.value if stored else None
+
+    def member_legacy_ids(self, user_id: UUID) -> list[UUID]:
+        return sorted((legacy for legacy, user in self.members if user == user_id), key=str)
+
+    def links_of(self, legacy_id: UUID) -> list[Link]:
+        found = [
+            s.value for s in self.links.values() if legacy_id in (s.value.legacy_a_id, s.value.legacy_b_id)
+        ]
+        return sorted(found, key=lambda link: str(link.id))
+
+    def persons_of(self, legacy_ids: Sequence[UUID]) -> list[Person]:
+        wanted = set(legacy_ids)
+        return sorted(
+            (s.value for s in self.persons.values() if s.value.legacy_id in wanted), key=lambda p: str(p.id)
+        )
+
+    def relationships_of(self, person_ids: Sequence[UUID]) -> list[Relationship]:
+        wanted = set(person_ids)
+        return [
+            r for r in self.relationships.values() if r.from_person_id in wanted or r.to_person_id in wanted
+        ]
+
+    def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]:
+        return [
+            StoryMeta(
+                id=s.id,
+                legacy_id=s.legacy_id,
+                author_user_id=s.author_user_id,
+                visibility=s.visibility,
+                title=s.title,
+            )
+            for sid in story_ids
+            if (stored := self.stories.get(sid)) is not None
+            for s in (stored[0],)
+        ]
+
+    def stories_of(self, legacy_id: UUID) -> list[Story]:
+        return sorted(
+            (s for s, _, _ in self.stories.values() if s.legacy_id == legacy_id), key=lambda s: str(s.id)
+        )
+
+    # -- processing ledger and failures ----------------------------------------------------
+    def graph_synced(self, story_id: UUID) -> tuple[str, str] | None:
+        p = self.processing.get(story_id)
+        if p is None or p.graph_hash is None or p.extractor_version is None:
+            return None
+        return p.graph_hash, p.extractor_version
+
+    def mark_graph_synced(
+        self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
+    ) -> None:
+        p = self.processing.setdefault(story_id, _Processing())
+        p.graph_hash, p.extractor_version, p.fingerprint = content_hash, extractor_version, fingerprint
+
+    def graph_synced_count(self) -> int:
+        return sum(1 for p in self.processing.values() if p.graph_hash is not None)
+
+    def graph_fingerprints(self) -> dict[UUID, str | None]:
+        return {sid: p.fingerprint for sid, p in self.processing.items() if p.graph_hash is not None}
+
+    def forget_graph_synced(self, story_ids: Sequence[UUID] | None = None) -> None:
+        for sid, p in self.processing.items():
+            if story_ids is None or sid in story_ids:
+                p.graph_hash = p.extractor_version = p.fingerprint = None
+
+    def stories_needing_processing(
+        self,
+        *,
+        after: UUID | None,
+        limit: int,
+        embedder: str,
+        extractor_version: str | None,
+        chunk_format: str,
+    ) -> list[UUID]:
+        behind = []
+        for sid in sorted(self.stories, key=str):
+            if after is not None and str(sid) <= str(after):
+                continue
+            _, digest, _ = self.stories[sid]
+            p = self.processing.get(sid, _Processing())
+            indexed = self.index.processing.get(sid) if self.index is not None else None
+            chunks_ok = indexed == (f"{digest}:{chunk_format}", embedder)
+            graph_ok = extractor_version is None or (p.graph_hash, p.extractor_version) == (
+                digest,
+                extractor_version,
+            )
+            if not (chunks_ok and graph_ok):
+                behind.append(sid)
+        return behind[:limit]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "legacies": len(self.legacies),
+            "persons": len(self.persons),
+            "users": len(self.users),
+            "legacy_members": len(self.members),
+            "legacy_links": len(self.links),
+            "stories": len(self.stories),
+            "story_chunks": sum(len(c) for c in self.index.chunks.values()) if self.index else 0,
+        }
+
+    def record_ingest_failure(self, story_id: UUID, error: str, cause: str) -> None:
+        self.failures.append((story_id, error, cause))
+
+
+def _person_key(p: Person) -> tuple[Any, ...]:
+    return (str(p.legacy_id), p.name, list(p.aliases), p.birth_year, p.death_year)
+
+
+def _sorted_link(link: Link) -> Link:
+    return link.model_copy(update={"shared_story_ids": tuple(sorted(link.shared_story_ids, key=str))})
+
+
+def _story_order(story: Story, content_hash: str, seq: int | None) -> tuple[Any, ...]:
+    """The order versions of a story are applied in: time, then seq, then the more restrictive
+    visibility and a fixed order of the other fields (as the PostgreSQL store's upsert)."""
+    return (
+        story.updated_at,
+        -1 if seq is None else seq,
+        _VISIBILITY_RANK[story.visibility],
+        content_hash,
+        story.title,
+        str(story.legacy_id),
+        str(story.author_user_id),
+    )
+
+
+@dataclass
+class MemoryObjectStore:
+    """S3 objects by (bucket, key), with their tags."""
+
+    objects: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    tags: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+
+    def size(self, bucket: str, key: str) -> int:
+        return len(self.read(bucket, key))
+
+    def read(self, bucket: str, key: str) -> bytes:
+        if (bucket, key) not in self.objects:
+            raise NotFound(f"s3://{bucket}/{key} does not exist")
+        return self.objects[(bucket, key)]
+
+    def tag(self, bucket: str, key: str, tags: dict[str, str]) -> None:
+        self.tags[(bucket, key)] = dict(tags)
+
+
+@dataclass
+class MemoryBackfillRuns:
+    """The backfill executions running, as the test sets them."""
+
+    executions: list[RunningExecution] = field(default_factory=list)
+
+    def running(self, state_machine_arn: str) -> Sequence[RunningExecution]:
+        return list(self.executions)
+
+
+def memory_services(settings: Settings | None = None, **overrides: Any) -> Services:
+    """Services whose ports are all in memory: the stores above, the hashing embedder, the
+    no-graph store, no ingestion workflow (stories are processed inline). `overrides` replace
+    any port by name (e.g. `context_workflow=` for the Api step)."""
+    from heirloom.adapters.embedders import HashingEmbedder
+    from heirloom.adapters.memory_index import MemoryVectorIndex
+    from heirloom.adapters.nograph import NoGraphStore
+    from heirloom.services import Services
+    from heirloom.settings import Settings
+
+    services = Services(settings or Settings())
+    store = MemoryStoryStore()
+    embedder = HashingEmbedder(64)
+    ports: Mapping[str, Any] = {
+        "stories": store,
+        "vectors": MemoryVectorIndex(store, model_id=embedder.model_id),
+        "embedder": embedder,
+        "graph": NoGraphStore("memory"),
+        "extractor": None,
+        "objects": MemoryObjectStore(),
+        "start_ingestion": None,
+        "backfill_runs": MemoryBackfillRuns(),
+        **overrides,
+    }
+    for name, port in ports.items():
+        setattr(services, name, port)
+    return services

@@ -1,0 +1,250 @@
+"""The story store and the vector index, held to one contract: every test runs on PostgreSQL and
+on the in-memory adapters (heirloom.adapters.memory), so the unit tier's fakes cannot drift."""
+
+from datetime import UTC, datetime, timedelta
+from uuid import uuid4
+
+import pytest
+
+from heirloom.adapters.memory import MemoryStoryStore
+from heirloom.adapters.memory_index import MemoryVectorIndex
+from heirloom.adapters.postgres import PgStoryStore, PgVectorIndex
+from heirloom.contracts.records import (
+    Legacy,
+    Link,
+    LinkStatus,
+    Member,
+    Person,
+    Relationship,
+    RelationshipType,
+    Role,
+    ShareMode,
+    Story,
+    User,
+    Visibility,
+)
+from heirloom.domain.access import resolve_scope
+from heirloom.ports import Change, EmbeddedChunk
+
+
+@pytest.fixture(params=["postgres", "memory"])
+def pair(request):
+    if request.param == "memory":
+        store = MemoryStoryStore()
+        return store, MemoryVectorIndex(store, model_id="test-model")
+    db = request.getfixturevalue("db")
+    return PgStoryStore(db), PgVectorIndex(db, model_id="test-model")
+
+
+def _seed(store):
+    legacy, person, user = uuid4(), uuid4(), uuid4()
+    store.upsert_legacy(Legacy(id=legacy, name="L", subject_person_id=person))
+    store.upsert_person(Person(id=person, legacy_id=legacy, name="Ada", aliases=("Nana",)))
+    store.upsert_user(User(id=user, name="U"))
+    return legacy, person, user
+
+
+def test_story_store_round_trips_and_reports_changes(pair):
+    store, _ = pair
+    legacy, person, user = _seed(store)
+    assert store.get_person(person).aliases == ("Nana",)
+    assert (
+        store.upsert_person(Person(id=person, legacy_id=legacy, name="Ada", aliases=("Nana",)))
+        is Change.UNCHANGED
+    )
+    assert (
+        store.upsert_person(Person(id=person, legacy_id=legacy, name="Ada B", aliases=())) is Change.UPDATED
+    )
+    assert store.upsert_member(Member(legacy_id=legacy, user_id=user, role=Role.ADMIRER)) is Change.CREATED
+    assert store.role_of(user, legacy) is Role.ADMIRER
+    assert store.upsert_member(Member(legacy_id=legacy, user_id=user, role=Role.ADMIN)) is Change.UPDATED
+    assert store.member_legacy_ids(user) == [legacy]
+    t = datetime(2024, 1, 1, tzinfo=UTC)
+    story = Story(
+        id=uuid4(),
+        legacy_id=legacy,
+        author_user_id=user,
+        title="T",
+        content="Body.",
+        visibility=Visibility.PRIVATE,
+        created_at=t,
+        updated_at=t,
+    )
+    assert store.upsert_story(story, "h1") is Change.CREATED
+    assert store.upsert_story(story, "h1") is Change.UNCHANGED
+    assert store.get_story(story.id) == story and store.get_story_hash(story.id) == "h1"
+    meta = store.story_meta([story.id])[0]
+    assert meta.visibility is Visibility.PRIVATE and meta.author_user_id == user
+    other_person = uuid4()
+    store.upsert_person(Person(id=other_person, legacy_id=legacy, name="Bo"))
+    rel = Relationship(
+        from_person_id=person, to_person_id=other_person, type=RelationshipType.KNEW, detail="x"
+    )
+    assert store.upsert_relationship(rel) is Change.CREATED
+    assert store.relationships_of([other_person]) == [rel]
+    assert store.remove_member(legacy, user) is Change.DELETED
+    assert store.role_of(user, legacy) is None
+    assert store.delete_story(story.id) is Change.DELETED and store.get_story(story.id) is None
+
+
+def test_link_shares_round_trip(pair):
+    store, _ = pair
+    a, _, _ = _seed(store)
+    b, _, _ = _seed(store)
+    s1, s2 = uuid4(), uuid4()
+    link = Link(
+        id=uuid4(),
+        legacy_a_id=a,
+        legacy_b_id=b,
+        status=LinkStatus.ACTIVE,
+        share_mode=ShareMode.SELECTIVE,
+        shared_story_ids=tuple(sorted([s1, s2])),
+    )
+    assert store.upsert_link(link) is Change.CREATED
+    assert store.links_of(b) == [link]
+    assert store.upsert_link(link) is Change.UNCHANGED
+    narrowed = link.model_copy(update={"shared_story_ids": (s1,)})
+    assert store.upsert_link(narrowed) is Change.UPDATED
+    assert store.links_of(a)[0].shared_story_ids == (s1,)
+
+
+def test_vector_search_applies_the_read_scope_in_sql(pair):
+    store, index = pair
+    legacy, _, author = _seed(store)
+    reader = uuid4()
+    store.upsert_user(User(id=reader, name="R"))
+    t = datetime(2024, 1, 1, tzinfo=UTC)
+    ids = {}
+    for vis in Visibility:
+        for who, uid in (("author", author), ("reader", reader)):
+            sid = uuid4()
+            ids[(vis, who)] = sid
+            store.upsert_story(
+                Story(
+                    id=sid,
+                    legacy_id=legacy,
+                    author_user_id=uid,
+                    title="t",
+                    content="c",
+                    visibility=vis,
+                    created_at=t,
+                    updated_at=t,
+                ),
+                "h",
+            )
+            index.replace_chunks(
+                sid,
+                [EmbeddedChunk(index=0, text="c", token_count=1, embedding=tuple([1.0] + [0.0] * 63))],
+                "h",
+            )
+    assert index.count() == 6 and index.indexed_hash(ids[(Visibility.PUBLIC, "author")]) == "h"
+    admirer = resolve_scope(user_id=reader, legacy_id=legacy, role=Role.ADMIRER, links=[])
+    found = {h.story_id for h in index.search([1.0] + [0.0] * 63, admirer, k=10)}
+    assert found == {
+        ids[(Visibility.PUBLIC, "author")],
+        ids[(Visibility.PUBLIC, "reader")],
+        ids[(Visibility.PERSONAL, "reader")],
+    }
+    advocate = resolve_scope(user_id=reader, legacy_id=legacy, role=Role.ADVOCATE, links=[])
+    found = {h.story_id for h in index.search([1.0] + [0.0] * 63, advocate, k=10)}
+    assert ids[(Visibility.PRIVATE, "author")] in found and ids[(Visibility.PERSONAL, "author")] not in found
+    hits = index.search([1.0] + [0.0] * 63, advocate, k=10)
+    assert all(abs(h.similarity - 1.0) < 1e-6 for h in hits)
+
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _story(legacy, author, *, at=T0, visibility=Visibility.PUBLIC, title="t", sid=None):
+    return Story(
+        id=sid or uuid4(),
+        legacy_id=legacy,
+        author_user_id=author,
+        title=title,
+        content="c",
+        visibility=visibility,
+        created_at=T0,
+        updated_at=at,
+    )
+
+
+def test_story_versions_apply_in_time_order_and_a_tie_keeps_the_more_restrictive(pair):
+    store, _ = pair
+    legacy, _, author = _seed(store)
+    newer = _story(legacy, author, at=T0 + timedelta(hours=1), title="new")
+    assert store.upsert_story(newer, "h2") is Change.CREATED
+    older = newer.model_copy(update={"updated_at": T0, "title": "old"})
+    assert store.upsert_story(older, "h1") is Change.SKIPPED
+    assert store.get_story(newer.id).title == "new"
+    private = newer.model_copy(update={"visibility": Visibility.PRIVATE})
+    assert store.upsert_story(private, "h2") is Change.UPDATED
+    assert store.upsert_story(newer, "h2") is Change.SKIPPED  # same stamp, less restrictive
+    assert store.get_story(newer.id).visibility is Visibility.PRIVATE
+
+
+def test_a_delete_is_final_even_for_a_create_delivered_after_it(pair):
+    store, index = pair
+    legacy, _, author = _seed(store)
+    story = _story(legacy, author)
+    store.upsert_story(story, "h")
+    index.replace_chunks(
+        story.id, [EmbeddedChunk(index=0, text="c", token_count=1, embedding=(1.0,) * 64)], "h"
+    )
+    assert store.delete_story(story.id) is Change.DELETED and index.count() == 0
+    assert (
+        store.upsert_story(story.model_copy(update={"updated_at": T0 + timedelta(days=1)}), "h")
+        is Change.SKIPPED
+    )
+    early = uuid4()  # deleted before its create arrived
+    assert store.delete_story(early, legacy_id=legacy) is Change.UNCHANGED
+    assert store.upsert_story(_story(legacy, author, sid=early), "h") is Change.SKIPPED
+    assert store.get_story(early) is None
+
+
+def test_membership_changes_and_removals_are_ordered(pair):
+    store, _ = pair
+    legacy, _, user = _seed(store)
+    member = Member(legacy_id=legacy, user_id=user, role=Role.ADMIN)
+    assert store.upsert_member(member, T0, 1) is Change.CREATED
+    assert store.remove_member(legacy, user, T0 + timedelta(seconds=1)) is Change.DELETED
+    # a redelivered add older than the removal stays undone
+    assert store.upsert_member(member, T0, 1) is Change.SKIPPED and store.role_of(user, legacy) is None
+    later = member.model_copy(update={"role": Role.ADMIRER})
+    assert store.upsert_member(later, T0 + timedelta(seconds=2)) is Change.CREATED
+    # at one stamp the lesser role stays
+    assert store.upsert_member(member, T0 + timedelta(seconds=2)) is Change.UNCHANGED
+    assert store.role_of(user, legacy) is Role.ADMIRER
+
+
+def test_a_link_revoked_at_the_same_moment_stays_revoked(pair):
+    store, _ = pair
+    a, _, _ = _seed(store)
+    b, _, _ = _seed(store)
+    active = Link(
+        id=uuid4(), legacy_a_id=a, legacy_b_id=b, status=LinkStatus.ACTIVE, share_mode=ShareMode.ALL
+    )
+    revoked = active.model_copy(update={"status": LinkStatus.REVOKED})
+    assert store.upsert_link(revoked, T0, 5) is Change.CREATED
+    assert store.upsert_link(active, T0, 5) is Change.UNCHANGED  # the narrower state stays
+    assert store.upsert_link(active, T0, 4) is Change.SKIPPED
+    assert store.links_of(a)[0].status is LinkStatus.REVOKED
+
+
+def test_the_ledger_lists_stories_whose_index_or_graph_is_behind(pair):
+    store, index = pair
+    legacy, _, author = _seed(store)
+    done, behind = _story(legacy, author), _story(legacy, author)
+    for story in (done, behind):
+        store.upsert_story(story, "h")
+    index.replace_chunks(
+        done.id, [EmbeddedChunk(index=0, text="c", token_count=1, embedding=(1.0,) * 64)], "h:v1"
+    )
+    store.mark_graph_synced(done.id, "h", "x1", "fp")
+    ask = {"after": None, "limit": 10, "embedder": "test-model", "chunk_format": "v1"}
+    assert store.stories_needing_processing(**ask, extractor_version="x1") == [behind.id]
+    assert sorted(store.stories_needing_processing(**ask, extractor_version="x2"), key=str) == sorted(
+        [done.id, behind.id], key=str
+    )
+    assert store.graph_synced(done.id) == ("h", "x1") and store.graph_fingerprints()[done.id] == "fp"
+    store.forget_graph_synced([done.id])
+    assert store.graph_synced(done.id) is None
