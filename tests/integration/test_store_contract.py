@@ -7,7 +7,6 @@ from uuid import uuid4
 import pytest
 
 from heirloom.adapters.memory import MemoryStoryStore
-from heirloom.adapters.memory_index import MemoryVectorIndex
 from heirloom.adapters.postgres import PgStoryStore, PgVectorIndex
 from heirloom.contracts.records import (
     Legacy,
@@ -31,7 +30,7 @@ from heirloom.ports import Change, EmbeddedChunk
 def pair(request):
     if request.param == "memory":
         store = MemoryStoryStore()
-        return store, MemoryVectorIndex(store, model_id="test-model")
+        return store, store.vector_index("test-model")
     db = request.getfixturevalue("db")
     return PgStoryStore(db), PgVectorIndex(db, model_id="test-model")
 

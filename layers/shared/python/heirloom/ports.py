@@ -5,19 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
 from heirloom.contracts.access import ReadScope, StoryMeta
-from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest, QueryIntent
+from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
-
-if TYPE_CHECKING:  # a type only: the classifier's input is built by the intent step
-    from heirloom.domain.intent_step import IntentRequest
 
 
 class Change(StrEnum):
@@ -240,13 +237,3 @@ class BreakerStore(Protocol):
     def save(self, name: str, record: BreakerRecord, expected_version: int) -> bool:
         """Write `record` if the stored version is still `expected_version`; False if not."""
         ...
-
-
-class IntentClassifier(Protocol):
-    @property
-    def budget_s(self) -> float | None:
-        """Seconds a call may take before the rule-based result is used (INTENT_BUDGET_MS, set
-        by the factory); None: no deadline (the rule-based classifier)."""
-        ...
-
-    def classify(self, request: IntentRequest) -> QueryIntent: ...

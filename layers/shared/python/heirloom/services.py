@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from heirloom.adapters.postgres import PgDatabase
     from heirloom.domain.breaker import CircuitBreaker
     from heirloom.domain.ingestion import IngestionPorts
-    from heirloom.domain.intent_step import GazetteerCache
+    from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
     from heirloom.domain.traversal import NeighbourhoodCache
     from heirloom.ports import (
         BackfillRuns,
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         Embedder,
         EntityExtractor,
         GraphStore,
-        IntentClassifier,
         ObjectStore,
         StoryStore,
         Tokenizer,

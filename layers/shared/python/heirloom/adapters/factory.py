@@ -6,8 +6,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
-from heirloom.domain.intent_step import RULES
-from heirloom.ports import Embedder, EntityExtractor, GraphStore, IntentClassifier
+from heirloom.domain.intent_step import RULES, IntentClassifier
+from heirloom.ports import Embedder, EntityExtractor, GraphStore
 from heirloom.settings import Settings, SettingsError
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from heirloom.adapters.memory_index import MemoryVectorIndex
 from heirloom.contracts.access import StoryMeta
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import (
@@ -34,7 +35,6 @@ from heirloom.errors import NotFound
 from heirloom.ports import Change
 
 if TYPE_CHECKING:
-    from heirloom.adapters.memory_index import MemoryVectorIndex
     from heirloom.services import Services
     from heirloom.settings import Settings
 
@@ -82,6 +82,12 @@ class MemoryStoryStore:
     failures: list[tuple[UUID, str, str]] = field(default_factory=list)
     #: the vector index whose chunks go with a deleted story (as the foreign key cascades)
     index: MemoryVectorIndex | None = None
+
+    def vector_index(self, model_id: str = "memory") -> MemoryVectorIndex:
+        """The index of this store's stories (a deleted story's chunks go with it)."""
+
+        self.index = MemoryVectorIndex(self.stories, model_id=model_id)
+        return self.index
 
     # -- record writes ---------------------------------------------------------------------
     def upsert_legacy(self, legacy: Legacy) -> Change:
@@ -384,7 +390,6 @@ def memory_services(settings: Settings | None = None, **overrides: Any) -> Servi
     no-graph store, no ingestion workflow (stories are processed inline). `overrides` replace
     any port by name (e.g. `context_workflow=` for the Api step)."""
     from heirloom.adapters.embedders import HashingEmbedder
-    from heirloom.adapters.memory_index import MemoryVectorIndex
     from heirloom.adapters.nograph import NoGraphStore
     from heirloom.services import Services
     from heirloom.settings import Settings
@@ -394,7 +399,7 @@ def memory_services(settings: Settings | None = None, **overrides: Any) -> Servi
     embedder = HashingEmbedder(64)
     ports: Mapping[str, Any] = {
         "stories": store,
-        "vectors": MemoryVectorIndex(store, model_id=embedder.model_id),
+        "vectors": store.vector_index(embedder.model_id),
         "embedder": embedder,
         "graph": NoGraphStore("memory"),
         "extractor": None,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from uuid import UUID
 
 from heirloom.contracts.access import ReadScope, StoryMeta
@@ -17,25 +16,20 @@ from heirloom.contracts.records import (
 from heirloom.errors import NotFound
 from heirloom.ports import Chunk, EmbeddedChunk
 
-if TYPE_CHECKING:
-    from heirloom.adapters.memory import MemoryStoryStore
-
 
 @dataclass
 class MemoryVectorIndex:
     """Chunks with their embeddings; cosine search within what a `ReadScope` grants."""
 
-    store: MemoryStoryStore
+    #: the story store's stories (id -> story, content hash, seq): whose chunks a scope may read
+    stories: dict[UUID, tuple[Story, str, int | None]]
     model_id: str = "memory"
     chunks: dict[UUID, list[EmbeddedChunk]] = field(default_factory=dict)
     #: story id -> (index key, model) of its chunks
     processing: dict[UUID, tuple[str, str]] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.store.index = self
-
     def replace_chunks(self, story_id: UUID, chunks: Sequence[EmbeddedChunk], content_hash: str) -> None:
-        if story_id not in self.store.stories:
+        if story_id not in self.stories:
             raise NotFound(f"story {story_id} is not stored")
         self.chunks[story_id] = list(chunks)
         self.processing[story_id] = (content_hash, self.model_id)
@@ -51,7 +45,7 @@ class MemoryVectorIndex:
     def _readable(self, scope: ReadScope) -> list[tuple[Story, EmbeddedChunk]]:
         out: list[tuple[Story, EmbeddedChunk]] = []
         for sid, chunks in self.chunks.items():
-            stored = self.store.stories.get(sid)
+            stored = self.stories.get(sid)
             if stored is None:
                 continue
             story = stored[0]

@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from uuid import UUID
 
 from heirloom.contracts.context import (
@@ -22,7 +22,7 @@ from heirloom.contracts.context import (
 from heirloom.domain.deadline import call_within
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
 from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, classify, entity_features
-from heirloom.ports import Embedder, GraphStore, IntentClassifier, StoryStore
+from heirloom.ports import Embedder, GraphStore, StoryStore
 
 if TYPE_CHECKING:
     from heirloom.contracts.intent import IntentClassification
@@ -128,6 +128,16 @@ class IntentRequest:
     legacy_id: str = ""
     #: names of the legacy's graph the gazetteer found in the message (hints for an LLM)
     matches: tuple[EntityMatch, ...] = ()
+
+
+class IntentClassifier(Protocol):
+    @property
+    def budget_s(self) -> float | None:
+        """Seconds a call may take before the rule-based result is used (INTENT_BUDGET_MS, set
+        by the factory); None: no deadline (the rule-based classifier)."""
+        ...
+
+    def classify(self, request: IntentRequest) -> QueryIntent: ...
 
 
 class RuleBasedIntentClassifier:

@@ -12,11 +12,12 @@ from heirloom.domain.intent_step import (
     RULES,
     EmbeddingIntentClassifier,
     GazetteerCache,
+    IntentClassifier,
     IntentRequest,
     analyse_intent,
     build_gazetteer,
 )
-from heirloom.ports import GraphStore, IntentClassifier, StoryStore
+from heirloom.ports import GraphStore, StoryStore
 from heirloom.services import Services
 
 log = logging.getLogger(__name__)
