@@ -1,4 +1,4 @@
-"""Structured events and EMF metrics with seed 000's names (serverless form). Counts, ids and
+"""Structured events and EMF metrics with the names of docs/design.md §12 (serverless form). Counts, ids and
 latencies only: never story text, names or queries."""
 
 from __future__ import annotations

@@ -246,12 +246,12 @@ class ChunkingSettings(_Frozen):
     max_tokens: int = Field(default=500, ge=16, le=8000)
 
 
-#: default of INTENT_BUDGET_MS (seed 000 section 10), also the intent adapter's own default
+#: default of INTENT_BUDGET_MS (docs/design.md §10), also the intent adapter's own default
 INTENT_BUDGET_MS = 500
 
 
 class ResilienceSettings(_Frozen):
-    """Budgets (seed 000 section 10) enforced where the work happens, and the breaker's shared
+    """Budgets (docs/design.md §10) enforced where the work happens, and the breaker's shared
     state. The vector step and the whole request have no setting of their own: their hard caps
     are the ASL's Task and workflow `TimeoutSeconds`, and the 2 s target is the p95 alarm
     (docs/configuration.md, Budgets)."""

@@ -1,4 +1,4 @@
-"""What an entity extractor returns for one story (seed 000, section 2).
+"""What an entity extractor returns for one story (docs/design.md §2).
 
 The same models are the Bedrock tool input schema (`extraction_json_schema()`), the output of the
 local spaCy extractor and the input of the shared post-processing rules in

@@ -1,4 +1,4 @@
-"""What an LLM intent classifier answers for one message (seed 000 section 5, "LLM Prompt").
+"""What an LLM intent classifier answers for one message (docs/design.md §5).
 
 `IntentClassification` is the Bedrock tool's input schema (`intent_json_schema()`): the model
 calls the tool with it, and its input is validated by this model before anything is trusted.
@@ -22,7 +22,7 @@ from heirloom.fencing import one_line, untag
 #: Bumped when the model or the prompt change in a way a consumer would notice.
 INTENT_SCHEMA_VERSION = "1"
 PROMPT_RESOURCE = f"prompts/classify_intent.v{INTENT_SCHEMA_VERSION}.txt"
-#: messages of the conversation shown to the model (seed 000: "last 2-3 messages")
+#: messages of the conversation shown to the model (the last 2-3 messages)
 HISTORY_MESSAGES = 3
 #: longest history message shown to the model, in characters
 HISTORY_CHARS = 500

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
@@ -66,19 +68,25 @@ def _no_nul(value: str) -> str:
     return value
 
 
+#: what `str.strip()` removes, spelled out so the API schema's pattern and the check agree
+_SPACE = "\\t\\n\\u000b\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+_SAYS_SOMETHING = re.compile(f"[^\\u0000{_SPACE}]")
+
+
 def _not_blank(value: str) -> str:
-    if not value.strip():
+    if not _SAYS_SOMETHING.search(value):
         raise ValueError("text must not be blank (only whitespace)")
     return value
 
 
 _NO_NUL = Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})
+_NON_BLANK = Field(json_schema_extra={"pattern": f"^[^\\u0000]*[^\\u0000{_SPACE}][^\\u0000]*$"})
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
 #: any text a record carries: stored in PostgreSQL and the graph as it is. Length limits go
 #: before the validators (as in `Name`), else pydantic reports them in "items", not characters.
 Text = Annotated[str, AfterValidator(_no_nul), _NO_NUL]
 #: text that must say something: not empty, not only whitespace
-NonBlankText = Annotated[str, AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL]
+NonBlankText = Annotated[str, AfterValidator(_no_nul), AfterValidator(_not_blank), _NON_BLANK]
 #: a relationship's detail ("mother") and its years ("1952"): when given, not blank
 Detail = Annotated[
     str, StringConstraints(max_length=300), AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL

@@ -1,4 +1,4 @@
-"""RankAssemble: score, dedupe, budget and format the filtered candidates (seed 000 section 8).
+"""RankAssemble: score, dedupe, budget and format the filtered candidates (docs/design.md §8).
 
 Scoring
     embedding score  = the candidate's best cosine similarity

@@ -1,4 +1,4 @@
-"""The graph circuit breaker (seed 000 section 10), its state shared through a `BreakerStore`.
+"""The graph circuit breaker (docs/design.md §10), its state shared through a `BreakerStore`.
 
 closed --3 consecutive failures--> open --30 s--> half_open (one trial) --success--> closed
                                                                       --failure--> open

@@ -1,4 +1,4 @@
-"""A hard wall-clock deadline around one blocking call (seed 000 section 10: "exceeded timeouts
+"""A hard wall-clock deadline around one blocking call (docs/design.md §10: "exceeded timeouts
 return partial/empty results", `asyncio.wait_for`).
 
 The call runs on a daemon thread; when it has not returned in time the caller gets

@@ -1,4 +1,4 @@
-"""Entity extraction rules shared by every extractor (seed 000 section 2, extraction rules).
+"""Entity extraction rules shared by every extractor (docs/design.md §2).
 
 `postprocess` turns what any extractor returned (Bedrock or the local spaCy one) into what may be
 written to the graph: confidence >= 0.7 (precision over recall), names normalised, duplicates

@@ -1,4 +1,4 @@
-"""Structural graph writes (the dual-write table of seed 000 section 1), all idempotent MERGEs.
+"""Structural graph writes (the dual-write table of docs/design.md §1), all idempotent MERGEs.
 
 Known records (legacies, persons, relationships, links) carry `known: true`; facts that come
 from stories have their provenance as edges and are written by entity graph sync. Every edge

@@ -226,7 +226,7 @@ def extract_story(
 
 
 def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
-    """Known persons the text names by name or alias (seed 003's known-entity matching, at write
+    """Known persons the text names by name or alias (known-entity matching, docs/design.md §11, at write
     time): mention as written -> person id, for names that point at one person only. The NER
     model misses nicknames ("Frannie"); the gazetteer does not."""
     from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry

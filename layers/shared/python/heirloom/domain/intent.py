@@ -1,4 +1,4 @@
-"""IntentAnalysis without an LLM: known-entity matching (seed 003) plus cue lexicons (seed 000 §5).
+"""IntentAnalysis without an LLM: known-entity matching (docs/design.md §11) plus cue lexicons (docs/design.md §5).
 
 `Gazetteer` finds the names already in the legacy's graph in a message: a token index over
 every full name and alias (case- and accent-insensitive, whole words only, possessives folded,
@@ -38,7 +38,7 @@ from heirloom.domain.intent_cues import (
 )
 from heirloom.domain.time_phrases import time_periods
 
-#: below this the classifier answers `general` (seed 000 §5 "Fallback")
+#: below this the classifier answers `general` (docs/design.md §5)
 MIN_CONFIDENCE = 0.5
 MAX_CONFIDENCE = 0.95
 #: messages of history used for pronoun resolution

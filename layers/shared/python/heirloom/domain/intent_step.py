@@ -282,7 +282,7 @@ def analyse_intent(
         return base
     try:
         hinted = replace(request, matches=base.matches)
-        # a slow model must not hold the request past the intent budget (seed 000 section 10)
+        # a slow model must not hold the request past the intent budget (docs/design.md §10)
         budget = classifier.budget_s
         model = (
             classifier.classify(hinted)

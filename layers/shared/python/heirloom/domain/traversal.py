@@ -1,4 +1,4 @@
-"""Graph traversal: intent + persona -> openCypher templates (seed 000 section 6) -> GraphResults.
+"""Graph traversal: intent + persona -> openCypher templates (docs/design.md §6) -> GraphResults.
 
 Templates use logical labels and parameters only (and list comprehensions where Cypher has
 any()/all(), which Neptune's openCypher lacks); at most 2 hops; each capped by the persona's
@@ -33,7 +33,7 @@ from heirloom.ports import GraphStore
 #: stories an open question gets from the overview template
 OVERVIEW_STORIES = 3
 
-#: templates whose rows depend only on the graph around a person or legacy (seed 000's
+#: templates whose rows depend only on the graph around a person or legacy (docs/design.md §6:
 #: "person neighbourhood"), cached per container for NeighbourhoodCache.ttl_s
 NEIGHBOURHOOD_TEMPLATES = frozenset(
     {"legacy_context", "relational", "relational_2hop", "general", "facts", "described"}
