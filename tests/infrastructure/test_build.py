@@ -102,11 +102,11 @@ def test_compiling_with_another_python_than_the_runtimes_is_refused(tmp_path):
     assert main(["compile", str(layer)]) in (0, 1)  # python3.12 here or not: never a crash
 
 
-def test_shared_layer_ships_the_package_without_local_and_caches(tmp_path):
+def test_shared_layer_ships_the_package_without_dev_tooling_and_caches(tmp_path):
     target = copy_shared(tmp_path)
-    assert (target / "heirloom" / "domain" / "processing.py").is_file()
+    assert (target / "heirloom" / "steps" / "graph_sync.py").is_file()
     assert any((target / "heirloom" / "migrations").glob("*.sql"))
-    assert not (target / "heirloom" / "local").exists()
+    assert not (target / "heirloom_dev").exists() and not (target / "heirloom" / "local").exists()
     assert not list(target.rglob("__pycache__"))
 
 
