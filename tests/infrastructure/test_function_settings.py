@@ -9,18 +9,13 @@ import pytest
 
 from cdk.access import ACCESS, Model
 from cdk.config import DB_STATEMENT_TIMEOUT_MS, EMBEDDING_DIM
-from cdk.naming import REPO_ROOT, function_folders, state_name
-from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID, settings_from_env
+from cdk.naming import function_folders, state_name
+from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID, env_names, settings_from_env
 
 FUNCTIONS = [state_name(f) for f in function_folders()]
 #: the concerns of the production adapters (database, Bedrock, embedding, extraction, intent)
 OURS = re.compile(r"(DATABASE_|DB_|BEDROCK_|EMBEDDING_|EXTRACTOR_|INTENT_)")
-READ = set(
-    re.findall(
-        r"env(?:\.get\(|\[)\"([A-Z0-9_]+)\"",
-        (REPO_ROOT / "layers/shared/python/heirloom/settings.py").read_text(),
-    )
-)
+READ = env_names()
 
 
 def environment(built, construct_id):

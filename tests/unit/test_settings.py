@@ -25,3 +25,19 @@ def test_bad_settings_fail_with_a_clear_error(env):
 
 def test_feature_flag_off():
     assert not settings_from_env({"GRAPH_AUGMENTATION_ENABLED": "false"}).graph.augmentation_enabled
+
+
+def test_each_setting_reads_its_variable_and_the_docs_list_every_variable():
+    from pathlib import Path
+
+    from heirloom.settings import env_names
+
+    names = env_names()
+    assert {"DATABASE_URL", "GRAPH_ENV_PREFIX", "EMBEDDING_DIM", "TRAVERSAL_BUDGET_MS"} <= names
+    doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
+    assert sorted(n for n in names if f"`{n}`" not in doc) == []
+    # the first variable set and not empty wins; an empty one is unset
+    s = settings_from_env({"NEPTUNE_REGION": "", "AWS_REGION": "eu-west-1", "TRAVERSAL_BUDGET_MS": "250"})
+    assert s.graph.neptune_region == "eu-west-1" and s.resilience.traversal_budget_ms == 250
+    assert settings_from_env({"EMBEDDING_PROVIDER": "bedrock"}).embedding.dimension == 1024
+    assert settings_from_env({}).embedding.dimension == 384

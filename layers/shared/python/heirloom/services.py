@@ -1,4 +1,5 @@
-"""Ports built once per Lambda container, lazily, from settings. Handlers take an optional
+"""Ports built once per Lambda container, lazily: `adapters/factory.py` chooses each from the
+settings, `Services` only caches what it built. Handlers take an optional
 `services=` argument so tests inject local engines or fakes instead.
 
 Each port's modules (adapters, their drivers, the domain types they need) are imported when the
@@ -82,14 +83,9 @@ class Services:
 
     @cached_property
     def breaker_store(self) -> BreakerStore:
-        table = self.settings.resilience.breaker_table
-        if not table:
-            from heirloom.domain.breaker import InMemoryBreakerStore
+        from heirloom.adapters import factory
 
-            return InMemoryBreakerStore()
-        from heirloom.adapters.dynamodb import DynamoBreakerStore
-
-        return DynamoBreakerStore(table)
+        return factory.build_breaker_store(self.settings)
 
     @cached_property
     def breaker(self) -> CircuitBreaker:
@@ -124,24 +120,21 @@ class Services:
 
     @cached_property
     def objects(self) -> ObjectStore:
-        from heirloom.adapters.s3 import S3ObjectStore
+        from heirloom.adapters import factory
 
-        return S3ObjectStore()
+        return factory.build_object_store()
 
     @cached_property
     def start_ingestion(self) -> Callable[[UUID], None] | None:
-        arn = self.settings.workflow.ingest_state_machine_arn
-        if not arn:
-            return None
-        from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
+        from heirloom.adapters import factory
 
-        return StepFunctionsIngestionStarter(arn)
+        return factory.build_ingestion_starter(self.settings)
 
     @cached_property
     def backfill_runs(self) -> BackfillRuns:
-        from heirloom.adapters.stepfunctions import StepFunctionsBackfillRuns
+        from heirloom.adapters import factory
 
-        return StepFunctionsBackfillRuns()
+        return factory.build_backfill_runs()
 
     @cached_property
     def neighbourhoods(self) -> NeighbourhoodCache:
@@ -171,13 +164,9 @@ class Services:
 
     @cached_property
     def context_workflow(self) -> ContextWorkflow:
-        from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
-        from heirloom.settings import SettingsError
+        from heirloom.adapters import factory
 
-        arn = self.settings.workflow.context_state_machine_arn
-        if not arn:
-            raise SettingsError("CONTEXT_STATE_MACHINE_ARN is not set")
-        return StepFunctionsContextWorkflow(arn)
+        return factory.build_context_workflow(self.settings)
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -26,29 +26,35 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def env(*names: str, default: Any, **constraints: Any) -> Any:
+    """A setting's field: its default and the environment variables that set it (the first
+    that is set and not empty wins), declared once, here."""
+    return Field(default=default, json_schema_extra={"env": list(names)}, **constraints)
+
+
 class DatabaseSettings(_Frozen):
     """One way to connect: a libpq URI (local, tests), a Secrets Manager secret in RDS's shape,
     or an IAM auth token. DB_HOST / DB_PORT / DB_NAME override the secret's host, port and
     dbname (e.g. the RDS Proxy endpoint instead of the cluster's)."""
 
     #: libpq URI; empty means the embedded local PostgreSQL (or a secret / IAM auth below)
-    url: str = ""
-    statement_timeout_ms: int = Field(default=5000, ge=10, le=600_000)
+    url: str = env("DATABASE_URL", default="")
+    statement_timeout_ms: int = env("DB_STATEMENT_TIMEOUT_MS", default=5000, ge=10, le=600_000)
     #: Secrets Manager secret {"host","port","username","password","dbname"} (RDS's JSON shape)
-    secret_arn: str = ""
+    secret_arn: str = env("DB_SECRET_ARN", default="")
     #: connect with `rds.generate_db_auth_token` (rds-db:connect) instead of a password
-    iam_auth: bool = False
-    host: str = ""
-    port: int | None = Field(default=None, ge=1, le=65535)
-    name: str = ""
-    user: str = ""
+    iam_auth: bool = env("DB_IAM_AUTH", default=False)
+    host: str = env("DB_HOST", default="")
+    port: int | None = env("DB_PORT", default=None, ge=1, le=65535)
+    name: str = env("DB_NAME", default="")
+    user: str = env("DB_USER", default="")
     #: TLS for secret / IAM connections (IAM auth and RDS Proxy with require_tls need it)
-    sslmode: Literal["require", "verify-ca", "verify-full"] = "require"
+    sslmode: Literal["require", "verify-ca", "verify-full"] = env("DB_SSLMODE", default="require")
     #: CA bundle for verify-ca / verify-full (e.g. the RDS global bundle shipped in a layer)
-    sslrootcert: str = ""
+    sslrootcert: str = env("DB_SSLROOTCERT", default="")
     #: how long a fetched secret is reused before Secrets Manager is asked again
-    secret_max_age_s: int = Field(default=300, ge=0, le=86_400)
-    connect_timeout_s: int = Field(default=5, ge=1, le=60)
+    secret_max_age_s: int = env("DB_SECRET_MAX_AGE_S", default=300, ge=0, le=86_400)
+    connect_timeout_s: int = env("DB_CONNECT_TIMEOUT_S", default=5, ge=1, le=60)
 
     @property
     def mode(self) -> Literal["url", "secret", "iam", "none"]:
@@ -108,32 +114,32 @@ NEPTUNE_ENDPOINT_PATTERN = re.compile(r"(?:(https?)://)?([A-Za-z0-9.-]+)(?::(\d{
 
 
 class GraphSettings(_Frozen):
-    env_prefix: str = "local"
+    env_prefix: str = env("GRAPH_ENV_PREFIX", default="local")
     #: FalkorDB graph name (local) / unused on Neptune
-    graph_name: str = "heirloom"
+    graph_name: str = env("FALKOR_GRAPH", default="heirloom")
     #: unix socket of the local FalkorDB; empty means the embedded local stack's
-    falkor_socket: str = ""
+    falkor_socket: str = env("FALKOR_SOCKET", default="")
     #: FalkorDB client timeouts: a hung or stopped server is an error, never a wait without end
     #: (the steps' own deadlines stay shorter; the socket timeout leaves bulk writes room)
-    falkor_connect_timeout_s: float = Field(default=1.0, gt=0, le=60)
-    falkor_socket_timeout_s: float = Field(default=10.0, gt=0, le=600)
-    augmentation_enabled: bool = True
+    falkor_connect_timeout_s: float = env("FALKOR_CONNECT_TIMEOUT_S", default=1.0, gt=0, le=60)
+    falkor_socket_timeout_s: float = env("FALKOR_SOCKET_TIMEOUT_S", default=10.0, gt=0, le=600)
+    augmentation_enabled: bool = env("GRAPH_AUGMENTATION_ENABLED", default=True)
     #: `auto`: Neptune when NEPTUNE_ENDPOINT is set, else FalkorDB; `none`: no graph store at all
     #: (a deployment without Neptune: writes are dropped, reads are empty; needs
     #: GRAPH_AUGMENTATION_ENABLED=false, so answers are vector-only and say the graph was skipped)
-    provider: Literal["auto", "none"] = "auto"
+    provider: Literal["auto", "none"] = env("GRAPH_PROVIDER", default="auto")
     #: Neptune's openCypher endpoint; set, the graph is Neptune (and FALKOR_SOCKET must be empty)
-    neptune_endpoint: str = ""
+    neptune_endpoint: str = env("NEPTUNE_ENDPOINT", default="")
     #: used when the endpoint names no port
-    neptune_port: int = Field(default=8182, ge=1, le=65535)
+    neptune_port: int = env("NEPTUNE_PORT", default=8182, ge=1, le=65535)
     #: SigV4 signing region (service `neptune-db`)
-    neptune_region: str = ""
+    neptune_region: str = env("NEPTUNE_REGION", "AWS_REGION", "AWS_DEFAULT_REGION", default="")
     #: sign requests with the container's IAM credentials (clusters with IAM auth enabled)
-    neptune_iam_auth: bool = True
-    neptune_connect_timeout_s: float = Field(default=1.0, gt=0, le=60)
-    neptune_read_timeout_s: float = Field(default=3.0, gt=0, le=300)
+    neptune_iam_auth: bool = env("NEPTUNE_IAM_AUTH", default=True)
+    neptune_connect_timeout_s: float = env("NEPTUNE_CONNECT_TIMEOUT_S", default=1.0, gt=0, le=60)
+    neptune_read_timeout_s: float = env("NEPTUNE_READ_TIMEOUT_S", default=3.0, gt=0, le=300)
     #: retries of throttling / concurrent-modification errors and refused connections
-    neptune_max_retries: int = Field(default=2, ge=0, le=10)
+    neptune_max_retries: int = env("NEPTUNE_MAX_RETRIES", default=2, ge=0, le=10)
 
     @field_validator("env_prefix")
     @classmethod
@@ -172,11 +178,25 @@ class GraphSettings(_Frozen):
 
 #: the output sizes Titan Text Embeddings v2 offers
 TITAN_DIMENSIONS: tuple[int, ...] = (256, 512, 1024)
+#: all-MiniLM-L6-v2, the local embedder
+LOCAL_DIMENSION = 384
 
 
 class EmbeddingSettings(_Frozen):
-    provider: Literal["local", "fake", "bedrock"] = "local"
-    dimension: int = Field(default=384, ge=8, le=4096)
+    provider: Literal["local", "fake", "bedrock"] = env("EMBEDDING_PROVIDER", default="local")
+    #: without EMBEDDING_DIM, the provider's own (`_default_dimension`)
+    dimension: int = env("EMBEDDING_DIM", default=LOCAL_DIMENSION, ge=8, le=4096)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_dimension(cls, data: Any) -> Any:
+        if (
+            isinstance(data, dict)
+            and data.get("dimension") in (None, "")
+            and data.get("provider") == "bedrock"
+        ):
+            return {**data, "dimension": max(TITAN_DIMENSIONS)}
+        return data
 
     @model_validator(mode="after")
     def _dimension_fits_provider(self) -> EmbeddingSettings:
@@ -185,9 +205,9 @@ class EmbeddingSettings(_Frozen):
                 f"EMBEDDING_PROVIDER=bedrock (Titan Text Embeddings v2) makes "
                 f"{', '.join(map(str, TITAN_DIMENSIONS))}-dimension vectors, not EMBEDDING_DIM={self.dimension}"
             )
-        if self.provider == "local" and self.dimension != 384:
+        if self.provider == "local" and self.dimension != LOCAL_DIMENSION:
             raise ValueError(
-                f"EMBEDDING_PROVIDER=local (all-MiniLM-L6-v2) makes 384-dimension vectors, "
+                f"EMBEDDING_PROVIDER=local (all-MiniLM-L6-v2) makes {LOCAL_DIMENSION}-dimension vectors, "
                 f"not EMBEDDING_DIM={self.dimension}"
             )
         return self
@@ -195,7 +215,7 @@ class EmbeddingSettings(_Frozen):
 
 class ExtractionSettings(_Frozen):
     #: local: spaCy + rules; none: structural graph only; bedrock: Claude Haiku
-    provider: Literal["local", "none", "bedrock"] = "local"
+    provider: Literal["local", "none", "bedrock"] = env("EXTRACTOR_PROVIDER", default="local")
 
 
 class IntentSettings(_Frozen):
@@ -203,9 +223,9 @@ class IntentSettings(_Frozen):
     #: config/intents at first use); rules: gazetteer + the rule-based classifier, no embedder;
     #: bedrock: the embedding classifier, then Claude Haiku with the gazetteer's matches as hints
     #: (falls back to the embedding classifier's result on any failure)
-    provider: Literal["embedding", "rules", "bedrock"] = "rules"
+    provider: Literal["embedding", "rules", "bedrock"] = env("INTENT_PROVIDER", default="rules")
     #: a directory for the learned classifier's weights per embedder model ("": in memory only)
-    model_cache_dir: str = ""
+    model_cache_dir: str = env("INTENT_MODEL_CACHE_DIR", default="")
 
 
 #: The one place naming the Bedrock models (the CDK app grants and configures these too).
@@ -221,16 +241,16 @@ class BedrockSettings(_Frozen):
     """Bedrock models and the bedrock-runtime client (one per container)."""
 
     #: empty: the Lambda's AWS_REGION
-    region: str = ""
-    embed_model_id: str = TITAN_EMBED_MODEL_ID
-    intent_model_id: str = HAIKU_INFERENCE_PROFILE
-    extraction_model_id: str = HAIKU_INFERENCE_PROFILE
-    connect_timeout_s: float = Field(default=2.0, gt=0, le=60)
+    region: str = env("BEDROCK_REGION", default="")
+    embed_model_id: str = env("BEDROCK_EMBED_MODEL_ID", default=TITAN_EMBED_MODEL_ID)
+    intent_model_id: str = env("BEDROCK_INTENT_MODEL_ID", default=HAIKU_INFERENCE_PROFILE)
+    extraction_model_id: str = env("BEDROCK_EXTRACTION_MODEL_ID", default=HAIKU_INFERENCE_PROFILE)
+    connect_timeout_s: float = env("BEDROCK_CONNECT_TIMEOUT_S", default=2.0, gt=0, le=60)
     #: ingestion calls (embedding chunks, extraction); intent uses INTENT_BUDGET_MS instead
-    read_timeout_s: float = Field(default=30.0, gt=0, le=300)
+    read_timeout_s: float = env("BEDROCK_READ_TIMEOUT_S", default=30.0, gt=0, le=300)
     #: attempts by botocore's own retry before a Throttled error reaches the workflow
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    retry_mode: Literal["standard", "adaptive", "legacy"] = "standard"
+    max_attempts: int = env("BEDROCK_MAX_ATTEMPTS", default=3, ge=1, le=10)
+    retry_mode: Literal["standard", "adaptive", "legacy"] = env("BEDROCK_RETRY_MODE", default="standard")
     extraction_max_tokens: int = Field(default=4096, ge=256, le=8192)
     intent_max_tokens: int = Field(default=512, ge=64, le=4096)
 
@@ -243,7 +263,7 @@ class BedrockSettings(_Frozen):
 
 
 class ChunkingSettings(_Frozen):
-    max_tokens: int = Field(default=500, ge=16, le=8000)
+    max_tokens: int = env("CHUNK_MAX_TOKENS", default=500, ge=16, le=8000)
 
 
 #: default of INTENT_BUDGET_MS (docs/design.md §10), also the intent adapter's own default
@@ -257,29 +277,29 @@ class ResilienceSettings(_Frozen):
     (docs/configuration.md, Budgets)."""
 
     #: DynamoDB table for the breaker; empty keeps the state in the container (local runs)
-    breaker_table: str = ""
-    breaker_failures: int = Field(default=3, ge=1, le=100)
-    breaker_cooldown_s: float = Field(default=30.0, ge=0.0, le=3600.0)
+    breaker_table: str = env("BREAKER_TABLE", default="")
+    breaker_failures: int = env("BREAKER_FAILURES", default=3, ge=1, le=100)
+    breaker_cooldown_s: float = env("BREAKER_COOLDOWN_S", default=30.0, ge=0.0, le=3600.0)
     #: the intent model's deadline (adapters.factory.build_intent_classifier)
-    intent_budget_ms: int = Field(default=INTENT_BUDGET_MS, ge=10, le=30_000)
+    intent_budget_ms: int = env("INTENT_BUDGET_MS", default=INTENT_BUDGET_MS, ge=10, le=30_000)
     #: the traversal's deadline (functions/graph_traversal)
-    traversal_budget_ms: int = Field(default=300, ge=10, le=30_000)
-    vector_k: int = Field(default=24, ge=1, le=200)
-    gazetteer_ttl_s: float = Field(default=300.0, ge=0.0, le=86_400.0)
+    traversal_budget_ms: int = env("TRAVERSAL_BUDGET_MS", default=300, ge=10, le=30_000)
+    vector_k: int = env("VECTOR_K", default=24, ge=1, le=200)
+    gazetteer_ttl_s: float = env("GAZETTEER_TTL_S", default=300.0, ge=0.0, le=86_400.0)
 
 
 class WorkflowSettings(_Frozen):
     #: the Express context-assembly state machine the API runs synchronously
-    context_state_machine_arn: str = ""
+    context_state_machine_arn: str = env("CONTEXT_STATE_MACHINE_ARN", default="")
     #: the ingest_story state machine story events start; empty processes stories inline
-    ingest_state_machine_arn: str = ""
+    ingest_state_machine_arn: str = env("INGEST_STATE_MACHINE_ARN", default="")
     #: EventBridge `source` of story events
-    event_source: str = "heirloom.stories"
+    event_source: str = env("EVENT_SOURCE", default="heirloom.stories")
 
 
 class LocalStackSettings(_Frozen):
     #: where the embedded PostgreSQL and FalkorDB keep their data
-    home: Path = Path(".heirloom/local")
+    home: Path = env("HEIRLOOM_HOME", default=Path(".heirloom/local"))
 
 
 class Settings(_Frozen):
@@ -295,88 +315,44 @@ class Settings(_Frozen):
     local: LocalStackSettings = LocalStackSettings()
 
 
-def _bool(value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
-    raise SettingsError(f"expected a boolean, got {value!r}")
+def _variables(field: Any) -> list[str]:
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    names = extra.get("env")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
-def settings_from_env(env: Mapping[str, str]) -> Settings:
-    """Build settings from environment variables (see docs/configuration.md)."""
+def _sections() -> dict[str, type[_Frozen]]:
+    return {
+        name: field.annotation
+        for name, field in Settings.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, _Frozen)
+    }
+
+
+def env_names() -> set[str]:
+    """Every environment variable a setting reads."""
+    return {
+        n for section in _sections().values() for f in section.model_fields.values() for n in _variables(f)
+    }
+
+
+def _from_env(section: type[_Frozen], environ: Mapping[str, str]) -> dict[str, str]:
+    """The raw values `environ` sets for a section: each field's first variable that is set and
+    not empty (pydantic parses them: "true"/"false", numbers, paths)."""
+    values: dict[str, str] = {}
+    for name, field in section.model_fields.items():
+        raw = next((environ[n] for n in _variables(field) if environ.get(n, "") != ""), None)
+        if raw is not None:
+            values[name] = raw
+    return values
+
+
+def settings_from_env(environ: Mapping[str, str]) -> Settings:
+    """Build settings from environment variables: each setting's variable is declared on its
+    field (`env(...)`), its default there too (docs/configuration.md lists them)."""
     try:
-        provider = env.get("EMBEDDING_PROVIDER", "local")
-        default_dim = {"local": 384, "fake": 384, "bedrock": 1024}.get(provider, 384)
         return Settings(
-            database=DatabaseSettings(
-                url=env.get("DATABASE_URL", ""),
-                statement_timeout_ms=int(env.get("DB_STATEMENT_TIMEOUT_MS", "5000")),
-                secret_arn=env.get("DB_SECRET_ARN", ""),
-                iam_auth=_bool(env.get("DB_IAM_AUTH", "false")),
-                host=env.get("DB_HOST", ""),
-                port=int(env["DB_PORT"]) if env.get("DB_PORT") else None,
-                name=env.get("DB_NAME", ""),
-                user=env.get("DB_USER", ""),
-                sslmode=env.get("DB_SSLMODE", "require"),  # type: ignore[arg-type]
-                sslrootcert=env.get("DB_SSLROOTCERT", ""),
-                secret_max_age_s=int(env.get("DB_SECRET_MAX_AGE_S", "300")),
-                connect_timeout_s=int(env.get("DB_CONNECT_TIMEOUT_S", "5")),
-            ),
-            graph=GraphSettings(
-                env_prefix=env.get("GRAPH_ENV_PREFIX", "local"),
-                graph_name=env.get("FALKOR_GRAPH", "heirloom"),
-                falkor_socket=env.get("FALKOR_SOCKET", ""),
-                falkor_connect_timeout_s=float(env.get("FALKOR_CONNECT_TIMEOUT_S", "1")),
-                falkor_socket_timeout_s=float(env.get("FALKOR_SOCKET_TIMEOUT_S", "10")),
-                augmentation_enabled=_bool(env.get("GRAPH_AUGMENTATION_ENABLED", "true")),
-                provider=env.get("GRAPH_PROVIDER", "auto"),  # type: ignore[arg-type]
-                neptune_endpoint=env.get("NEPTUNE_ENDPOINT", ""),
-                neptune_port=int(env.get("NEPTUNE_PORT") or "8182"),
-                neptune_region=env.get("NEPTUNE_REGION")
-                or env.get("AWS_REGION")
-                or env.get("AWS_DEFAULT_REGION", ""),
-                neptune_iam_auth=_bool(env.get("NEPTUNE_IAM_AUTH", "true")),
-                neptune_connect_timeout_s=float(env.get("NEPTUNE_CONNECT_TIMEOUT_S", "1")),
-                neptune_read_timeout_s=float(env.get("NEPTUNE_READ_TIMEOUT_S", "3")),
-                neptune_max_retries=int(env.get("NEPTUNE_MAX_RETRIES", "2")),
-            ),
-            embedding=EmbeddingSettings(
-                provider=provider,  # type: ignore[arg-type]
-                dimension=int(env.get("EMBEDDING_DIM", str(default_dim))),
-            ),
-            chunking=ChunkingSettings(max_tokens=int(env.get("CHUNK_MAX_TOKENS", "500"))),
-            extraction=ExtractionSettings(provider=env.get("EXTRACTOR_PROVIDER", "local")),  # type: ignore[arg-type]
-            intent=IntentSettings(
-                provider=env.get("INTENT_PROVIDER", "rules"),  # type: ignore[arg-type]
-                model_cache_dir=env.get("INTENT_MODEL_CACHE_DIR", ""),
-            ),
-            bedrock=BedrockSettings(
-                region=env.get("BEDROCK_REGION", ""),
-                embed_model_id=env.get("BEDROCK_EMBED_MODEL_ID", TITAN_EMBED_MODEL_ID),
-                intent_model_id=env.get("BEDROCK_INTENT_MODEL_ID", HAIKU_INFERENCE_PROFILE),
-                extraction_model_id=env.get("BEDROCK_EXTRACTION_MODEL_ID", HAIKU_INFERENCE_PROFILE),
-                connect_timeout_s=float(env.get("BEDROCK_CONNECT_TIMEOUT_S", "2")),
-                read_timeout_s=float(env.get("BEDROCK_READ_TIMEOUT_S", "30")),
-                max_attempts=int(env.get("BEDROCK_MAX_ATTEMPTS", "3")),
-                retry_mode=env.get("BEDROCK_RETRY_MODE", "standard"),  # type: ignore[arg-type]
-            ),
-            resilience=ResilienceSettings(
-                breaker_table=env.get("BREAKER_TABLE", ""),
-                breaker_failures=int(env.get("BREAKER_FAILURES", "3")),
-                breaker_cooldown_s=float(env.get("BREAKER_COOLDOWN_S", "30")),
-                intent_budget_ms=int(env.get("INTENT_BUDGET_MS", str(INTENT_BUDGET_MS))),
-                traversal_budget_ms=int(env.get("TRAVERSAL_BUDGET_MS", "300")),
-                vector_k=int(env.get("VECTOR_K", "24")),
-                gazetteer_ttl_s=float(env.get("GAZETTEER_TTL_S", "300")),
-            ),
-            workflow=WorkflowSettings(
-                context_state_machine_arn=env.get("CONTEXT_STATE_MACHINE_ARN", ""),
-                event_source=env.get("EVENT_SOURCE", "heirloom.stories"),
-                ingest_state_machine_arn=env.get("INGEST_STATE_MACHINE_ARN", ""),
-            ),
-            local=LocalStackSettings(home=Path(env.get("HEIRLOOM_HOME", ".heirloom/local"))),
+            **{name: section(**_from_env(section, environ)) for name, section in _sections().items()}
         )
     except (ValueError, TypeError) as exc:
         raise SettingsError(f"invalid settings: {exc}") from exc

@@ -48,7 +48,7 @@ from heirloom.errors import (
     Throttled,
 )
 from heirloom.fencing import untag
-from heirloom.settings import INTENT_BUDGET_MS
+from heirloom.settings import INTENT_BUDGET_MS, TITAN_DIMENSIONS
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,6 @@ RETRYABLE_CODES = frozenset(
     }
 )
 ACCESS_CODES = frozenset({"AccessDeniedException", "UnrecognizedClientException", "ExpiredTokenException"})
-TITAN_DIMENSIONS = (256, 512, 1024)
 EXTRACTION_TOOL = "record_entities"
 INTENT_TOOL = "classify_intent"
 
@@ -268,7 +267,9 @@ class TitanEmbedder:
         concurrency: int = 4,
     ):
         if dimension not in TITAN_DIMENSIONS:
-            raise ValueError(f"Titan Text Embeddings v2 makes 256, 512 or 1024 dimensions, not {dimension}")
+            raise ValueError(
+                f"Titan Text Embeddings v2 makes {', '.join(map(str, TITAN_DIMENSIONS[:-1]))} or {TITAN_DIMENSIONS[-1]} dimensions, not {dimension}"
+            )
         self._client = client
         self._model = model_id
         self.dimension = dimension

@@ -7,11 +7,21 @@ from typing import TYPE_CHECKING, Any
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.domain.intent_step import RULES, IntentClassifier
-from heirloom.ports import Embedder, EntityExtractor, GraphStore
+from heirloom.ports import (
+    BackfillRuns,
+    BreakerStore,
+    ContextWorkflow,
+    Embedder,
+    EntityExtractor,
+    GraphStore,
+    ObjectStore,
+)
 from heirloom.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+    from uuid import UUID
 
     from heirloom.domain.intent_model import IntentModelCache
 
@@ -25,18 +35,13 @@ def build_embedder(settings: Settings) -> Embedder:
 
         embedder = HashingEmbedder(settings.embedding.dimension)
     elif provider == "bedrock":
-        from heirloom.adapters.bedrock import TITAN_DIMENSIONS, TitanEmbedder
+        from heirloom.adapters.bedrock import TitanEmbedder
 
         model_id = settings.bedrock.embed_model_id
         if "titan-embed-text-v2" not in model_id:
             raise SettingsError(
                 f"BEDROCK_EMBED_MODEL_ID={model_id!r}: the bedrock embedder speaks Titan Text "
                 "Embeddings v2's request body (amazon.titan-embed-text-v2:0)"
-            )
-        if settings.embedding.dimension not in TITAN_DIMENSIONS:
-            raise SettingsError(
-                f"EMBEDDING_DIM={settings.embedding.dimension}: Titan Text Embeddings v2 makes 256, 512 "
-                "or 1024 dimensions"
             )
         embedder = TitanEmbedder(
             bedrock_runtime(settings), model_id=model_id, dimension=settings.embedding.dimension
@@ -223,3 +228,48 @@ def _spacy_extractor() -> EntityExtractor:
     from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
 
     return SpacyEntityExtractor()
+
+
+def build_breaker_store(settings: Settings) -> BreakerStore:
+    """The breaker's state: in DynamoDB when BREAKER_TABLE is set (shared by every container),
+    else in this process."""
+    table = settings.resilience.breaker_table
+    if not table:
+        from heirloom.domain.breaker import InMemoryBreakerStore
+
+        return InMemoryBreakerStore()
+    from heirloom.adapters.dynamodb import DynamoBreakerStore
+
+    return DynamoBreakerStore(table)
+
+
+def build_object_store() -> ObjectStore:
+    from heirloom.adapters.s3 import S3ObjectStore
+
+    return S3ObjectStore()
+
+
+def build_ingestion_starter(settings: Settings) -> Callable[[UUID], None] | None:
+    """Starts the ingestion workflow for a story; None (no INGEST_STATE_MACHINE_ARN): stories are
+    processed inline."""
+    arn = settings.workflow.ingest_state_machine_arn
+    if not arn:
+        return None
+    from heirloom.adapters.stepfunctions import StepFunctionsIngestionStarter
+
+    return StepFunctionsIngestionStarter(arn)
+
+
+def build_backfill_runs() -> BackfillRuns:
+    from heirloom.adapters.stepfunctions import StepFunctionsBackfillRuns
+
+    return StepFunctionsBackfillRuns()
+
+
+def build_context_workflow(settings: Settings) -> ContextWorkflow:
+    arn = settings.workflow.context_state_machine_arn
+    if not arn:
+        raise SettingsError("CONTEXT_STATE_MACHINE_ARN is not set")
+    from heirloom.adapters.stepfunctions import StepFunctionsContextWorkflow
+
+    return StepFunctionsContextWorkflow(arn)

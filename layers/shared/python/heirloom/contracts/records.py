@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
