@@ -1,15 +1,6 @@
-"""The connection to PostgreSQL and the migrations.
-
-One connection per container (per thread), reused across invocations: checked with `SELECT 1`
-after it sat idle, reopened when it broke, pgvector's types registered once per connection.
-Writes run in explicit transactions; upserts report whether anything changed.
-
-Connection parameters come from a `ConnectionSource` (heirloom.adapters.aurora): a URL, the
-Aurora secret or an IAM token. Behind RDS Proxy (`pooled` sources) the connection keeps no
-session state that would pin it: no session `SET` (statement_timeout is set per transaction
-with `set_config(..., true)`, and for single statements by the proxy's init query), no
-server-side prepared statements (`prepare_threshold=None`), only transaction-level advisory
-locks. A URL connection (local, migrations on the writer) sets statement_timeout per session."""
+"""The connection to PostgreSQL (per container and thread, checked after it sat idle, reopened
+when it broke; what keeps it from pinning an RDS Proxy connection is in the package docstring)
+and the migrations, applied in order and recorded in `schema_migrations`."""
 
 from __future__ import annotations
 

@@ -206,17 +206,7 @@ class PgVectorIndex:
                     *params,
                 ],
             ).fetchall()
-        return [
-            ChunkResult(
-                story_id=r["story_id"],
-                legacy_id=r["legacy_id"],
-                chunk_index=r["chunk_index"],
-                text=r["content"],
-                token_count=r["token_count"],
-                similarity=float(r["similarity"]),
-            )
-            for r in rows
-        ]
+        return [_chunk_result(r, similarity=float(r["similarity"])) for r in rows]
 
     def search_text(self, text: str, scope: ReadScope, k: int) -> list[ChunkResult]:
         """Chunks sharing words with `text`, scored by the summed inverse document frequency of
@@ -255,18 +245,7 @@ class PgVectorIndex:
             )
             .fetchall()
         )
-        hits = [
-            ChunkResult(
-                story_id=r["story_id"],
-                legacy_id=r["legacy_id"],
-                chunk_index=r["chunk_index"],
-                text=r["content"],
-                token_count=r["token_count"],
-                similarity=0.0,
-                lexical=round(float(r["lexical"] or 0.0), 6),
-            )
-            for r in rows
-        ]
+        hits = [_chunk_result(r, lexical=round(float(r["lexical"] or 0.0), 6)) for r in rows]
         hits.sort(key=lambda h: -h.lexical)
         return hits[:k]
 
@@ -294,3 +273,15 @@ class PgVectorIndex:
     def count(self) -> int:
         row = self.db.connection().execute("SELECT count(*) AS c FROM story_chunks").fetchone()
         return int(row["c"]) if row else 0
+
+
+def _chunk_result(row: dict[str, Any], *, similarity: float = 0.0, lexical: float = 0.0) -> ChunkResult:
+    return ChunkResult(
+        story_id=row["story_id"],
+        legacy_id=row["legacy_id"],
+        chunk_index=row["chunk_index"],
+        text=row["content"],
+        token_count=row["token_count"],
+        similarity=similarity,
+        lexical=lexical,
+    )
