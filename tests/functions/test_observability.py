@@ -1,4 +1,4 @@
-"""Structured events and EMF metrics carry seed 000's names and never story text."""
+"""Structured events and EMF metrics carry the names of docs/design.md §12 and never story text."""
 
 import json
 import os

@@ -38,7 +38,7 @@ FLOOD = ("family", "What happened to the punch bowl when the river flooded?")
 MUSIC = ("friend", "Who played music with Dad, and where did they play?")
 VINE = ("family", "Why did the family argue about the Vine Street house?")
 
-#: seed 000 section 10: the whole pipeline's hard cap, and the traversal's budget
+#: docs/design.md §10: the whole pipeline's hard cap, and the traversal's budget
 TOTAL_BUDGET_S = 2.0
 TRAVERSAL_BUDGET_MS = 300.0
 #: slack for moto's polling and a shared 2-core machine: a behavioural bound, not a benchmark
