@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         BackfillRuns,
         BreakerStore,
         ContextWorkflow,
+        CurationStore,
         Embedder,
         EntityExtractor,
         GraphStore,
@@ -52,6 +53,12 @@ class Services:
         from heirloom.adapters import factory
 
         return factory.build_story_store(self.db)
+
+    @cached_property
+    def curation(self) -> CurationStore:
+        from heirloom.adapters import factory
+
+        return factory.build_curation_store(self.db)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -116,6 +123,7 @@ class Services:
             chunk_max_tokens=self.settings.chunking.max_tokens,
             extractor=extractor,
             extractor_version=str(getattr(extractor, "version", "")) if extractor else "",
+            curation=self.curation,
         )
 
     @cached_property

@@ -98,6 +98,7 @@ SET s.years = $years, s.periods = $periods, s.unresolved_people = $unresolved, s
 #: what the graph holds for each story (its outgoing edges and years), for `graph_fingerprints`
 STORY_PARTS = """
 MATCH (s:Story)
+{where}
 OPTIONAL MATCH (s)-[m]->(x)
 RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
 """
@@ -105,6 +106,7 @@ RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
 #: the person -> entity facts, by the story each edge carries
 PERSON_EDGE_PARTS = """
 MATCH (p:Person)-[r:PARTICIPATED_IN|LIVED_IN|WORKED_AT|OWNED]->(e)
+{where}
 RETURN r.story_id AS sid, r.kind + '|' + p.id + '|' + e.id AS part
 """
 
@@ -209,17 +211,22 @@ def fingerprint(years: str, parts: Iterable[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def graph_fingerprints(graph: GraphStore) -> dict[str, str]:
+def graph_fingerprints(graph: GraphStore, story_ids: Sequence[str] | None = None) -> dict[str, str]:
     """Story id -> `fingerprint` of what the graph holds for it (its edges to its legacy,
     entities and persons, the person -> entity edges it supports, its years): compared with the
-    fingerprint stored at sync time, a story whose facts a crash rolled back (or lost) shows."""
+    fingerprint stored at sync time, a story whose facts a crash rolled back (or lost) shows.
+    With `story_ids`, only those stories."""
     parts: dict[str, set[str]] = {}
     years: dict[str, str] = {}
-    for row in graph.run(STORY_PARTS):
+    only = story_ids is not None
+    params = {"ids": list(story_ids or ())}
+    stories = STORY_PARTS.format(where="WHERE s.id IN $ids" if only else "")
+    for row in graph.run(stories, params if only else None):
         sid = str(row["sid"])
         years[sid] = str(row.get("years") or "")
         parts.setdefault(sid, set()).update(str(x) for x in row.get("parts") or () if x)
-    for row in graph.run(PERSON_EDGE_PARTS):
+    person_parts = PERSON_EDGE_PARTS.format(where="WHERE r.story_id IN $ids" if only else "")
+    for row in graph.run(person_parts, params if only else None):
         if row.get("sid") and str(row["sid"]) in parts:
             parts[str(row["sid"])].add(str(row["part"]))
     return {sid: fingerprint(years[sid], found) for sid, found in parts.items()}
