@@ -67,8 +67,9 @@ CLASSIFY = frozenset({Model.CLASSIFY})
 
 #: Each row is what the handler's code path calls (heirloom.services / domain), nothing more.
 ACCESS: dict[str, Access] = {
-    # API Gateway -> runs the Express context workflow synchronously; nothing else
-    "Api": Access(start_context=True, timeout_s=22),
+    # API Gateway -> runs the Express context workflow synchronously; the curation routes read
+    # the caller's role and write merges in PostgreSQL and the graph
+    "Api": Access(start_context=True, database=True, graph=Graph.WRITE, timeout_s=22),
     # -- context_assembly (Express) --
     # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
     "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True, intent_model=True),

@@ -178,7 +178,8 @@ class ContextApi(Construct):
                     "application/json": '{"error": "InvalidRequest", "reason": "$context.error.validationErrorString"}'
                 },
             )
-        context = self.api.root.add_resource("legacies").add_resource("{legacy_id}").add_resource("context")
+        legacy = self.api.root.add_resource("legacies").add_resource("{legacy_id}")
+        context = legacy.add_resource("context")
         context.add_method(
             "POST",
             apigw.LambdaIntegration(handler),
@@ -188,6 +189,29 @@ class ContextApi(Construct):
                 "method.request.path.legacy_id": True,
                 "method.request.querystring.debug": False,
             },
+        )
+
+        self._curation_routes(legacy, handler, validator)
+
+    def _curation_routes(
+        self, legacy: apigw.Resource, handler: lambda_.IFunction, validator: apigw.RequestValidator
+    ) -> None:
+        """Merge suggestions, merge, unmerge, keep apart (the handler checks the caller's role)."""
+        integration = apigw.LambdaIntegration(handler)
+        params = {"method.request.path.legacy_id": True}
+        legacy.add_resource("merge-suggestions").add_method(
+            "GET", integration, request_validator=validator, request_parameters=params
+        )
+        merges = legacy.add_resource("merges")
+        merges.add_method("POST", integration, request_validator=validator, request_parameters=params)
+        merges.add_resource("{merge_id}").add_resource("undo").add_method(
+            "POST",
+            integration,
+            request_validator=validator,
+            request_parameters={**params, "method.request.path.merge_id": True},
+        )
+        legacy.add_resource("keep-apart").add_method(
+            "POST", integration, request_validator=validator, request_parameters=params
         )
 
     def _acknowledge_api(self) -> None:

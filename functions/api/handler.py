@@ -9,6 +9,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from heirloom.contracts.curation import KeepApartBody, MergeBody, MergeResult, MergeSuggestion
+from heirloom.domain import curation_api
 from heirloom.domain.context_api import (
     ContextBody,
     ContextCall,
@@ -17,15 +19,15 @@ from heirloom.domain.context_api import (
     WorkflowTimedOut,
     parse_body,
 )
-from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable, error_contract
+from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.ports import ContextWorkflow
 from heirloom.services import Services, default_services
-from heirloom.steps.api import run
+from heirloom.steps.api import curation_ports, run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 #: bodies are parsed within depth, size and number limits (a 400 beyond them, never a crash)
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=parse_body)
-STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404}
+STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404, Conflict: 409}
 #: the refusals, as the OpenAPI document describes them (validation errors are 400, not 422)
 ERROR_BODY = {
     "type": "object",
@@ -69,6 +71,13 @@ def _claims() -> dict[str, Any]:
     return dict(claims)
 
 
+def _user_id() -> UUID:
+    try:
+        return UUID(str(_claims()["sub"]))
+    except ValueError as exc:
+        raise AccessDenied("identity is not a user id") from exc
+
+
 def _is_admin(claims: dict[str, Any]) -> bool:
     groups = claims.get("cognito:groups") or ""
     names = groups if isinstance(groups, list) else str(groups).strip("[]").replace(",", " ").split()
@@ -91,6 +100,45 @@ def post_context(
     return run(call, app.context["services"], app.context.get("workflow"))
 
 
+def _curation_responses(model: Any) -> dict[int, Any]:
+    """The curation routes' answers: the model, or a typed refusal."""
+    reasons = {
+        400: "InvalidRequest: the path or body does not match the contract",
+        403: "AccessDenied: no verified identity, or not the legacy's creator or an admin",
+        404: "NotFound: the legacy, entity or merge does not exist",
+        409: "Conflict: the merge was undone already, or a later merge must be undone first",
+        503: "StoreUnavailable: the permission store is unreachable; retry later",
+    }
+    error = {"application/json": {"schema": ERROR_BODY}}
+    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}} | {
+        code: {"description": text, "content": error} for code, text in reasons.items()
+    }
+
+
+@app.get("/legacies/<legacy_id>/merge-suggestions", responses=_curation_responses(list[MergeSuggestion]))
+def get_merge_suggestions(legacy_id: UUID) -> list[MergeSuggestion]:
+    return curation_api.suggestions_for(_ports(), legacy_id, _user_id())
+
+
+@app.post("/legacies/<legacy_id>/merges", responses=_curation_responses(MergeResult))
+def post_merge(legacy_id: UUID, body: Annotated[MergeBody, Body()]) -> MergeResult:
+    return curation_api.merge_for(_ports(), legacy_id, _user_id(), body)
+
+
+@app.post("/legacies/<legacy_id>/merges/<merge_id>/undo", responses=_curation_responses(MergeResult))
+def post_unmerge(legacy_id: UUID, merge_id: UUID) -> MergeResult:
+    return curation_api.unmerge_for(_ports(), legacy_id, _user_id(), merge_id)
+
+
+@app.post("/legacies/<legacy_id>/keep-apart", responses=_curation_responses(KeepApartBody))
+def post_keep_apart(legacy_id: UUID, body: Annotated[KeepApartBody, Body()]) -> KeepApartBody:
+    return curation_api.keep_apart_for(_ports(), legacy_id, _user_id(), body)
+
+
+def _ports() -> curation_api.CurationPorts:
+    return curation_ports(app.context["services"])
+
+
 @app.not_found
 def _no_route(exc: Exception) -> Response[dict[str, Any]]:
     """A path the route does not match (API Gateway passes any segment on) reads like any 404."""
@@ -106,6 +154,7 @@ def _invalid(exc: RequestValidationError) -> Response[dict[str, Any]]:
 
 
 @app.exception_handler(InvalidRequest)
+@app.exception_handler(Conflict)
 @app.exception_handler(AccessDenied)
 @app.exception_handler(NotFound)
 def _typed(exc: Exception) -> Response[dict[str, Any]]:

@@ -46,6 +46,7 @@ from uuid import UUID
 
 from heirloom.contracts.context import (
     AssembledContext,
+    CommunityNote,
     ContextMetadata,
     ContextRequest,
     FilteredContext,
@@ -57,6 +58,7 @@ from heirloom.domain.budget import (
     Excerpt,
     StoryText,
     clean_text,
+    communities_cap,
     connections_cap,
     passages,
     split_budget,
@@ -64,6 +66,7 @@ from heirloom.domain.budget import (
 from heirloom.domain.format import (
     CONNECTED_HEADER,
     Slot,
+    communities_block,
     connections_block,
     degradation_note,
     fact_sentences,
@@ -163,6 +166,20 @@ def _connection_sentences(sentences: Sequence[str], cap: int, tokenizer: Tokeniz
     return kept
 
 
+def _community_notes(filtered: FilteredContext, cap: int, tokenizer: Tokenizer) -> list[CommunityNote]:
+    """Community summaries (the `general` intent), whole, in order, while under `cap` tokens."""
+    kept: list[CommunityNote] = []
+    for note in filtered.communities:
+        if tokenizer.count(communities_block([*kept, note])) > cap:
+            break
+        kept.append(note)
+    return kept
+
+
+def _head(connections: str, communities: list[CommunityNote]) -> str:
+    return "\n\n".join(part for part in (connections, communities_block(communities)) if part)
+
+
 def _slots(ranked: Sequence[ScoredCandidate], fence: str, tokenizer: Tokenizer) -> list[Slot]:
     """Each story's deduplicated text and its frame (heading, story markers, provenance)."""
     fence_lines = [story_open(fence), QUOTE.strip(), story_close(fence)]
@@ -197,7 +214,8 @@ def assemble(
     note = degradation_note(degraded)
     facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
     kept = _connection_sentences(facts, connections_cap(budget), tokenizer)
-    connections = connections_block(kept)
+    circles = _community_notes(filtered, communities_cap(budget), tokenizer)
+    connections = _head(connections_block(kept), circles)
     used = (tokenizer.count(note) + 2 if note else 0) + (
         tokenizer.count(connections) + 2 if connections else 0
     )
@@ -215,10 +233,10 @@ def assemble(
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
-            if not kept:  # pragma: no cover - an empty text is 0 tokens
+            if not kept and not circles:  # pragma: no cover - an empty text is 0 tokens
                 break
-            kept.pop()
-            connections = connections_block(kept)
+            (circles or kept).pop()
+            connections = _head(connections_block(kept), circles)
         formatted = render(note, connections, primary_header, layout.slots)
         total = tokenizer.count(formatted)
 

@@ -126,7 +126,7 @@ class MergePorts:
     ledger: ProcessingLedger
 
 
-def _entity(graph: GraphStore, legacy_id: UUID, entity_id: str) -> tuple[EntityLabel, dict[str, Any]]:
+def find_entity(graph: GraphStore, legacy_id: UUID, entity_id: str) -> tuple[EntityLabel, dict[str, Any]]:
     for label in MERGEABLE:
         node = read_node(graph, label, entity_id)
         if node is not None and node.get("legacy_id") == str(legacy_id):
@@ -141,8 +141,8 @@ def merge(
     if survivor_id == absorbed_id:
         raise InvalidRequest("an entity cannot be merged into itself")
     graph = ports.graph
-    label, survivor = _entity(graph, legacy_id, survivor_id)
-    absorbed_label, absorbed = _entity(graph, legacy_id, absorbed_id)
+    label, survivor = find_entity(graph, legacy_id, survivor_id)
+    absorbed_label, absorbed = find_entity(graph, legacy_id, absorbed_id)
     if absorbed_label != label:
         raise InvalidRequest(f"a {absorbed_label} cannot be merged into a {label}")
     absorbed_edges = read_edges(graph, label, absorbed_id)

@@ -1,5 +1,6 @@
 """Api: POST /legacies/{legacy_id}/context for one verified caller, answered by the context
-workflow (the handler maps the typed errors to HTTP statuses)."""
+workflow, and the curation routes (merge suggestions, merge, keep apart, unmerge) for a
+legacy's creator and admins (the handler maps the typed errors to HTTP statuses)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from heirloom.contracts.context import (
     ContextRequest,
 )
 from heirloom.domain.context_api import ContextBody, ContextCall, ContextResponse, ContextSource
+from heirloom.domain.curation_api import CurationPorts
 from heirloom.errors import AccessDenied
 from heirloom.ports import ContextWorkflow
 from heirloom.services import Services
@@ -62,3 +64,7 @@ def answer(
         degraded=list(assembled.degraded),
         debug=assembled.metadata.model_dump(mode="json") if debug else None,
     )
+
+
+def curation_ports(services: Services) -> CurationPorts:
+    return CurationPorts(graph=services.graph, stories=services.stories, curation=services.curation)
