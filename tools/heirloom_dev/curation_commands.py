@@ -75,6 +75,28 @@ def demo_curation(runtime: Any, legacy_id: UUID, user_id: UUID) -> None:
         print(f"community summary: {best.summary} ({len(best.story_ids)} stories)")
 
 
+def creator_of(runtime: Any, legacy_id: UUID) -> UUID | None:
+    row = (
+        runtime.db.connection()
+        .execute(
+            "SELECT user_id FROM legacy_members WHERE legacy_id = %s AND role = 'creator' LIMIT 1",
+            (legacy_id,),
+        )
+        .fetchone()
+    )
+    return row["user_id"] if row else None
+
+
+def circles_section(context: str) -> str:
+    """The community section of a formatted context, indented for the terminal."""
+    from heirloom.domain.format import COMMUNITIES_HEADER
+
+    if COMMUNITIES_HEADER not in context:
+        return ""
+    section = context.split(COMMUNITIES_HEADER, 1)[1].split("\n## ", 1)[0].strip()
+    return "\n".join("    " + line for line in [COMMUNITIES_HEADER, *section.splitlines()])
+
+
 def add_commands(sub: Any) -> None:
     """This module's subcommands, on the `heirloom` parser's subparsers."""
     com = sub.add_parser("communities", help="community detection and summaries over each legacy's graph")

@@ -29,6 +29,10 @@ TIER_VISIBILITIES: dict[Tier, frozenset[Visibility]] = {
     "private": frozenset({Visibility.PUBLIC, Visibility.PRIVATE}),
 }
 MIN_MEMBERS = 3
+#: stories cited as a summary's provenance, at most
+MAX_STORIES = 8
+#: names of each kind a summary lists, at most
+MAX_NAMES = 4
 SEED = 7
 FACT_VERBS = {
     "OWNED": "owned",
@@ -41,11 +45,15 @@ FACT_VERBS = {
     "FRIENDS_WITH": "was friends with",
 }
 
+#: what each story names, per label
 STORY_THINGS = """
-MATCH (s:Story)-[r]->(x)
-WHERE s.legacy_id = $legacy AND x.legacy_id = $legacy AND (x:Person OR x:Place OR x:Event OR x:Object)
+MATCH (s:Story)-[r]->(x:{label})
+WHERE s.legacy_id = $legacy AND x.legacy_id = $legacy
 RETURN s.id AS sid, x.id AS xid, x.name AS name
 """
+THING_LABELS = ("Person", "Place", "Event", "Object")
+#: how a summary introduces the members of each label
+KIND_WORDS = {"Person": "people", "Place": "places", "Event": "events", "Object": "things"}
 PERSON_FACTS = """
 MATCH (p:Person)-[r]->(e)
 WHERE p.legacy_id = $legacy AND e.legacy_id = $legacy AND (e:Place OR e:Event OR e:Object)
@@ -72,6 +80,7 @@ class LegacyFacts:
     """What the graph holds for one legacy, before any tier is applied."""
 
     names: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     #: story id -> the things it names
     story_things: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     facts: list[Fact] = field(default_factory=list)
@@ -80,16 +89,19 @@ class LegacyFacts:
 def read_facts(graph: GraphStore, legacy_id: UUID) -> LegacyFacts:
     out = LegacyFacts()
     params = {"legacy": str(legacy_id)}
-    for row in graph.run(STORY_THINGS, params):
-        out.names[str(row["xid"])] = str(row["name"])
-        out.story_things[str(row["sid"])].add(str(row["xid"]))
+    for label in THING_LABELS:
+        for row in graph.run(STORY_THINGS.format(label=label), params):
+            out.names[str(row["xid"])], out.labels[str(row["xid"])] = str(row["name"]), label
+            out.story_things[str(row["sid"])].add(str(row["xid"]))
     for row in graph.run(PERSON_FACTS, params):
         out.names[str(row["pid"])], out.names[str(row["eid"])] = str(row["pname"]), str(row["ename"])
+        out.labels.setdefault(str(row["pid"]), "Person")
         sid = str(row["sid"]) if row.get("sid") else None
         if sid:
             out.facts.append(Fact(str(row["pid"]), str(row["kind"]), str(row["eid"]), sid))
     for row in graph.run(KNOWN_TIES, params):
         out.names[str(row["aid"])], out.names[str(row["bid"])] = str(row["aname"]), str(row["bname"])
+        out.labels[str(row["aid"])] = out.labels[str(row["bid"])] = "Person"
         out.facts.append(Fact(str(row["aid"]), str(row["kind"]), str(row["bid"]), None))
     return out
 
@@ -102,6 +114,7 @@ class TierGraph:
     facts: list[Fact]
     story_things: dict[str, set[str]]
     names: dict[str, str]
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:
@@ -125,7 +138,7 @@ def tier_graph(facts: LegacyFacts, metas: Sequence[StoryMeta], tier: Tier, exclu
     ]
     for f in kept:
         weights[_pair(f.subject, f.obj)] += 1
-    return TierGraph(weights, kept, things, facts.names)
+    return TierGraph(weights, kept, things, facts.names, facts.labels)
 
 
 def detect_component(sub: object) -> list[set[str]]:
@@ -162,14 +175,12 @@ def summarise(
         sentence = f"{tg.names.get(f.subject, '?')} {FACT_VERBS.get(f.predicate, 'is connected to')} {tg.names.get(f.obj, '?')}"
         if sentence not in sentences:
             sentences.append(sentence)
-    story_ids = sorted({s for _, s in stories[:8]} | {f.story_id for f in facts if f.story_id})
+    story_ids = sorted({s for _, s in stories} | {f.story_id for f in facts if f.story_id})[:MAX_STORIES]
     if not story_ids:
         return None
-    names = [tg.names.get(m, m) for m in ordered[:6]]
-    more = f" and {len(ordered) - 6} more" if len(ordered) > 6 else ""
-    text = f"{', '.join(names)}{more} appear together in {len(stories) or len(story_ids)} stories"
+    text = f"{members_in_words(tg, ordered)}: together in {len(stories) or len(story_ids)} stories"
     if sentences:
-        text += ": " + "; ".join(sentences[:3])
+        text += "; " + "; ".join(sentences[:3])
     return CommunitySummary(
         legacy_id=legacy_id,
         tier=tier,
@@ -179,3 +190,14 @@ def summarise(
         summary=text + ".",
         story_ids=tuple(UUID(s) for s in story_ids),
     )
+
+
+def members_in_words(tg: TierGraph, ordered: Sequence[str]) -> str:
+    """ "people: A, B; places: C, D and 2 more; ...", best connected first within each kind."""
+    parts = []
+    for label, word in KIND_WORDS.items():
+        names = [tg.names.get(m, m) for m in ordered if tg.labels.get(m) == label]
+        if names:
+            more = f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else ""
+            parts.append(f"{word}: {', '.join(names[:MAX_NAMES])}{more}")
+    return "; ".join(parts)
