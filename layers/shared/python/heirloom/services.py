@@ -58,7 +58,9 @@ class Services:
     def curation(self) -> CurationStore:
         from heirloom.adapters import factory
 
-        return factory.build_curation_store(self.db)
+        # beside an injected PostgreSQL story store, on its database
+        db = getattr(self.__dict__.get("stories"), "db", None)
+        return factory.build_curation_store(db if db is not None else self.db)
 
     @cached_property
     def embedder(self) -> Embedder:
