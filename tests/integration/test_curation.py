@@ -91,7 +91,7 @@ def eid(mini: MiniDataset, label: str, name: str) -> str:
 
 
 def test_suggestions_name_their_evidence_and_only_readable_things(world):
-    ports, mini, cur = world
+    _ports, mini, cur = world
     found = curation_api.suggestions_for(cur, UUID(mini.legacy), UUID(mini.creator))
     pairs = {(s.a.name, s.b.name): s for s in found}
     accordion = pairs[("Papa Sal's accordion", "accordion")]
@@ -108,7 +108,9 @@ def test_only_a_creator_or_admin_may_curate(world):
     with pytest.raises(AccessDenied):
         curation_api.suggestions_for(cur, UUID(mini.legacy), UUID(mini.admirer))
     with pytest.raises(AccessDenied):
-        body = MergeBody(survivor_id=eid(mini, "Object", "accordion"), absorbed_id=eid(mini, "Event", "wedding"))
+        body = MergeBody(
+            survivor_id=eid(mini, "Object", "accordion"), absorbed_id=eid(mini, "Event", "wedding")
+        )
         curation_api.merge_for(cur, UUID(mini.legacy), UUID(mini.admirer), body)
 
 
@@ -124,7 +126,8 @@ def test_merge_moves_edges_and_keeps_aliases_and_unmerge_restores_the_exact_grap
     assert node == [{"aliases": "Papa Sal's accordion"}]
     assert ports.graph.run("MATCH (o:Object {id: $id}) RETURN o.id AS id", {"id": absorbed}) == []
     owned = ports.graph.run(
-        "MATCH (p:Person)-[r:OWNED]->(o:Object {id: $id}) RETURN r.story_id AS sid ORDER BY sid", {"id": survivor}
+        "MATCH (p:Person)-[r:OWNED]->(o:Object {id: $id}) RETURN r.story_id AS sid ORDER BY sid",
+        {"id": survivor},
     )
     assert sorted(r["sid"] for r in owned) == sorted([mini.public_story, mini.private_story])
     assert result.moved_edges == 1  # OWNED from the private story; its REFERENCES was there already
@@ -172,7 +175,9 @@ def test_a_merge_refuses_what_it_cannot_join(world):
         body = MergeBody(survivor_id=accordion, absorbed_id=eid(mini, "Event", "wedding"))
         curation_api.merge_for(cur, legacy, user, body)
     with pytest.raises(NotFound):
-        body = MergeBody(survivor_id=accordion, absorbed_id=entity_id(mini.other_legacy, "Object", "accordion"))
+        body = MergeBody(
+            survivor_id=accordion, absorbed_id=entity_id(mini.other_legacy, "Object", "accordion")
+        )
         curation_api.merge_for(cur, legacy, user, body)
 
 

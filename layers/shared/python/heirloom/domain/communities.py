@@ -49,7 +49,7 @@ FACT_VERBS = {
 STORY_THINGS = """
 MATCH (s:Story)-[r]->(x:{label})
 WHERE s.legacy_id = $legacy AND x.legacy_id = $legacy
-RETURN s.id AS sid, x.id AS xid, x.name AS name
+RETURN s.id AS sid, x.id AS xid, x.name AS name, coalesce(r.name, x.name) AS used
 """
 THING_LABELS = ("Person", "Place", "Event", "Object")
 #: how a summary introduces the members of each label
@@ -57,7 +57,8 @@ KIND_WORDS = {"Person": "people", "Place": "places", "Event": "events", "Object"
 PERSON_FACTS = """
 MATCH (p:Person)-[r]->(e)
 WHERE p.legacy_id = $legacy AND e.legacy_id = $legacy AND (e:Place OR e:Event OR e:Object)
-RETURN p.id AS pid, p.name AS pname, r.kind AS kind, e.id AS eid, e.name AS ename, r.story_id AS sid
+RETURN p.id AS pid, p.name AS pname, r.kind AS kind, e.id AS eid, e.name AS ename, r.story_id AS sid,
+       coalesce(r.name, e.name) AS used
 """
 KNOWN_TIES = """
 MATCH (a:Person)-[r]->(b:Person)
@@ -81,6 +82,9 @@ class LegacyFacts:
 
     names: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    #: (story id, thing id) -> the name that story gives the thing (a merged entity's moved
+    #: edges keep the name their story used)
+    used: dict[tuple[str, str], str] = field(default_factory=dict)
     #: story id -> the things it names
     story_things: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     facts: list[Fact] = field(default_factory=list)
@@ -91,13 +95,16 @@ def read_facts(graph: GraphStore, legacy_id: UUID) -> LegacyFacts:
     params = {"legacy": str(legacy_id)}
     for label in THING_LABELS:
         for row in graph.run(STORY_THINGS.format(label=label), params):
-            out.names[str(row["xid"])], out.labels[str(row["xid"])] = str(row["name"]), label
-            out.story_things[str(row["sid"])].add(str(row["xid"]))
+            sid, xid = str(row["sid"]), str(row["xid"])
+            out.names[xid], out.labels[xid] = str(row["name"]), label
+            out.used[(sid, xid)] = str(row["used"])
+            out.story_things[sid].add(xid)
     for row in graph.run(PERSON_FACTS, params):
         out.names[str(row["pid"])], out.names[str(row["eid"])] = str(row["pname"]), str(row["ename"])
         out.labels.setdefault(str(row["pid"]), "Person")
-        sid = str(row["sid"]) if row.get("sid") else None
-        if sid:
+        if row.get("sid"):
+            sid = str(row["sid"])
+            out.used.setdefault((sid, str(row["eid"])), str(row["used"]))
             out.facts.append(Fact(str(row["pid"]), str(row["kind"]), str(row["eid"]), sid))
     for row in graph.run(KNOWN_TIES, params):
         out.names[str(row["aid"])], out.names[str(row["bid"])] = str(row["aname"]), str(row["bname"])
@@ -138,7 +145,21 @@ def tier_graph(facts: LegacyFacts, metas: Sequence[StoryMeta], tier: Tier, exclu
     ]
     for f in kept:
         weights[_pair(f.subject, f.obj)] += 1
-    return TierGraph(weights, kept, things, facts.names, facts.labels)
+    return TierGraph(weights, kept, things, tier_names(facts, readable), facts.labels)
+
+
+def tier_names(facts: LegacyFacts, readable: set[str]) -> dict[str, str]:
+    """Each thing's name as the tier's stories give it: its own name when one of them uses it,
+    else a name one of them uses (a merged entity known to the tier only through a story of the
+    absorbed one); things no story names (known persons) keep their name."""
+    used: dict[str, set[str]] = defaultdict(set)
+    for (sid, xid), name in facts.used.items():
+        if sid in readable:
+            used[xid].add(name)
+    return {
+        xid: name if not used.get(xid) or name in used[xid] else sorted(used[xid])[0]
+        for xid, name in facts.names.items()
+    }
 
 
 def detect_component(sub: object) -> list[set[str]]:

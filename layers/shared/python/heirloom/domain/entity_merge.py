@@ -1,8 +1,10 @@
 """Merge two entities of one legacy, and undo it exactly.
 
 A merge moves every edge of the absorbed entity (its stories' TOOK_PLACE_AT / REFERENCES, the
-person -> entity facts, one per supporting story with its `story_id`) onto the survivor, keeps
-the absorbed names as the survivor's `aliases` (one display string: no list properties on
+person -> entity facts, one per supporting story with its `story_id`) onto the survivor, each
+moved edge carrying the name its story used (`name`: facts and summaries show a user the entity
+under a name some story they may read gives it, never a name only an unreadable story holds),
+keeps the absorbed names as the survivor's `aliases` (one display string: no list properties on
 Neptune) and deletes the absorbed node. Before touching the graph it records in PostgreSQL what
 it will change: the absorbed node's properties and edges, the survivor's properties, and which
 edges it creates (an edge the survivor already had is not created, so not removed on undo).
@@ -148,7 +150,9 @@ def merge(
     absorbed_edges = read_edges(graph, label, absorbed_id)
     have = {_edge_key(e) for e in read_edges(graph, label, survivor_id)}
     added = tuple(
-        e for e in absorbed_edges if _edge_key(e) not in have and e.other_id not in (survivor_id, absorbed_id)
+        _named(e, str(absorbed.get("name", "")))
+        for e in absorbed_edges
+        if _edge_key(e) not in have and e.other_id not in (survivor_id, absorbed_id)
     )
     changes = MergeChanges(
         absorbed_label=label,
@@ -221,6 +225,14 @@ def unmerge(ports: MergePorts, legacy_id: UUID, merge_id: UUID, user_id: UUID) -
         moved_edges=len(changes.added_edges),
         unmerged=True,
     )
+
+
+def _named(edge: EdgeRecord, name: str) -> EdgeRecord:
+    """A moved edge keeps the name its story used (`name`, unless an earlier merge set it), so a
+    reader is shown the entity under a name a story they may read gives it."""
+    if edge.direction != "in" or "name" in edge.props or not name:
+        return edge
+    return edge.model_copy(update={"props": {**edge.props, "name": name}})
 
 
 def _stories_of(edges: Iterable[EdgeRecord]) -> set[str]:
