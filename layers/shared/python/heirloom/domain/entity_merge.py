@@ -31,25 +31,25 @@ MERGEABLE: tuple[EntityLabel, ...] = ("Place", "Event", "Object")
 TOUCHED = ("aliases", "years", "date")
 
 NODE = "MATCH (e:{label} {{id: $id}}) RETURN e AS node"
-EDGES_IN = "MATCH (o)-[r]->(e:{label} {{id: $id}}) RETURN o AS other, r AS rel"
-EDGES_OUT = "MATCH (e:{label} {{id: $id}})-[r]->(o) RETURN o AS other, r AS rel"
-CREATE_IN = "MATCH (o:{other} {{id: $other}}) MATCH (e:{label} {{id: $id}}) CREATE (o)-[r:{type}]->(e) SET r += $props"
-CREATE_OUT = "MATCH (o:{other} {{id: $other}}) MATCH (e:{label} {{id: $id}}) CREATE (e)-[r:{type}]->(o) SET r += $props"
-DELETE_IN = "MATCH (o:{other} {{id: $other}})-[r:{type}]->(e:{label} {{id: $id}}) WHERE {key} DELETE r"
-DELETE_OUT = "MATCH (e:{label} {{id: $id}})-[r:{type}]->(o:{other} {{id: $other}}) WHERE {key} DELETE r"
+#: every edge of the node, in either direction (`outgoing`: the node is its start)
+EDGES = (
+    "MATCH (e:{label} {{id: $id}})-[r]-(o) RETURN o AS other, r AS rel, startNode(r).id = e.id AS outgoing"
+)
+#: an edge from a to b (the entity is whichever end the direction says)
+CREATE_EDGE = (
+    "MATCH (a:{a_label} {{id: $a}}) MATCH (b:{b_label} {{id: $b}}) CREATE (a)-[r:{type}]->(b) SET r += $props"
+)
+#: an edge by its identity: a provenance edge by its story ('' for an edge without one)
+DELETE_EDGE = (
+    "MATCH (a:{a_label} {{id: $a}})-[r:{type}]->(b:{b_label} {{id: $b}})"
+    " WHERE coalesce(r.story_id, '') = $story_id DELETE r"
+)
 DELETE_NODE = "MATCH (e:{label} {{id: $id}}) DETACH DELETE e"
 RESTORE_NODE = "MERGE (e:{label} {{id: $id}}) SET e += $props"
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if not k.startswith("_")}
-
-
-def _key_filter(props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The WHERE that finds an edge by its identity: a provenance edge by its story."""
-    if "story_id" in props:
-        return "r.story_id = $story_id", {"story_id": props["story_id"]}
-    return "r.story_id IS NULL", {}
 
 
 def _edge_key(edge: EdgeRecord) -> tuple[str, str, str, Any]:
@@ -63,22 +63,21 @@ def read_node(graph: GraphStore, label: str, node_id: str) -> dict[str, Any] | N
 
 def read_edges(graph: GraphStore, label: str, node_id: str) -> list[EdgeRecord]:
     out: list[EdgeRecord] = []
-    for direction, query in (("in", EDGES_IN), ("out", EDGES_OUT)):
-        for row in graph.run(query.format(label=label), {"id": node_id}):
-            other, rel = row["other"], row["rel"]
-            labels = [lb for lb in other.get("_labels", []) if lb in NODE_LABELS]
-            rel_type = rel.get("_type")
-            if not labels or rel_type not in RELATIONSHIP_TYPES:
-                continue  # nothing of ours (the adapter refuses other names anyway)
-            out.append(
-                EdgeRecord(
-                    type=rel_type,
-                    direction=direction,  # type: ignore[arg-type]
-                    other_id=str(other["id"]),
-                    other_label=labels[0],
-                    props=_plain(rel),
-                )
+    for row in graph.run(EDGES.format(label=label), {"id": node_id}):
+        other, rel = row["other"], row["rel"]
+        labels = [lb for lb in other.get("_labels", []) if lb in NODE_LABELS]
+        rel_type = rel.get("_type")
+        if not labels or rel_type not in RELATIONSHIP_TYPES:
+            continue  # nothing of ours (the adapter refuses other names anyway)
+        out.append(
+            EdgeRecord(
+                type=rel_type,
+                direction="out" if row["outgoing"] else "in",
+                other_id=str(other["id"]),
+                other_label=labels[0],
+                props=_plain(rel),
             )
+        )
     return out
 
 
@@ -104,21 +103,23 @@ def merged_props(survivor: dict[str, Any], absorbed: dict[str, Any]) -> dict[str
     }
 
 
+def _ends(label: str, node_id: str, edge: EdgeRecord) -> dict[str, str]:
+    """The edge's start and end (labels and ids), with the entity at the end its direction says."""
+    entity, other = (label, node_id), (edge.other_label, edge.other_id)
+    (a_label, a), (b_label, b) = (other, entity) if edge.direction == "in" else (entity, other)
+    return {"a_label": a_label, "a": a, "b_label": b_label, "b": b}
+
+
 def _write_edge(graph: GraphStore, label: str, node_id: str, edge: EdgeRecord) -> None:
-    query = CREATE_IN if edge.direction == "in" else CREATE_OUT
-    graph.run(
-        query.format(other=edge.other_label, label=label, type=edge.type),
-        {"other": edge.other_id, "id": node_id, "props": edge.props},
-    )
+    ends = _ends(label, node_id, edge)
+    query = CREATE_EDGE.format(a_label=ends["a_label"], b_label=ends["b_label"], type=edge.type)
+    graph.run(query, {"a": ends["a"], "b": ends["b"], "props": edge.props})
 
 
 def _delete_edge(graph: GraphStore, label: str, node_id: str, edge: EdgeRecord) -> None:
-    where, extra = _key_filter(edge.props)
-    query = DELETE_IN if edge.direction == "in" else DELETE_OUT
-    graph.run(
-        query.format(other=edge.other_label, label=label, type=edge.type, key=where),
-        {"other": edge.other_id, "id": node_id, **extra},
-    )
+    ends = _ends(label, node_id, edge)
+    query = DELETE_EDGE.format(a_label=ends["a_label"], b_label=ends["b_label"], type=edge.type)
+    graph.run(query, {"a": ends["a"], "b": ends["b"], "story_id": str(edge.props.get("story_id") or "")})
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,13 @@ SET s.years = $years, s.periods = $periods, s.unresolved_people = $unresolved, s
 #: what the graph holds for each story (its outgoing edges and years), for `graph_fingerprints`
 STORY_PARTS = """
 MATCH (s:Story)
-{where}
+OPTIONAL MATCH (s)-[m]->(x)
+RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
+"""
+#: the same, for some stories
+STORY_PARTS_OF = """
+MATCH (s:Story)
+WHERE s.id IN $ids
 OPTIONAL MATCH (s)-[m]->(x)
 RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
 """
@@ -106,7 +112,11 @@ RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
 #: the person -> entity facts, by the story each edge carries
 PERSON_EDGE_PARTS = """
 MATCH (p:Person)-[r:PARTICIPATED_IN|LIVED_IN|WORKED_AT|OWNED]->(e)
-{where}
+RETURN r.story_id AS sid, r.kind + '|' + p.id + '|' + e.id AS part
+"""
+PERSON_EDGE_PARTS_OF = """
+MATCH (p:Person)-[r:PARTICIPATED_IN|LIVED_IN|WORKED_AT|OWNED]->(e)
+WHERE r.story_id IN $ids
 RETURN r.story_id AS sid, r.kind + '|' + p.id + '|' + e.id AS part
 """
 
@@ -220,13 +230,11 @@ def graph_fingerprints(graph: GraphStore, story_ids: Sequence[str] | None = None
     years: dict[str, str] = {}
     only = story_ids is not None
     params = {"ids": list(story_ids or ())}
-    stories = STORY_PARTS.format(where="WHERE s.id IN $ids" if only else "")
-    for row in graph.run(stories, params if only else None):
+    for row in graph.run(STORY_PARTS_OF if only else STORY_PARTS, params if only else None):
         sid = str(row["sid"])
         years[sid] = str(row.get("years") or "")
         parts.setdefault(sid, set()).update(str(x) for x in row.get("parts") or () if x)
-    person_parts = PERSON_EDGE_PARTS.format(where="WHERE r.story_id IN $ids" if only else "")
-    for row in graph.run(person_parts, params if only else None):
+    for row in graph.run(PERSON_EDGE_PARTS_OF if only else PERSON_EDGE_PARTS, params if only else None):
         if row.get("sid") and str(row["sid"]) in parts:
             parts[str(row["sid"])].add(str(row["part"]))
     return {sid: fingerprint(years[sid], found) for sid, found in parts.items()}
