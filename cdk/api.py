@@ -1,4 +1,5 @@
-"""REST API: POST /legacies/{legacy_id}/context -> the Api function, behind a Cognito user pool
+"""REST API: POST /legacies/{legacy_id}/context and the curation routes (GET merge-suggestions,
+POST merges, POST merges/{merge_id}/undo, POST keep-apart) -> the Api function, behind a Cognito user pool
 authorizer on every method and a request validator with a JSON schema for the body. The schema's
 limits come from the contracts (heirloom.contracts.context), the same ones the handler enforces."""
 

@@ -1,4 +1,5 @@
-"""Api: POST /legacies/{legacy_id}/context behind API Gateway (Cognito authorizer)."""
+"""Api behind API Gateway (Cognito authorizer): POST /legacies/{legacy_id}/context, and the
+curation routes (merge suggestions, merge, undo, keep apart) for a legacy's creator and admins."""
 
 from typing import Annotated, Any
 from uuid import UUID

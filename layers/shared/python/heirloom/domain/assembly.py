@@ -10,6 +10,8 @@ every story the graph did not reach). Ties: score desc, primary legacy first, st
 
 Token budget (cl100k_base through the `Tokenizer` port)
     1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
+       "## Circles in the Stories" (community summaries, the `general` intent) follows with at
+       most min(300, 8% of the budget), whole summaries only; both count as R below.
     2. What remains after the note (if degraded) and the connections used (R) is split 60/30/10%:
        stories found by embedding (alone or with the graph), stories only the graph found, and
        the metadata that frames every story (section headers, "###" headings, story markers,
@@ -20,7 +22,8 @@ Token budget (cl100k_base through the `Tokenizer` port)
        request where the graph found nothing new) and spends it in the same ranked order, first
        lengthening an excerpt pass 1 cut short, else adding a story pass 1 had to skip.
     5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
-       ranked story is shortened (then dropped), then the last connection sentence is dropped.
+       ranked story is shortened (then dropped), then the last community summary, then the last
+       connection sentence is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
 Degradation: a source the request wanted that failed, timed out or sat behind an open breaker is
