@@ -11,7 +11,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.curation import KeepApartBody, MergeBody, MergeResult, MergeSuggestion
-from heirloom.domain import curation_api
 from heirloom.domain.context_api import (
     ContextBody,
     ContextCall,
@@ -20,10 +19,11 @@ from heirloom.domain.context_api import (
     WorkflowTimedOut,
     parse_body,
 )
+from heirloom.domain.curation_api import CurationCall
 from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.ports import ContextWorkflow
 from heirloom.services import Services, default_services
-from heirloom.steps.api import curation_ports, run
+from heirloom.steps.api import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 #: bodies are parsed within depth, size and number limits (a 400 beyond them, never a crash)
@@ -118,26 +118,26 @@ def _curation_responses(model: Any) -> dict[int, Any]:
 
 @app.get("/legacies/<legacy_id>/merge-suggestions", responses=_curation_responses(list[MergeSuggestion]))
 def get_merge_suggestions(legacy_id: UUID) -> list[MergeSuggestion]:
-    return curation_api.suggestions_for(_ports(), legacy_id, _user_id())
+    return _curate(action="suggestions", legacy_id=legacy_id)
 
 
 @app.post("/legacies/<legacy_id>/merges", responses=_curation_responses(MergeResult))
 def post_merge(legacy_id: UUID, body: Annotated[MergeBody, Body()]) -> MergeResult:
-    return curation_api.merge_for(_ports(), legacy_id, _user_id(), body)
+    return _curate(action="merge", legacy_id=legacy_id, merge=body)
 
 
 @app.post("/legacies/<legacy_id>/merges/<merge_id>/undo", responses=_curation_responses(MergeResult))
 def post_unmerge(legacy_id: UUID, merge_id: UUID) -> MergeResult:
-    return curation_api.unmerge_for(_ports(), legacy_id, _user_id(), merge_id)
+    return _curate(action="undo", legacy_id=legacy_id, merge_id=merge_id)
 
 
 @app.post("/legacies/<legacy_id>/keep-apart", responses=_curation_responses(KeepApartBody))
 def post_keep_apart(legacy_id: UUID, body: Annotated[KeepApartBody, Body()]) -> KeepApartBody:
-    return curation_api.keep_apart_for(_ports(), legacy_id, _user_id(), body)
+    return _curate(action="keep_apart", legacy_id=legacy_id, keep_apart=body)
 
 
-def _ports() -> curation_api.CurationPorts:
-    return curation_ports(app.context["services"])
+def _curate(**fields: Any) -> Any:
+    return run(CurationCall(user_id=_user_id(), **fields), app.context["services"])
 
 
 @app.not_found

@@ -43,7 +43,9 @@ def test_every_method_requires_a_cognito_token(built, resources):
 
 def test_context_route_validates_body_and_parameters(built, resources):
     (method,) = [
-        m for m in of_type(resources, "AWS::ApiGateway::Method").values() if m["HttpMethod"] == "POST"
+        m
+        for m in of_type(resources, "AWS::ApiGateway::Method").values()
+        if m["HttpMethod"] == "POST" and "RequestModels" in m
     ]
     validator = resources[method["RequestValidatorId"]["Ref"]]["Properties"]
     assert validator["ValidateRequestBody"] is True
@@ -57,7 +59,20 @@ def test_context_route_validates_body_and_parameters(built, resources):
     api_function = built.logical_id(built.stack.node.find_child("Api"))
     assert {"Fn::GetAtt": [api_function, "Arn"]} in integration["Uri"]["Fn::Join"][1]
     paths = {r["PathPart"] for r in of_type(resources, "AWS::ApiGateway::Resource").values()}
-    assert paths == {"legacies", "{legacy_id}", "context"}
+    assert paths == {
+        "legacies", "{legacy_id}", "context", "merge-suggestions", "merges", "{merge_id}", "undo", "keep-apart",
+    }  # fmt: skip
+
+
+def test_curation_routes_reach_the_api_function_with_their_path_parameters(built, resources):
+    api_function = built.logical_id(built.stack.node.find_child("Api"))
+    methods = [m for m in of_type(resources, "AWS::ApiGateway::Method").values() if "RequestModels" not in m]
+    assert sorted(m["HttpMethod"] for m in methods) == ["GET", "POST", "POST", "POST"]
+    for method in methods:
+        assert method["RequestParameters"]["method.request.path.legacy_id"] is True
+        assert {"Fn::GetAtt": [api_function, "Arn"]} in method["Integration"]["Uri"]["Fn::Join"][1]
+    undo = [m for m in methods if "method.request.path.merge_id" in m["RequestParameters"]]
+    assert len(undo) == 1 and undo[0]["HttpMethod"] == "POST"
 
 
 def test_body_schema_limits(schema):

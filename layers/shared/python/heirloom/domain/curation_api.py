@@ -5,7 +5,10 @@ stories the caller may read."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
 
 from heirloom.contracts.access import ReadScope
 from heirloom.contracts.curation import KeepApartBody, MergeBody, MergeResult, MergeSuggestion
@@ -73,3 +76,33 @@ def keep_apart_for(
         find_entity(ports.graph, legacy_id, entity)  # NotFound outside the legacy
     ports.curation.keep_apart(legacy_id, body.entity_a, body.entity_b, user_id)
     return body
+
+
+#: what a curation route answers
+CurationAnswer = list[MergeSuggestion] | MergeResult | KeepApartBody
+
+
+class CurationCall(BaseModel):
+    """One curation request as the Api step takes it: the route, its inputs, the verified caller."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: Literal["suggestions", "merge", "undo", "keep_apart"]
+    legacy_id: UUID
+    user_id: UUID
+    merge: MergeBody | None = None
+    merge_id: UUID | None = None
+    keep_apart: KeepApartBody | None = None
+
+
+def curate(call: CurationCall, ports: CurationPorts) -> CurationAnswer:
+    legacy, user = call.legacy_id, call.user_id
+    if call.action == "suggestions":
+        return suggestions_for(ports, legacy, user)
+    if call.action == "merge" and call.merge is not None:
+        return merge_for(ports, legacy, user, call.merge)
+    if call.action == "undo" and call.merge_id is not None:
+        return unmerge_for(ports, legacy, user, call.merge_id)
+    if call.action == "keep_apart" and call.keep_apart is not None:
+        return keep_apart_for(ports, legacy, user, call.keep_apart)
+    raise InvalidRequest(f"{call.action}: its input is missing")

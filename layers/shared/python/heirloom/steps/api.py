@@ -4,19 +4,33 @@ legacy's creator and admins (the handler maps the typed errors to HTTP statuses)
 
 from __future__ import annotations
 
+from typing import overload
 from uuid import UUID
 
 from heirloom.contracts.context import (
     ContextRequest,
 )
 from heirloom.domain.context_api import ContextBody, ContextCall, ContextResponse, ContextSource
-from heirloom.domain.curation_api import CurationPorts
+from heirloom.domain.curation_api import CurationAnswer, CurationCall, CurationPorts, curate
 from heirloom.errors import AccessDenied
 from heirloom.ports import ContextWorkflow
 from heirloom.services import Services
 
 
-def run(call: ContextCall, services: Services, workflow: ContextWorkflow | None = None) -> ContextResponse:
+@overload
+def run(
+    call: ContextCall, services: Services, workflow: ContextWorkflow | None = None
+) -> ContextResponse: ...
+@overload
+def run(
+    call: CurationCall, services: Services, workflow: ContextWorkflow | None = None
+) -> CurationAnswer: ...
+def run(
+    call: ContextCall | CurationCall, services: Services, workflow: ContextWorkflow | None = None
+) -> ContextResponse | CurationAnswer:
+    if isinstance(call, CurationCall):
+        ports = CurationPorts(graph=services.graph, stories=services.stories, curation=services.curation)
+        return curate(call, ports)
     return answer(
         call.body,
         legacy_id=call.legacy_id,
@@ -64,7 +78,3 @@ def answer(
         degraded=list(assembled.degraded),
         debug=assembled.metadata.model_dump(mode="json") if debug else None,
     )
-
-
-def curation_ports(services: Services) -> CurationPorts:
-    return CurationPorts(graph=services.graph, stories=services.stories, curation=services.curation)
