@@ -198,3 +198,37 @@ def test_keep_apart_is_remembered(world):
     with pytest.raises(NotFound):
         body = KeepApartBody(entity_a=a, entity_b=entity_id(mini.other_legacy, "Event", "x"))
         curation_api.keep_apart_for(cur, legacy, user, body)
+
+
+def test_a_story_extracted_again_after_a_merge_points_at_the_survivor(world, tmp_path):
+    from datetime import timedelta
+
+    from heirloom.domain import ingestion
+    from heirloom_dev.loader import read_dataset
+
+    ports, mini, cur = world
+    legacy, user = UUID(mini.legacy), UUID(mini.creator)
+    survivor, absorbed = eid(mini, "Object", "Papa Sal's accordion"), eid(mini, "Object", "accordion")
+    curation_api.merge_for(cur, legacy, user, MergeBody(survivor_id=survivor, absorbed_id=absorbed))
+    story = next(
+        s.record
+        for s in read_dataset(mini.write(tmp_path / "again")).stories
+        if str(s.record.id) == mini.public_story
+    )
+    edited = story.model_copy(
+        update={"content": story.content + " Again.", "updated_at": story.updated_at + timedelta(hours=1)}
+    )
+    ingestion.apply_story(ports, edited)  # extracts "accordion" again
+    assert ports.graph.run("MATCH (o:Object {id: $id}) RETURN o.id AS id", {"id": absorbed}) == []
+    edges = ports.graph.run(
+        "MATCH (s:Story {id: $sid})-[r:REFERENCES]->(o:Object {id: $id}) RETURN r.name AS name",
+        {"sid": mini.public_story, "id": survivor},
+    )
+    assert edges == [{"name": "accordion"}]  # the name the story uses, kept on its edge
+    owned = ports.graph.run(
+        "MATCH (:Person)-[r:OWNED {story_id: $sid}]->(o:Object {id: $id}) RETURN r.name AS name",
+        {"sid": mini.public_story, "id": survivor},
+    )
+    assert owned == [{"name": "accordion"}]
+    held = graph_fingerprints(ports.graph, story_ids=[mini.public_story])
+    assert ports.stories.graph_fingerprints()[UUID(mini.public_story)] == held[mini.public_story]

@@ -234,9 +234,14 @@ def _curation(ports: ingestion.IngestionPorts, mini: MiniDataset, story: Any) ->
     ports.extractor.table["played"] = ACCORDIONS.model_copy(  # type: ignore[union-attr]
         update={"objects": ACCORDIONS.objects[:1], "relationships": ACCORDIONS.relationships[:1]}
     )
-    for text in ("Ada kept the accordion, Papa Sal's accordion.", "Ada played the accordion."):
-        ingestion.apply_story(ports, story.model_copy(update={"id": uuid.uuid4(), "content": text}))
+    written = [
+        story.model_copy(update={"id": uuid.uuid4(), "content": text})
+        for text in ("Ada kept the accordion, Papa Sal's accordion.", "Ada played the accordion.")
+    ]
+    for extra in written:
+        ingestion.apply_story(ports, extra)
     store = PgCurationStore(ports.stories.db)  # type: ignore[attr-defined]
+    ports = dataclasses.replace(ports, curation=store)
     cur = curation_api.CurationPorts(ports.graph, ports.stories, store)
     legacy, creator = uuid.UUID(mini.legacy), uuid.UUID(mini.creator)
     found = curation_api.suggestions_for(cur, legacy, creator)
@@ -247,6 +252,12 @@ def _curation(ports: ingestion.IngestionPorts, mini: MiniDataset, story: Any) ->
     assert merged.moved_edges  # so the unmerge deletes what the merge added
     report = rebuild_legacy(CommunityPorts(ports.graph, ports.stories, store), legacy, force="full")
     assert report.kind == "full"
+    # extracted again after the merge: the story's edges go to the survivor, with their name
+    later = written[1].updated_at + timedelta(hours=1)
+    ingestion.apply_story(
+        ports,
+        written[1].model_copy(update={"content": "Ada played the accordion twice.", "updated_at": later}),
+    )
     curation_api.unmerge_for(cur, legacy, creator, merged.merge_id)
     curation_api.keep_apart_for(cur, legacy, creator, KeepApartBody(entity_a=pair.a.id, entity_b=pair.b.id))
 

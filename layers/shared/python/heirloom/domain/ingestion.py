@@ -273,7 +273,12 @@ def write_entities(
     unresolved: Sequence[str],
 ) -> SyncReport:
     """Replace the story's graph facts, then mark the graph synced with this content."""
-    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
+    redirects = (
+        {m.absorbed_id: m.survivor_id for m in ports.curation.active_merges(story.legacy_id)}
+        if ports.curation is not None
+        else None
+    )
+    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
     ports.stories.mark_graph_synced(
         story.id, digest, entities.extractor_version or ports.extractor_version, report.fingerprint
     )
