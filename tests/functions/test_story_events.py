@@ -2,6 +2,7 @@
 deletes racing updates, and bad events that leave stored data unchanged."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from uuid import UUID
 
@@ -12,6 +13,7 @@ from heirloom.steps.chunk_embed import chunk_embed_step
 from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.integration.test_sample_story_events import STORY_EVENT_ORDER
+from tests.support.sample import real_extractor
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]
@@ -154,3 +156,96 @@ def test_a_late_link_event_never_undoes_a_newer_status(send, ports):
     edge = ports.graph.run("MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $id RETURN r.status AS s",
                            {"id": str(link.id)})  # fmt: skip
     assert edge == [{"s": "revoked"}]
+
+
+def _mentions(ports, sid):
+    rows = ports.graph.run("MATCH (:Story {id: $id})-[:MENTIONS]->(p:Person) RETURN p.id AS id", {"id": sid})
+    return {r["id"] for r in rows}
+
+
+NEW_PERSON = "7e3a4c2b-1d0f-4e8a-9b6c-5a4d3e2f1a0b"
+
+
+@pytest.fixture
+def extracting(ports):
+    """`send` over ports with the real local extractor (re-linking needs one)."""
+    ports = replace(ports, extractor=real_extractor(), extractor_version=real_extractor().version)
+    load_dataset(ports, SAMPLE)
+    handler = load_handler("story_events")
+    services = services_with(ingestion=ports)
+
+    def deliver(event):
+        return handler(event, LambdaContext("StoryEvents"), services=services)["change"]
+
+    return deliver, ports
+
+
+def test_a_person_added_after_the_story_that_names_them_is_linked_to_it(extracting):
+    send, ports = extracting
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "Tavi came every Sunday with bread from the bakery on Vine Street."
+    send(story)
+    sid = story["detail"]["story"]["id"]
+    assert NEW_PERSON not in _mentions(ports, sid)
+    chunks = ports.vectors.chunks_of(sid)
+    person = sample("person_created")
+    person["detail"]["person"] |= {
+        "id": NEW_PERSON,
+        "legacy_id": story["detail"]["story"]["legacy_id"],
+        "name": "Ottavio Bruni",
+        "aliases": ["Tavi"],
+    }
+    assert send(person) == "created"
+    assert NEW_PERSON in _mentions(ports, sid)  # re-linked ...
+    assert ports.vectors.chunks_of(sid) == chunks  # ... without re-embedding
+    assert send(person) == "unchanged"  # a duplicate re-links nothing and changes nothing
+    assert NEW_PERSON in _mentions(ports, sid)
+
+
+def test_a_relationship_added_later_resolves_the_narrators_kin_words(extracting):
+    send, ports = extracting
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "My brother fixed the porch roof the summer before the flood."
+    send(story)
+    sid = story["detail"]["story"]["id"]
+    person = sample("person_created")
+    person["detail"]["person"] |= {
+        "id": NEW_PERSON,
+        "legacy_id": story["detail"]["story"]["legacy_id"],
+        "name": "Nico Kline",
+        "aliases": [],
+    }
+    send(person)
+    assert NEW_PERSON not in _mentions(ports, sid)  # "my brother" names no one yet
+    author = ports.stories.get_user(UUID(story["detail"]["story"]["author_user_id"]))
+    rel = sample("relationship_added")
+    rel["detail"]["relationship"] = {
+        "from_person_id": str(author.person_id),
+        "to_person_id": NEW_PERSON,
+        "type": "FAMILY_OF",
+        "detail": "brother",
+    }
+    assert send(rel) == "created"
+    assert NEW_PERSON in _mentions(ports, sid)
+
+
+def test_with_an_ingestion_workflow_relinking_is_handed_over(extracting):
+    _, ports = extracting
+    started = []
+    services = services_with(ingestion=ports, start_ingestion=started.append)
+    handler = load_handler("story_events")
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "Tavi came every Sunday."
+    handler(story, LambdaContext("StoryEvents"), services=services)
+    chunk_embed_step(ports, UUID(story_id()))
+    started.clear()
+    person = sample("person_created")
+    person["detail"]["person"] |= {
+        "id": NEW_PERSON,
+        "legacy_id": story["detail"]["story"]["legacy_id"],
+        "name": "Ottavio Bruni",
+        "aliases": ["Tavi"],
+    }
+    handler(person, LambdaContext("StoryEvents"), services=services)
+    assert [str(s) for s in started] == [story_id()]
+    assert ports.stories.graph_synced(UUID(story_id())) is None  # the workflow will rebuild it

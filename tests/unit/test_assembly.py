@@ -23,7 +23,7 @@ from heirloom.domain.assembly import assemble
 from heirloom.domain.budget import connections_cap, cut_excerpt, split_budget
 from heirloom.domain.format import fact_sentence, fact_sentences
 from heirloom.domain.personas import load_personas
-from heirloom.domain.ranking import hit_score, rank_candidates
+from heirloom.domain.ranking import FUSION_WEIGHT, OVERVIEW_EVIDENCE, hit_score, rank_candidates
 
 LEGACY = UUID(int=1)
 LINKED = UUID(int=2)
@@ -56,10 +56,20 @@ def chunk(story: UUID, index: int, text: str, similarity: float = 0.0, legacy: U
 
 
 def hit(
-    story: UUID, relationship: str | None, hops: int = 1, entity_match: bool = False, template: str = "t"
+    story: UUID,
+    relationship: str | None,
+    hops: int = 1,
+    entity_match: bool = False,
+    template: str = "t",
+    entity: str | None = None,
 ):
     return GraphHit(
-        story_id=story, template=template, hops=hops, relationship=relationship, entity_match=entity_match
+        story_id=story,
+        template=template,
+        hops=hops,
+        relationship=relationship,
+        entity=entity,
+        entity_match=entity_match,
     )
 
 
@@ -138,27 +148,54 @@ def test_combined_scores_and_sources(personas):
     emb = cand(2, embedding=0.7)
     graph = cand(3, hits=(hit(sid(3), "FAMILY_OF", hops=2), hit(sid(3), "KNEW", hops=1)))
     by_id = {s.candidate.story_id: s for s in rank_candidates([both, emb, graph], family)}
-    # cosine calibrated against the best (0.7 -> 1.0); the 2-hop FAMILY_OF path reaches two
-    # stories, specificity 1 / (1 + ln 2) = 0.5906, so it scores 0.6 x 0.5906 x 0.6 (GRAPH_SCALE)
-    # found by both: + 0.15 scaled by the best path's specificity (a path to many stories says less)
-    assert by_id[sid(1)].score == pytest.approx(1.0 + 0.15 / (1 + math.log(2)), abs=1e-6)
+    # cosine calibrated against the best (0.7 -> 1.0); a path through no entity the question
+    # names is no evidence, so the graph changes nothing for a story embedding search found
+    assert by_id[sid(1)].score == 1.0 and by_id[sid(1)].tier == 0
     assert by_id[sid(1)].source == "embedding+graph:FAMILY_OF"
     assert by_id[sid(2)].score == 1.0 and by_id[sid(2)].source == "embedding"
-    # best path 0.3544 plus a quarter of the 1-hop KNEW path (0.3, reached by one story), scaled;
-    # only the graph reached it, by a path: half of that (GRAPH_ONLY_WEIGHT)
-    assert by_id[sid(3)].score == pytest.approx(0.5 * 0.6 * (0.6 / (1 + math.log(2)) + 0.25 * 0.3), abs=1e-6)
+    # only the graph reached it: its graph score, the 2-hop FAMILY_OF path reaching two stories
+    # (specificity 1 / (1 + ln 2)) plus a quarter of the 1-hop KNEW path, scaled by GRAPH_SCALE
+    assert by_id[sid(3)].score == pytest.approx(0.6 * (0.6 / (1 + math.log(2)) + 0.25 * 0.3), abs=1e-6)
+    assert by_id[sid(3)].tier == 1
     assert by_id[sid(3)].source == "graph:FAMILY_OF"
     assert by_id[sid(3)].reasons == ("family connection (FAMILY_OF)", "acquaintance connection (KNEW)")
 
 
-def test_the_both_sources_bonus_is_full_only_for_a_specific_path(personas):
+def test_graph_evidence_counts_only_for_a_specific_entity_path(personas):
     family = personas[Persona.FAMILY].traversal
-    # one path through a named person reaches one story; a broad path reaches five
-    named = cand(1, embedding=0.8, hits=(hit(sid(1), "MENTIONS", entity_match=True),))
-    broad = [cand(i, embedding=0.8, hits=(hit(sid(i), "FAMILY_OF"),)) for i in range(2, 7)]
-    by_id = {s.candidate.story_id: s for s in rank_candidates([named, *broad], family)}
-    assert by_id[sid(1)].score == pytest.approx(1.0 + 0.15, abs=1e-6)
-    assert by_id[sid(2)].score == pytest.approx(1.0 + 0.15 / (1 + math.log(5)), abs=1e-6)
+    # a path through a named person reaching one story; a named place reaching two; a named
+    # person reaching four (past MAX_EVIDENCE_STORIES); a relationship path naming no entity
+    named = cand(1, embedding=0.8, hits=(hit(sid(1), "MENTIONS", entity_match=True, entity="Ada"),))
+    place = [
+        cand(i, embedding=0.8, hits=(hit(sid(i), "TOOK_PLACE_AT", entity_match=True, entity="Lake"),))
+        for i in (2, 3)
+    ]
+    broad = [
+        cand(i, embedding=0.8, hits=(hit(sid(i), "MENTIONS", entity_match=True, entity="Mom"),))
+        for i in range(4, 8)
+    ]
+    unnamed = cand(8, embedding=0.8, hits=(hit(sid(8), "FAMILY_OF"),))
+    by_id = {s.candidate.story_id: s for s in rank_candidates([named, *place, *broad, unnamed], family)}
+    assert by_id[sid(1)].score == pytest.approx(1.0 + FUSION_WEIGHT, abs=1e-6)
+    assert by_id[sid(2)].score == pytest.approx(1.0 + FUSION_WEIGHT / 2, abs=1e-6)
+    assert by_id[sid(4)].score == 1.0
+    assert by_id[sid(8)].score == 1.0
+    # the persona's relationship weight and the hop factor scale the evidence
+    colleague = personas[Persona.COLLEAGUE].traversal
+    kin = cand(9, embedding=0.8, hits=(hit(sid(9), "FAMILY_OF", hops=2, entity_match=True, entity="Ivy"),))
+    (scored,) = rank_candidates([kin], colleague)
+    assert scored.score == pytest.approx(1.0 + FUSION_WEIGHT * 0.6 * 0.2, abs=1e-6)
+
+
+def test_the_graph_only_reorders_what_embedding_search_nearly_ties(personas):
+    family = personas[Persona.FAMILY].traversal
+    # the best possible evidence moves a story past one a little closer to the question, never
+    # past one clearly closer
+    near = cand(1, embedding=0.78, hits=(hit(sid(1), "MENTIONS", entity_match=True),))
+    closer = cand(2, embedding=0.8)
+    far = cand(3, embedding=0.7, hits=(hit(sid(3), "TOOK_PLACE_AT", entity_match=True),))
+    order = [s.candidate.story_id for s in rank_candidates([far, closer, near], family)]
+    assert order == [sid(1), sid(2), sid(3)]
 
 
 def test_each_overview_story_is_its_own_path(personas):
@@ -169,21 +206,27 @@ def test_each_overview_story_is_its_own_path(personas):
     person = [cand(i, hits=(hit(sid(i), None, template="general"),)) for i in range(4, 7)]
     by_id = {s.candidate.story_id: s for s in rank_candidates([*overview, *person], family)}
     assert [by_id[sid(i)].score for i in range(1, 4)] == [0.6] * 3  # 1.0 x specificity 1 x 0.6
-    # a path reaching three graph-only stories: specificity 1 / (1 + ln 3), and the graph-only half
-    assert by_id[sid(4)].score == pytest.approx(0.5 * 0.6 / (1 + math.log(3)), abs=1e-6)
+    # a path reaching three stories: specificity 1 / (1 + ln 3)
+    assert by_id[sid(4)].score == pytest.approx(0.6 / (1 + math.log(3)), abs=1e-6)
+    # an overview pick embedding search also found: OVERVIEW_EVIDENCE
+    picked = cand(7, embedding=0.5, hits=(hit(sid(7), None, template="overview"),))
+    top = cand(8, embedding=1.0)
+    by_id = {s.candidate.story_id: s for s in rank_candidates([picked, top], family)}
+    assert by_id[sid(7)].score == pytest.approx(0.5 + FUSION_WEIGHT * OVERVIEW_EVIDENCE, abs=1e-6)
 
 
-def test_a_story_only_the_graph_reached_by_a_path_ranks_below_what_both_found(personas):
+def test_a_story_only_the_graph_reached_ranks_after_what_embedding_search_found(personas):
     family = personas[Persona.FAMILY].traversal
     named = hit(sid(1), "MENTIONS", entity_match=True)
     graph_only = cand(1, hits=(named,))
-    weak = cand(2, embedding=0.4)  # 0.44 once calibrated to the top
+    weak = cand(2, embedding=0.1)  # 0.11 once calibrated to the top
     top = cand(3, embedding=0.9)
     hybrid = rank_candidates([graph_only, weak, top], family)
     assert [s.candidate.story_id for s in hybrid] == [sid(3), sid(2), sid(1)]
-    assert hybrid[2].score == pytest.approx(0.5 * 0.6 * 1.2, abs=1e-6)  # half of 0.72
-    # graph mode ranks graph evidence alone: nothing to halve it against
-    assert rank_candidates([graph_only], family, "graph")[0].score == pytest.approx(0.72, abs=1e-6)
+    assert hybrid[2].score == pytest.approx(0.6 * 1.2, abs=1e-6) and hybrid[2].tier == 1
+    # graph mode ranks graph evidence alone, in one tier
+    (alone,) = rank_candidates([graph_only], family, "graph")
+    assert alone.score == pytest.approx(0.72, abs=1e-6) and alone.tier == 0
 
 
 def test_ties_go_to_primary_then_story_id(personas):
@@ -271,10 +314,10 @@ def test_format_sections_and_provenance(tok, personas):
         "Source: Linked legacy (Ivy Marsh), matched by: embedding similarity\n"
         "Shared via: Legacy link (selected stories shared)"
     )
-    # ranked by score (1.15, 0.75, 0.18: graph only, by a path, 0.36 x 0.5); sources follow the
+    # ranked by score (1.05, 0.75), then what only the graph found (0.36); sources follow the
     # text: primary section, then linked
     assert out.ranked_story_ids == (sid(1), sid(3), sid(2))
-    assert [s.score for s in out.metadata.sources] == [1.15, 0.18, 0.75]
+    assert [s.score for s in out.metadata.sources] == [1.05, 0.36, 0.75]
     assert out.metadata.tokens_used == tok.count(out.formatted_context)
     # a source's tokens are what the budget counted for its block: within a token or two of it
     lake_block = out.formatted_context.split("\n\n")[1].split("\n", 1)[1]  # after the section header
@@ -504,8 +547,12 @@ def test_the_budget_is_never_exceeded(tok, personas, candidates, facts, budget, 
     ids = out.ranked_story_ids
     assert len(ids) == len(set(ids)) == len(out.metadata.sources)
     assert {s.story_id for s in out.metadata.sources} == set(ids)
-    by_id = {s.story_id: s.score for s in out.metadata.sources}
-    assert [by_id[i] for i in ids] == sorted(by_id.values(), reverse=True)  # ranked by score
+    by_id = {s.story_id: s for s in out.metadata.sources}
+    # ranked by score; in hybrid mode what only the graph found comes after the rest
+    tiers = [int(mode == "hybrid" and by_id[i].source.startswith("graph")) for i in ids]
+    assert tiers == sorted(tiers)
+    keys = [(t, -by_id[i].score) for t, i in zip(tiers, ids, strict=True)]
+    assert keys == sorted(keys)
     primary = {c.story_id for c in candidates if c.primary}
     # the text (and sources) put the primary section first
     flags = [s.story_id in primary for s in out.metadata.sources]

@@ -1,10 +1,11 @@
 """RankAssemble: score, dedupe, budget and format the filtered candidates (docs/design.md §8).
 
-Scoring
-    embedding score  = the candidate's best cosine similarity
-    graph score      = max over its hits of hop_factor(hops) * persona weight(relationship)
-                       (+0.2 when the hit came from an entity named in the query)
-    combined         = max(embedding, graph) + 0.15 when both found the story, else the one score
+Scoring (domain/ranking.py, docs/decisions/0009)
+    embedding score  = the candidate's best cosine (+ lexical match), calibrated to the request's best
+    hybrid           = embedding score + 0.05 x graph evidence (a specific path through a named
+                       entity); a story only the graph reached comes after the rest, by graph score
+    graph score      = hop_factor(hops) * persona weight(relationship) (+0.2 for a named entity),
+                       scaled by the path's specificity (graph mode, and the graph-only stories)
 `mode="vector"` ignores graph hits and facts; `mode="graph"` ignores the embedding scores (and so
 every story the graph did not reach). Ties: score desc, primary legacy first, story id.
 
@@ -79,7 +80,7 @@ from heirloom.domain.format import (
     story_heading,
 )
 from heirloom.domain.personas import PersonaDefinition
-from heirloom.domain.ranking import Category, ScoredCandidate, rank_candidates
+from heirloom.domain.ranking import Category, ScoredCandidate, rank_candidates, rank_key
 from heirloom.fencing import nonce, story_close, story_open
 from heirloom.ports import Tokenizer
 
@@ -285,8 +286,5 @@ def _source(slot: Slot, excerpt: Excerpt) -> SourceInfo:
 
 
 def _ranked_ids(included: Sequence[tuple[Slot, Excerpt]]) -> tuple[UUID, ...]:
-    ordered = sorted(
-        (s for s, _ in included),
-        key=lambda s: (-s.scored.score, not s.scored.candidate.primary, str(s.scored.candidate.story_id)),
-    )
+    ordered = sorted((s for s, _ in included), key=lambda s: rank_key(s.scored))
     return tuple(s.scored.candidate.story_id for s in ordered)

@@ -3,7 +3,11 @@ relation and a gender, composed ("my mother's brother") and inverted."""
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
+from collections.abc import Iterable
+from importlib import resources
 from typing import NamedTuple
 
 from heirloom.domain.names import _APOSTROPHES, normalize_name
@@ -19,82 +23,41 @@ class Kin(NamedTuple):
     gender: str | None
 
 
-def _vocab(entries: dict[str, tuple[str, str | None]]) -> dict[str, Kin]:
-    return {word: Kin(rel, g) for word, (rel, g) in entries.items()}
+KIN_LEXICON = "kin.json"
 
 
-#: single kin words, spaces and hyphens removed ("step-father" -> "stepfather")
-KIN_TERMS: dict[str, Kin] = _vocab(
-    {
-        **dict.fromkeys(["father", "dad", "daddy", "pa", "pop", "pops"], ("parent", "m")),
-        **dict.fromkeys(
-            ["mother", "mom", "mommy", "mum", "mummy", "ma", "mama", "momma", "mamma", "mam"], ("parent", "f")
-        ),
-        "parent": ("parent", None),
-        **dict.fromkeys(["son"], ("child", "m")),
-        **dict.fromkeys(["daughter"], ("child", "f")),
-        "child": ("child", None),
-        **dict.fromkeys(["brother", "halfbrother"], ("sibling", "m")),
-        **dict.fromkeys(["sister", "halfsister"], ("sibling", "f")),
-        "sibling": ("sibling", None),
-        "husband": ("spouse", "m"),
-        "wife": ("spouse", "f"),
-        "spouse": ("spouse", None),
-        **dict.fromkeys(
-            [
-                "grandfather",
-                "grandpa",
-                "granddad",
-                "grandad",
-                "granddaddy",
-                "gramps",
-                "grampa",
-                "grandpop",
-                "poppop",
-            ],
-            ("grandparent", "m"),
-        ),
-        **dict.fromkeys(
-            [
-                "grandmother",
-                "grandma",
-                "granny",
-                "gran",
-                "nana",
-                "nan",
-                "nanna",
-                "grammy",
-                "gramma",
-                "grandmom",
-                "grandmama",
-            ],
-            ("grandparent", "f"),
-        ),
-        "grandparent": ("grandparent", None),
-        "grandson": ("grandchild", "m"),
-        "granddaughter": ("grandchild", "f"),
-        "grandchild": ("grandchild", None),
-        **dict.fromkeys(["uncle"], ("pibling", "m")),
-        **dict.fromkeys(["aunt", "auntie", "aunty"], ("pibling", "f")),
-        "granduncle": ("great_pibling", "m"),
-        "grandaunt": ("great_pibling", "f"),
-        "nephew": ("nibling", "m"),
-        "niece": ("nibling", "f"),
-        "cousin": ("cousin", None),
-        "fatherinlaw": ("parent_in_law", "m"),
-        "motherinlaw": ("parent_in_law", "f"),
-        "soninlaw": ("child_in_law", "m"),
-        "daughterinlaw": ("child_in_law", "f"),
-        "brotherinlaw": ("sibling_in_law", "m"),
-        "sisterinlaw": ("sibling_in_law", "f"),
-        **dict.fromkeys(["stepfather", "stepdad"], ("step_parent", "m")),
-        **dict.fromkeys(["stepmother", "stepmom", "stepmum"], ("step_parent", "f")),
-        "stepson": ("step_child", "m"),
-        "stepdaughter": ("step_child", "f"),
-        "stepbrother": ("step_sibling", "m"),
-        "stepsister": ("step_sibling", "f"),
-    }
-)
+def _fold(word: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+
+
+def _load(languages: Iterable[str] | None = None) -> dict[str, Kin]:
+    """The kin words of `languages` (all when None), with their accent-folded forms ("mãe" and
+    "mae"). A word two languages read as different relations is dropped; read with different
+    genders, it keeps none."""
+    text = resources.files("heirloom.config").joinpath("lexicons", KIN_LEXICON).read_text(encoding="utf-8")
+    table: dict[str, dict[str, list[str | None]]] = json.loads(text)["languages"]
+    seen: dict[str, set[tuple[str, str | None]]] = {}
+    for language, words in table.items():
+        if languages is not None and language not in languages:
+            continue
+        for word, (relation, gender) in words.items():
+            for form in {word, _fold(word)}:
+                seen.setdefault(form, set()).add((str(relation), gender))
+    out: dict[str, Kin] = {}
+    for word, readings in seen.items():
+        relations = {r for r, _ in readings}
+        if len(relations) == 1:
+            genders = {g for _, g in readings}
+            out[word] = Kin(relations.pop(), genders.pop() if len(genders) == 1 else None)
+    return out
+
+
+#: single kin words in every language of config/lexicons/kin.json, lower case, spaces and
+#: hyphens removed ("step-father" -> "stepfather", "grand-père" -> "grandpère")
+KIN_TERMS: dict[str, Kin] = _load()
+
+#: the English ones (the local extractor's vocabulary)
+KIN_TERMS_EN: dict[str, Kin] = _load(["en"])
 
 _INVERSE = {
     "parent": "child",
@@ -123,11 +86,15 @@ _COMPOSE = {
     ("child", "spouse"): "child_in_law",
     ("grandparent", "sibling"): "great_pibling",
 }
+#: the other way: a relation -> the pairs of links that make it ("pibling": parent's sibling, ...)
+DECOMPOSE: dict[str, tuple[tuple[str, str], ...]] = {}
+for (_first, _second), _composed in _COMPOSE.items():
+    DECOMPOSE[_composed] = (*DECOMPOSE.get(_composed, ()), (_first, _second))
+
 #: kin words that work as a title before a name ("Uncle Jim", "Grandma Rose"); "Father", "Sister",
 #: "Brother" and "Mother" before a name are usually religious titles and are not among them.
 _KIN_TITLES = frozenset(
-    {"uncle", "aunt", "auntie", "aunty", "cousin", "granduncle", "grandaunt"}
-    | {w for w, k in KIN_TERMS.items() if k.relation == "grandparent"}
+    w for w, k in KIN_TERMS.items() if k.relation in ("pibling", "great_pibling", "cousin", "grandparent")
 )
 _HONORIFICS = frozenset(
     {

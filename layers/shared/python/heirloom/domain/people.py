@@ -165,7 +165,7 @@ def _name_fits(known: _Known, words: list[str]) -> bool:
     return len(words) == 1 or words[-1] == known.last
 
 
-def _genders(known: Sequence[Person], relationships: Sequence[Relationship]) -> dict[UUID, str | None]:
+def gender_evidence(known: Sequence[Person], relationships: Sequence[Relationship]) -> dict[UUID, str | None]:
     """Gender evidence: a gendered kin word in a FAMILY_OF detail names the `to` person's gender;
     an alias such as "Grandma Rose" or "Dad" names the person's own. Conflicts cancel out."""
     seen: dict[UUID, set[str]] = {}
@@ -182,6 +182,32 @@ def _genders(known: Sequence[Person], relationships: Sequence[Relationship]) -> 
     return {pid: next(iter(g)) if len(g) == 1 else None for pid, g in seen.items()}
 
 
+def kin_of(
+    person: UUID, kin: Kin, relationships: Sequence[Relationship], genders: dict[UUID, str | None]
+) -> set[UUID]:
+    """Persons who are `kin` to `person` through the FAMILY_OF relationships (detail = what `to`
+    is to `from`, read both ways). A gendered kin word needs gender evidence (`genders`)."""
+    out: set[UUID] = set()
+    for rel in relationships:
+        if rel.type is not RelationshipType.FAMILY_OF:
+            continue
+        detail = parse_kin(rel.detail)
+        if detail is None:
+            continue
+        if rel.from_person_id == person:
+            other, relation, gender = rel.to_person_id, detail.relation, detail.gender
+        elif rel.to_person_id == person:
+            other, relation, gender = rel.from_person_id, inverse_relation(detail.relation), None
+        else:
+            continue
+        if other == person or relation != kin.relation:
+            continue
+        if kin.gender is not None and (gender or genders.get(other)) != kin.gender:
+            continue
+        out.add(other)
+    return out
+
+
 @dataclass(frozen=True)
 class _Resolver:
     people: tuple[_Known, ...]
@@ -190,28 +216,10 @@ class _Resolver:
     genders: dict[UUID, str | None]
 
     def kin_of_narrator(self, kin: Kin) -> set[UUID]:
-        """Persons who are `kin` to the narrator. A gendered kin word needs gender evidence."""
+        """Persons who are `kin` to the narrator."""
         if self.narrator is None:
             return set()
-        out: set[UUID] = set()
-        for rel in self.relationships:
-            if rel.type is not RelationshipType.FAMILY_OF:
-                continue
-            detail = parse_kin(rel.detail)
-            if detail is None:
-                continue
-            if rel.from_person_id == self.narrator:
-                other, relation, gender = rel.to_person_id, detail.relation, detail.gender
-            elif rel.to_person_id == self.narrator:
-                other, relation, gender = rel.from_person_id, inverse_relation(detail.relation), None
-            else:
-                continue
-            if other == self.narrator or relation != kin.relation:
-                continue
-            if kin.gender is not None and (gender or self.genders.get(other)) != kin.gender:
-                continue
-            out.add(other)
-        return out
+        return kin_of(self.narrator, kin, self.relationships, self.genders)
 
     def by_name(self, words: list[str], text: str) -> tuple[set[UUID], ResolutionMethod | None]:
         """Name stages for a title-less name: exact, alias, first+last, first, last."""
@@ -336,7 +344,7 @@ def resolve_people(
         people=tuple(_known(p) for p in known),
         relationships=tuple(relationships),
         narrator=narrator_person_id,
-        genders=_genders(known, relationships),
+        genders=gender_evidence(known, relationships),
     )
     resolved: list[ResolvedMention] = []
     unresolved: list[str] = []

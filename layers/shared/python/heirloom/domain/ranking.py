@@ -24,22 +24,29 @@ HOP_FACTORS: dict[int, float] = {0: 1.0, 1: 1.0, 2: 0.6}
 ENTITY_MATCH_BONUS = 0.2
 
 
-BOTH_SOURCES_BONUS = 0.15
-
-
-#: weight of each further distinct graph path to a story, after its best one
+#: weight of each further distinct graph path to a story, after its best one (graph mode)
 OTHER_PATHS_WEIGHT = 0.25
 
 
-#: graph relevance (up to 1.2 for a 1-hop entity match) mapped onto the calibrated cosine scale,
-#: so a graph hit alone does not outrank the best embedding match (docs/decisions/0006)
+#: graph relevance (up to 1.2 for a 1-hop entity match) mapped onto the calibrated cosine scale
+#: (graph mode, and the score shown for a story only the graph reached)
 GRAPH_SCALE = 0.6
 
 
-#: in hybrid mode, a story only the graph reached, through an entity path (embedding search did
-#: not retrieve it at all): the path says the story names that entity, not that it answers the
-#: question, so it ranks below what both sources found (docs/evaluation.md)
-GRAPH_ONLY_WEIGHT = 0.5
+#: hybrid fusion (docs/decisions/0009): a story's calibrated embedding score plus this weight
+#: times its graph evidence (at most 1.0); chosen on three datasets so that hybrid is never below
+#: embedding search alone in any category (docs/evaluation.md, "Fusion")
+FUSION_WEIGHT = 0.05
+
+
+#: a path counts as evidence only when it reaches at most this many of the request's candidates
+#: (a path to more says little about any one of them: measured at the base rate of gold stories)
+MAX_EVIDENCE_STORIES = 3
+
+
+#: evidence of a story the overview template picked for an open question (one of the legacy's
+#: broadest stories; no entity of the question behind it)
+OVERVIEW_EVIDENCE = 0.3
 
 
 #: how a hit reads in a provenance line, by relationship (or edge) type
@@ -103,6 +110,9 @@ class ScoredCandidate:
     graph_score: float | None
     #: the hits that counted (none in vector mode), best first
     hits: tuple[GraphHit, ...] = ()
+    #: 0: ordered by score; 1: hybrid mode, only the graph found it, so after every story
+    #: embedding search found (such stories were almost never the answer, docs/decisions/0009)
+    tier: int = 0
 
     @property
     def category(self) -> Category:
@@ -162,6 +172,25 @@ def calibrated_graph_score(
     return GRAPH_SCALE * (values[0] + OTHER_PATHS_WEIGHT * sum(values[1:]))
 
 
+def evidence(
+    hits: Sequence[GraphHit], traversal: TraversalConfig, path_counts: Mapping[tuple[str, str, str], int]
+) -> float:
+    """How strongly the graph says this story answers the question (0..1): its best path that
+    went through an entity the question names and reaches at most MAX_EVIDENCE_STORIES
+    candidates, weighted by hops and the persona's relationship weight and divided by the number
+    of stories it reaches; an overview pick counts OVERVIEW_EVIDENCE."""
+    best = 0.0
+    for hit in hits:
+        if hit.template in PER_STORY_TEMPLATES:
+            best = max(best, OVERVIEW_EVIDENCE)
+            continue
+        reach = path_counts.get(path_key(hit), 1)
+        if not hit.entity_match or reach > MAX_EVIDENCE_STORIES:
+            continue
+        best = max(best, hop_factor(hit.hops) * traversal.weight(hit.relationship) / reach)
+    return best
+
+
 def score_candidate(
     candidate: Candidate,
     traversal: TraversalConfig,
@@ -170,10 +199,12 @@ def score_candidate(
     top_similarity: float | None = None,
     path_counts: Mapping[tuple[str, str, str], int] | None = None,
 ) -> ScoredCandidate | None:
-    """The candidate's combined score under `mode`, or None when that mode does not see it.
+    """The candidate's score under `mode`, or None when that mode does not see it.
 
-    Cosine similarity is calibrated against the request's best one (`top_similarity` -> 1.0) so
-    both sources share a scale; graph hits are weighted by path specificity (`path_counts`)."""
+    Cosine similarity is calibrated against the request's best one (`top_similarity` -> 1.0).
+    Hybrid: that score plus FUSION_WEIGHT x the graph's `evidence`; a story only the graph
+    reached goes after the rest (tier 1) with its graph score. Graph mode: the graph score."""
+    counts = path_counts or {}
     similarity = candidate.embedding_score if mode != "graph" else None
     embedding = similarity
     if similarity is not None and top_similarity:
@@ -182,30 +213,33 @@ def score_candidate(
     ranked_hits = tuple(
         sorted(hits, key=lambda h: (-hit_score(h, traversal), h.hops, h.template, h.relationship or ""))
     )
-    graph = calibrated_graph_score(ranked_hits, traversal, path_counts or {})
+    graph = calibrated_graph_score(ranked_hits, traversal, counts)
+    tier = 0
     if embedding is None:
         if graph is None:
             return None
-        by_path = mode == "hybrid" and ranked_hits[0].template not in PER_STORY_TEMPLATES
-        score = graph * GRAPH_ONLY_WEIGHT if by_path else graph
-    elif graph is None:
-        score = embedding
+        score, tier = graph, 1 if mode == "hybrid" else 0
     else:
-        best = max(specificity(path_counts.get(path_key(h), 1)) for h in ranked_hits) if path_counts else 1.0
-        score = max(embedding, graph) + BOTH_SOURCES_BONUS * best
+        score = embedding + FUSION_WEIGHT * evidence(ranked_hits, traversal, counts)
     return ScoredCandidate(
         candidate=candidate,
         score=round(score, 6),
         embedding_score=embedding,
         graph_score=graph,
         hits=ranked_hits,
+        tier=tier,
     )
+
+
+def rank_key(scored: ScoredCandidate) -> tuple[int, float, bool, str]:
+    """Tier, score desc, primary legacy first, then story id."""
+    return (scored.tier, -scored.score, not scored.candidate.primary, str(scored.candidate.story_id))
 
 
 def rank_candidates(
     candidates: Iterable[Candidate], traversal: TraversalConfig, mode: Mode = "hybrid"
 ) -> list[ScoredCandidate]:
-    """Scored candidates, best first: score desc, primary legacy first, then story id."""
+    """Scored candidates, best first (`rank_key`)."""
     candidates = list(candidates)
     top = max((c.embedding_score for c in candidates if c.embedding_score is not None), default=None)
     stories_by_path: dict[tuple[str, str, str], set[str]] = {}
@@ -220,4 +254,4 @@ def rank_candidates(
         )
         if s is not None
     ]
-    return sorted(scored, key=lambda s: (-s.score, not s.candidate.primary, str(s.candidate.story_id)))
+    return sorted(scored, key=rank_key)

@@ -7,6 +7,7 @@ import logging
 import time
 
 from heirloom.contracts.context import BreakerState, ContextRequest, IntentAnalysisInput, QueryIntent
+from heirloom.domain.asker import asker_kin, with_asker_kin
 from heirloom.domain.breaker import CircuitBreaker
 from heirloom.domain.intent_step import (
     RULES,
@@ -69,6 +70,10 @@ def intent_analysis_step(
         classifier,
         local,
     )
+    try:
+        intent = with_asker_kin(intent, asker_kin(request.query, request.user_id, request.legacy_id, stories))
+    except Exception as exc:  # the asker's relatives help; their absence must not fail the request
+        log.warning("asker_kin_unavailable: %s", type(exc).__name__)
     return intent.model_copy(
         update={"breaker_state": state, "latency_ms": round((time.monotonic() - started) * 1000, 2)}
     )

@@ -1,5 +1,6 @@
 """StoryEvents: an EventBridge story, link, membership or person event applied to the records in
-order (domain/ordering.py), and ingestion started for a story whose content changed."""
+order (domain/ordering.py), and ingestion started for a story whose content changed, or whose
+people a new person, alias or relationship may resolve (domain/relink.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from heirloom.contracts.events import (
 from heirloom.contracts.ingestion import StoryEventApplied
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.domain.relink import relink, stories_naming, stories_narrated_by
 from heirloom.domain.story_events import parse_detail
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.ports import Change
@@ -58,7 +60,10 @@ def handle_story_event(
     try:
         if isinstance(detail, StoryCreated | StoryUpdated):
             return _apply_story(ports, detail, start_ingestion)
-        return _apply_record(ports, detail, event)
+        change = _apply_record(ports, detail, event)
+        if change in (Change.CREATED, Change.UPDATED):
+            _relink_after(ports, detail, start_ingestion)
+        return change
     except UnknownReference as exc:
         raise NotFound(str(exc)) from exc
 
@@ -74,6 +79,22 @@ def _apply_story(
     ):
         start_ingestion(detail.story.id)
     return change
+
+
+def _relink_after(
+    ports: IngestionPorts, detail: StoryEventDetail, start_ingestion: Callable[[UUID], None] | None
+) -> None:
+    """A person (or alias) or relationship added after the stories it concerns: those stories
+    are re-linked (domain/relink.py)."""
+    match detail:
+        case PersonCreated():
+            stored = ports.stories.get_person(detail.person.id)
+            if stored is not None:
+                relink(ports, stories_naming(ports, stored), start_ingestion)
+        case RelationshipAdded():
+            relink(ports, stories_narrated_by(ports, detail.relationship), start_ingestion)
+        case _:
+            pass
 
 
 def _apply_record(ports: IngestionPorts, detail: StoryEventDetail, event: StoryEvent) -> Change:

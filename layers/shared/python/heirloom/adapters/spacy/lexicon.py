@@ -10,7 +10,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from heirloom.domain.kinship import KIN_TERMS
+from heirloom.domain.kinship import KIN_TERMS_EN as KIN_TERMS
 
 LEXICON = "extraction_en.json"
 

@@ -1,0 +1,201 @@
+"""People a question names relative to the person asking ("my brother", "Dad", "Pai", "Opa",
+"my uncle's wife"), resolved through the asker's Person node and the known relationships
+(docs/design.md §6). The resolved people seed graph traversal and vector search alike."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+from heirloom.contracts.context import EntityMatch, QueryIntent
+from heirloom.contracts.records import Person, Relationship
+from heirloom.domain.kinship import DECOMPOSE, Kin, parse_kin
+from heirloom.domain.people import gender_evidence, kin_of
+from heirloom.ports import StoryStore
+
+#: words that make a following kin word someone else's ("her father", "your Mum"); an article
+#: does not ("a Mãe", "o Pai" are how Portuguese says Mum and Dad)
+_NOT_THE_ASKERS = frozenset({"his", "her", "their", "your", "its", "whose"})
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+#: longest kin phrase looked at after "my" ("my late great-uncle's second wife")
+_MAX_WORDS = 5
+#: resolved people kept per question
+MAX_PEOPLE = 4
+
+
+@dataclass(frozen=True)
+class KinPhrase:
+    """A kin phrase in the question, as written, and its chain ("my uncle's wife": uncle, wife)."""
+
+    text: str
+    chain: tuple[Kin, ...]
+
+
+@dataclass(frozen=True)
+class AskerKin:
+    mention: str
+    person: Person
+
+
+def _chain(phrase: str) -> tuple[Kin, ...] | None:
+    parts = re.split(r"['’]s\s+", re.sub(r"['’]s$", "", phrase))
+    kins = tuple(parse_kin(part, mention=True) for part in parts)
+    if any(k is None for k in kins):
+        return None
+    return tuple(k for k in kins if k is not None)
+
+
+def _longest(words: Sequence[str], start: int, lead: str) -> tuple[str, tuple[Kin, ...], int] | None:
+    """The longest kin phrase opening at `start` (with `lead`, "my"/"our", before it)."""
+    for end in range(min(len(words), start + _MAX_WORDS), start, -1):
+        phrase = " ".join(words[start:end])
+        chain = _chain(f"{lead} {phrase}".strip())
+        if chain:
+            return phrase, chain, end
+    return None
+
+
+def kin_phrases(text: str) -> list[KinPhrase]:
+    """Kin phrases relative to the asker: after "my"/"our" ("my brother", "our grandmother's
+    sister"), or a kin word used as a name ("Dad", "Pai", "Opa", "Mum's brother": capitalised,
+    not after "her", "the"..., and not a title before a name, "Grandma Rose")."""
+    words = [m.group().rstrip("'’-") for m in _WORD.finditer(text)]
+    found: list[KinPhrase] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        lowered = word.lower()
+        previous = words[i - 1].lower() if i else ""
+        hit = None
+        if lowered in ("my", "our"):
+            hit = _longest(words, i + 1, lowered)
+            text_start = i
+        elif word[:1].isupper() and previous not in _NOT_THE_ASKERS and previous not in ("my", "our"):
+            hit = _longest(words, i, "")
+            text_start = i
+            following = words[hit[2]] if hit and hit[2] < len(words) else ""
+            if hit and following[:1].isupper() and "'" not in hit[0] and "’" not in hit[0]:
+                hit = None  # "Grandma Rose", "Uncle Jim": a name, the gazetteer's
+        if hit is None:
+            i += 1
+            continue
+        _, chain, end = hit
+        found.append(KinPhrase(" ".join(words[text_start:end]), chain))
+        i = end
+    return found
+
+
+def _direct(
+    people: set[UUID], kin: Kin, relationships: Sequence[Relationship], genders: dict[UUID, str | None]
+) -> set[UUID]:
+    """Who is `kin` to any of `people` by a recorded relationship; a gendered word also takes a
+    relative whose gender nothing records (never one recorded as the other gender)."""
+    strict = {o for p in people for o in kin_of(p, kin, relationships, genders)}
+    if strict or kin.gender is None:
+        return strict
+    loose = {o for p in people for o in kin_of(p, Kin(kin.relation, None), relationships, genders)}
+    return {o for o in loose if genders.get(o) is None}
+
+
+def _step(
+    people: set[UUID], kin: Kin, relationships: Sequence[Relationship], genders: dict[UUID, str | None]
+) -> set[UUID]:
+    """`_direct`, else through the two links that make the relation (a grandparent is a
+    parent's parent, an uncle a parent's brother), the gender on the second."""
+    found = _direct(people, kin, relationships, genders)
+    for first, second in () if found else DECOMPOSE.get(kin.relation, ()):
+        middle = _direct(people, Kin(first, None), relationships, genders)
+        found |= _direct(middle, Kin(second, kin.gender), relationships, genders) - people
+    return found
+
+
+def resolve_kin(
+    phrases: Sequence[KinPhrase],
+    asker: UUID,
+    persons: Sequence[Person],
+    relationships: Sequence[Relationship],
+) -> list[AskerKin]:
+    """Each phrase followed link by link from the asker ("my uncle's wife": the asker's uncles,
+    then their wives); the composed relation ("aunt") when the links are not recorded."""
+    by_id = {p.id: p for p in persons}
+    genders = gender_evidence(persons, relationships)
+    out: list[AskerKin] = []
+    for phrase in phrases:
+        people = {asker}
+        for kin in phrase.chain:
+            people = _step(people, kin, relationships, genders)
+        if not people and len(phrase.chain) > 1:
+            composed = parse_kin(phrase.text, mention=True)
+            people = _step({asker}, composed, relationships, genders) if composed else set()
+        for pid in sorted(people - {asker}, key=str):
+            if pid in by_id and all(a.person.id != pid for a in out):
+                out.append(AskerKin(phrase.text, by_id[pid]))
+    return out[:MAX_PEOPLE]
+
+
+def asker_kin(text: str, user_id: UUID, legacy_id: UUID, store: StoryStore) -> list[AskerKin]:
+    """The people `text` names relative to the user asking, among the persons of the legacy,
+    its actively linked legacies and the asker's own relatives; nothing when the text has no
+    kin phrase (and then no store read) or the user is no known person."""
+    phrases = kin_phrases(text)
+    if not phrases:
+        return []
+    user = store.get_user(user_id)
+    if user is None or user.person_id is None:
+        return []
+    legacy_ids = [legacy_id] + [
+        link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
+        for link in store.links_of(legacy_id)
+        if link.status == "active"
+    ]
+    persons = {p.id: p for p in store.persons_of(legacy_ids)}
+    own = persons.get(user.person_id) or store.get_person(user.person_id)
+    if own is None:
+        return []
+    persons[own.id] = own
+    relationships = store.relationships_of(sorted(persons, key=str))
+    for rel in relationships:  # the asker's relatives in legacies outside the request's
+        for pid in (rel.from_person_id, rel.to_person_id):
+            if pid not in persons and own.id in (rel.from_person_id, rel.to_person_id):
+                person = store.get_person(pid)
+                if person is not None:
+                    persons[pid] = person
+    return resolve_kin(phrases, own.id, list(persons.values()), relationships)
+
+
+def with_asker_kin(intent: QueryIntent, kin: Sequence[AskerKin]) -> QueryIntent:
+    """The intent with the asker's relatives as person matches; a name the gazetteer matched
+    for the same words ("Dad" as someone's alias) gives way to the asker's own relative."""
+    if not kin:
+        return intent
+    phrases = {k.mention.casefold() for k in kin}
+    kept = [m for m in intent.matches if m.mention.casefold() not in phrases]
+    ids = {m.node_id for m in kept}
+    added = [
+        EntityMatch(mention=k.mention, node_id=str(k.person.id), label="Person", name=k.person.name)
+        for k in kin
+        if str(k.person.id) not in ids
+    ]
+    people = tuple(dict.fromkeys([*intent.entities.people, *(k.person.name for k in kin)]))
+    return intent.model_copy(
+        update={
+            "matches": (*kept, *added),
+            "entities": intent.entities.model_copy(update={"people": people}),
+        }
+    )
+
+
+def with_asker_names(text: str, kin: Sequence[AskerKin], subject_id: UUID | None) -> str:
+    """The retrieval text with the asker's relatives named: "What did my brother build?" + "Tomás
+    Silva". A phrase naming the legacy's subject goes, as the subject's names do (every story is
+    about them); with nothing left, the text as it was."""
+    out = text
+    for k in kin:
+        if k.person.id == subject_id:
+            out = re.sub(rf"\b{re.escape(k.mention)}(?:['’]s?)?(?!\w)", " ", out, flags=re.IGNORECASE)
+        elif k.person.name.casefold() not in out.casefold():
+            out = f"{out} {k.person.name}"
+    out = " ".join(out.split())
+    return out if re.search(r"\w", out) else text

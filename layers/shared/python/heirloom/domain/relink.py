@@ -1,0 +1,56 @@
+"""Re-resolution: a person, alias or relationship added after the stories that name them. The
+stories it may change are re-linked (their people resolved again and the graph rewritten)
+without re-embedding: their graph marks are forgotten and they go through ingestion again,
+whose chunk step finds the index up to date."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from uuid import UUID
+
+from heirloom.contracts.records import Person, Relationship, Story
+from heirloom.domain.chunking import content_hash
+from heirloom.domain.ingestion import IngestionPorts, enrich_story, named_people
+
+
+def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
+    """The person's legacy's stories whose text names them by name or alias."""
+    return [s for s in ports.stories.stories_of(person.legacy_id) if named_people(s.content, [person])]
+
+
+def stories_narrated_by(ports: IngestionPorts, rel: Relationship) -> list[Story]:
+    """Stories whose author is one of the two persons: "my dad" in them may now resolve."""
+    persons = [
+        p
+        for p in (ports.stories.get_person(rel.from_person_id), ports.stories.get_person(rel.to_person_id))
+        if p
+    ]
+    ids = {p.id for p in persons}
+    authors: dict[UUID, bool] = {}
+    out: list[Story] = []
+    for legacy_id in dict.fromkeys(p.legacy_id for p in persons):
+        for story in ports.stories.stories_of(legacy_id):
+            if story.author_user_id not in authors:
+                user = ports.stories.get_user(story.author_user_id)
+                authors[story.author_user_id] = user is not None and user.person_id in ids
+            if authors[story.author_user_id]:
+                out.append(story)
+    return out
+
+
+def relink(
+    ports: IngestionPorts, stories: Iterable[Story], start_ingestion: Callable[[UUID], None] | None = None
+) -> list[UUID]:
+    """Forget the stories' graph marks, then hand each to the ingestion workflow
+    (`start_ingestion`) or re-extract and re-sync it inline. Returns the story ids."""
+    chosen: Sequence[Story] = list({s.id: s for s in stories}.values())
+    if ports.extractor is None or not chosen:
+        return []
+    ids = [s.id for s in chosen]
+    ports.stories.forget_graph_synced(ids)
+    for story in chosen:
+        if start_ingestion is not None:
+            start_ingestion(story.id)
+        else:
+            enrich_story(ports, story, content_hash(story.content))
+    return ids

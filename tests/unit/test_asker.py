@@ -1,0 +1,222 @@
+"""Questions relative to the asker: kin phrases found, followed through the known relationships
+(several languages, chains, gender), and used by IntentAnalysis and VectorSearch."""
+
+from __future__ import annotations
+
+from uuid import uuid4
+
+import pytest
+
+from heirloom.adapters.memory import memory_services
+from heirloom.contracts.context import (
+    ContextRequest,
+    EntityMatch,
+    IntentAnalysisInput,
+    QueryIntent,
+    VectorSearchInput,
+)
+from heirloom.contracts.events import StoryEvent
+from heirloom.contracts.records import (
+    Legacy,
+    Link,
+    Member,
+    Person,
+    Relationship,
+    RelationshipType,
+    Role,
+    User,
+)
+from heirloom.domain.asker import (
+    AskerKin,
+    asker_kin,
+    kin_phrases,
+    resolve_kin,
+    with_asker_kin,
+    with_asker_names,
+)
+from heirloom.settings import Settings
+from heirloom.steps import intent_analysis, story_events, vector_search
+
+LEGACY, LINKED = uuid4(), uuid4()
+ME, DAD, MUM, BRO, SIS, UNCLE, UNCLE_WIFE, OPA = (uuid4() for _ in range(8))
+ASKER = uuid4()
+
+
+def person(pid, name, legacy=LEGACY, aliases=()):
+    return Person(id=pid, legacy_id=legacy, name=name, aliases=aliases)
+
+
+PERSONS = [
+    person(ME, "Ana Silva"),
+    person(DAD, "João Silva"),  # the legacy's subject
+    person(MUM, "Rosa Silva"),
+    person(BRO, "Tomás Silva"),
+    person(SIS, "Inês Silva"),
+    person(UNCLE, "Carlos Silva"),
+    person(UNCLE_WIFE, "Marta Silva"),
+    person(OPA, "Henk de Vries", legacy=LINKED),
+]
+
+
+def family(a, b, detail):
+    return Relationship(from_person_id=a, to_person_id=b, type=RelationshipType.FAMILY_OF, detail=detail)
+
+
+RELATIONSHIPS = [
+    family(ME, DAD, "father"),
+    family(ME, MUM, "mother"),
+    family(ME, BRO, "brother"),
+    family(SIS, ME, "sister"),  # only recorded from Inês's side: Ana is her sister
+    family(MUM, SIS, "daughter"),  # Inês is a daughter: her gender
+    family(DAD, UNCLE, "brother"),
+    family(UNCLE, UNCLE_WIFE, "wife"),
+    family(MUM, OPA, "father"),
+]
+
+
+def names(found: list[AskerKin]) -> list[str]:
+    return [k.person.name for k in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "phrases"),
+    [
+        ("What did my brother build?", ["my brother"]),
+        ("Where was Dad born, and when?", ["Dad"]),
+        ("Quando o Pai foi para Lisboa?", ["Pai"]),
+        ("Did Opa ever go back to Utrecht?", ["Opa"]),
+        ("What did Tonton say at the wedding?", ["Tonton"]),
+        ("Who was my uncle's wife?", ["my uncle's wife"]),
+        ("What did my late father tell me?", ["my late father"]),
+        ("Mum's brother lent us the van", ["Mum's brother"]),
+        ("Grandma Ida's quilt and Dad's watch", ["Dad's"]),  # "Grandma Ida" is a name
+        ("What did her father do?", []),  # someone else's father
+        ("Father Declan said the Mass", []),  # a title before a name
+        ("What happened at the mill?", []),
+    ],
+)
+def test_kin_phrases_relative_to_the_asker(text, phrases):
+    assert [p.text for p in kin_phrases(text)] == phrases
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What did my brother build?", ["Tomás Silva"]),
+        ("Where was Dad born?", ["João Silva"]),
+        ("Quando a Mãe casou?", ["Rosa Silva"]),  # Portuguese, accent and capital
+        ("Où est allé Papa?", ["João Silva"]),
+        ("Did Opa ever go back?", ["Henk de Vries"]),  # Dutch, into the linked legacy
+        ("Who was my uncle's wife?", ["Marta Silva"]),  # link by link
+        ("What did my sister say?", ["Inês Silva"]),  # recorded the other way round
+        ("What did my cousin say?", []),  # no cousin recorded: nothing, never a guess
+    ],
+)
+def test_phrases_resolve_through_the_known_relationships(text, expected):
+    assert names(resolve_kin(kin_phrases(text), ME, PERSONS, RELATIONSHIPS)) == expected
+
+
+def test_a_gendered_word_never_takes_a_relative_recorded_as_the_other_gender():
+    # Inês is recorded as a daughter: "my brother" is Tomás only
+    assert names(resolve_kin(kin_phrases("my brother"), ME, PERSONS, RELATIONSHIPS)) == ["Tomás Silva"]
+    # with no brother recorded, a sibling of unknown gender may be him; a sister may not
+    unknown = person(uuid4(), "Sam Silva")
+    rels = [r for r in RELATIONSHIPS if r.to_person_id != BRO] + [family(unknown.id, ME, "sister")]
+    found = resolve_kin(kin_phrases("my brother"), ME, [*PERSONS, unknown], rels)
+    assert names(found) == ["Sam Silva"]
+
+
+def test_the_retrieval_text_names_the_relatives_and_drops_the_subject():
+    kin = resolve_kin(kin_phrases("What did my brother build for Dad?"), ME, PERSONS, RELATIONSHIPS)
+    text = with_asker_names("What did my brother build for Dad?", kin, DAD)
+    assert "Tomás Silva" in text and "Dad" not in text and "João" not in text
+    assert with_asker_names("Dad?", kin[1:], DAD) == "Dad?"  # nothing left: the text as it was
+
+
+def test_the_intent_gets_the_relatives_as_person_matches():
+    wrong = EntityMatch(mention="Dad", node_id="someone-else", label="Person", name="Walter")
+    intent = QueryIntent(matches=(wrong,))
+    kin = resolve_kin(kin_phrases("What did Dad and my brother build?"), ME, PERSONS, RELATIONSHIPS)
+    out = with_asker_kin(intent, kin)
+    assert [(m.mention, m.node_id) for m in out.matches] == [("Dad", str(DAD)), ("my brother", str(BRO))]
+    assert out.entities.people == ("João Silva", "Tomás Silva")
+    assert with_asker_kin(intent, []) is intent
+
+
+@pytest.fixture
+def services():
+    svc = memory_services()
+    store = svc.stories
+    for p in PERSONS:
+        store.upsert_person(p)
+    for r in RELATIONSHIPS:
+        store.upsert_relationship(r)
+    store.upsert_legacy(Legacy(id=LEGACY, name="João", subject_person_id=DAD))
+    store.upsert_legacy(Legacy(id=LINKED, name="Henk", subject_person_id=OPA))
+    store.upsert_link(
+        Link(id=uuid4(), legacy_a_id=LEGACY, legacy_b_id=LINKED, status="active", share_mode="all")
+    )
+    store.upsert_user(User(id=ASKER, name="Ana", person_id=ME))
+    store.upsert_member(Member(legacy_id=LEGACY, user_id=ASKER, role=Role.CREATOR))
+    return svc
+
+
+def test_asker_kin_reads_the_store_only_for_a_kin_phrase(services):
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.reads = inner, 0
+
+        def __getattr__(self, name):
+            self.reads += 1
+            return getattr(self.inner, name)
+
+    store = Counting(services.stories)
+    assert asker_kin("What happened at the mill?", ASKER, LEGACY, store) == []
+    assert store.reads == 0
+    assert names(asker_kin("Did Opa ever go back?", ASKER, LEGACY, store)) == ["Henk de Vries"]
+    # a user who is no known person: nothing
+    services.stories.upsert_user(User(id=ASKER, name="Ana", person_id=None))
+    assert asker_kin("Did Opa ever go back?", ASKER, LEGACY, services.stories) == []
+
+
+def _created(story_id, title, content):
+    at = "2024-05-01T00:00:00+00:00"
+    story = {
+        "id": str(story_id),
+        "legacy_id": str(LEGACY),
+        "author_user_id": str(ASKER),
+        "title": title,
+        "content": content,
+        "visibility": "public",
+        "created_at": at,
+        "updated_at": at,
+    }
+    return StoryEvent.model_validate(
+        {
+            "version": "0",
+            "id": str(uuid4()),
+            "source": Settings().workflow.event_source,
+            "account": "123456789012",
+            "time": at,
+            "region": "us-east-1",
+            "resources": [],
+            "detail-type": "Story Created",
+            "detail": {"schema_version": "1", "story": story},
+        }
+    )
+
+
+def test_the_steps_seed_traversal_and_vector_search_with_the_relatives(services):
+    shed, garden = uuid4(), uuid4()
+    story_events.run(_created(shed, "The shed", "Tomás built the shed by the river."), services)
+    story_events.run(_created(garden, "The garden", "We planted beans by the wall."), services)
+    request = ContextRequest(
+        legacy_id=LEGACY, user_id=ASKER, persona="family", query="What did my brother make?"
+    )
+    intent = intent_analysis.run(IntentAnalysisInput(request=request), services)
+    assert (str(BRO), "my brother") in {(m.node_id, m.mention) for m in intent.matches}
+    # the words of the question name no one; the brother's name does
+    hits = vector_search.run(VectorSearchInput(request=request), services).hits
+    by_story = {h.story_id: h.lexical for h in hits}
+    assert by_story[shed] > 0 and by_story.get(garden, 0.0) == 0.0
+    assert hits[0].story_id == shed
