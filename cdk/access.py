@@ -98,6 +98,8 @@ ACCESS: dict[str, Access] = {
     "GraphSync": Access(database=True, graph=Graph.WRITE),
     "IngestFailed": Access(database=True),
     "BackfillPlan": Access(database=True, list_backfill=True),
+    # -- communities (Standard, scheduled): reads the graph, writes summaries in PostgreSQL --
+    "CommunitiesRebuild": Access(database=True, graph=Graph.READ, memory_mb=1024),
 }
 
 

@@ -10,7 +10,13 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from cdk.api import ContextApi
-from cdk.config import BACKFILL_WORKFLOW, CONTEXT_WORKFLOW, INGEST_WORKFLOW, HeirloomConfig
+from cdk.config import (
+    BACKFILL_WORKFLOW,
+    COMMUNITIES_WORKFLOW,
+    CONTEXT_WORKFLOW,
+    INGEST_WORKFLOW,
+    HeirloomConfig,
+)
 from cdk.data import Data
 from cdk.events import Events
 from cdk.functions import DeployedFunction, Functions
@@ -113,6 +119,7 @@ class HeirloomStack(Stack):
             import_bucket=self.data.import_bucket,
             backfill=self.workflows.by_name.get(BACKFILL_WORKFLOW),
             config=config,
+            communities=self.workflows.by_name.get(COMMUNITIES_WORKFLOW),
         )
         self.monitoring = Monitoring(
             self,

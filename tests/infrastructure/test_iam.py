@@ -46,6 +46,7 @@ EXPECTED: dict[str, set[str]] = {
     "GraphSync": DB | GRAPH_WRITE,
     "IngestFailed": DB,
     "BackfillPlan": DB | {"states:ListExecutions"},
+    "CommunitiesRebuild": DB | GRAPH_READ,
 }
 IN_VPC = {cid for cid, actions in EXPECTED.items() if actions & (DB | GRAPH_READ)}
 FUNCTIONS = [state_name(f) for f in function_folders()]

@@ -265,6 +265,9 @@ class MemoryStoryStore:
             for s in (stored[0],)
         ]
 
+    def legacy_ids(self) -> list[UUID]:
+        return sorted(self.legacies, key=str)
+
     def stories_of(self, legacy_id: UUID) -> list[Story]:
         return sorted(
             (s for s, _, _ in self.stories.values() if s.legacy_id == legacy_id), key=lambda s: str(s.id)

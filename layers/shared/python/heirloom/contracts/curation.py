@@ -118,3 +118,23 @@ class ImpactState(Frozen):
     legacy_id: UUID
     impact: int = 0
     last_build: RebuildKind | None = None
+
+
+class CommunitiesRebuildInput(Frozen):
+    """The communities workflow's input: which legacies (none: every one), and whether to
+    rebuild whatever the recorded impact (`force`)."""
+
+    legacy_ids: tuple[UUID, ...] = Field(default=(), max_length=1000)
+    force: Literal["partial", "full"] | None = None
+
+
+class LegacyRebuild(Frozen):
+    legacy_id: UUID
+    kind: RebuildKind
+    impact: int
+    communities: dict[str, int]
+    kept_components: int = 0
+
+
+class CommunitiesRebuildOutput(Frozen):
+    rebuilt: tuple[LegacyRebuild, ...]
