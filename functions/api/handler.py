@@ -25,7 +25,7 @@ from heirloom.domain.context_api import (
 from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
 from heirloom.services import Services, default_services
-from heirloom.steps.api import connections, run
+from heirloom.steps.api import run
 
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 #: bodies are parsed within depth, size and number limits (a 400 beyond them, never a crash)
@@ -122,7 +122,7 @@ def post_connections(
     """Opening connections: the people, places and periods the story names, and for each the other
     stories the caller may read that share it (the story itself must be readable)."""
     call = ConnectionsCall(body=body, legacy_id=legacy_id, user_id=_user_id(_claims()), story_id=story_id)
-    return connections(call, app.context["services"], app.context.get("connections"))
+    return run(call, app.context["services"], connections_workflow=app.context.get("connections"))
 
 
 @app.post("/legacies/<legacy_id>/enrichment", responses=CONNECTIONS_RESPONSES)
@@ -131,7 +131,7 @@ def post_enrichment(legacy_id: UUID, body: Annotated[EnrichmentBody, Body()]) ->
     """Pre-summary enrichment: "Additional Context from Connected Stories" lines for the stories
     the conversation's entities connect to and the chat did not surface."""
     call = ConnectionsCall(body=body, legacy_id=legacy_id, user_id=_user_id(_claims()))
-    return connections(call, app.context["services"], app.context.get("connections"))
+    return run(call, app.context["services"], connections_workflow=app.context.get("connections"))
 
 
 @app.not_found

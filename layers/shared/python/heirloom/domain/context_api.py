@@ -8,7 +8,7 @@ import json
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from heirloom.contracts.connections import MAX_SURFACED
 from heirloom.contracts.context import (
@@ -81,7 +81,7 @@ class ContextBody(BaseModel):
     history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
     linked_story_id: UUID | None = None
     token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)
-    elicitation: bool = Field(
+    elicitation: StrictBool = Field(
         default=False,
         description="The conversation is eliciting a story: the context marks at most one connection"
         " to suggest (`suggestion`) and ends with the graph suggestion directive",

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from typing import overload
 from uuid import UUID
 
 from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
@@ -23,7 +24,30 @@ from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
 from heirloom.services import Services
 
 
-def run(call: ContextCall, services: Services, workflow: ContextWorkflow | None = None) -> ContextResponse:
+@overload
+def run(
+    call: ContextCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> ContextResponse: ...
+@overload
+def run(
+    call: ConnectionsCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> StoryConnections: ...
+def run(
+    call: ContextCall | ConnectionsCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> ContextResponse | StoryConnections:
+    """A question (ContextCall) to the context workflow; an opening or enrichment request
+    (ConnectionsCall) to the story_connections workflow."""
+    if isinstance(call, ConnectionsCall):
+        return connections(call, services, connections_workflow)
     return answer(
         call.body,
         legacy_id=call.legacy_id,
