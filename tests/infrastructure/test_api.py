@@ -123,7 +123,7 @@ EVOLUTION_BODIES = [
         EnrichmentBody,
         {"messages": MESSAGES * 20, "story_id": UUID, "surfaced_story_ids": [UUID], "persona": "friend"},
         True,
-    ),  # fmt: skip
+    ),
     ("EnrichmentBody", EnrichmentBody, {"messages": []}, False),
     ("EnrichmentBody", EnrichmentBody, {"messages": MESSAGES * 21}, False),
     ("EnrichmentBody", EnrichmentBody, {"messages": MESSAGES, "surfaced_story_ids": ["x"]}, False),
