@@ -208,3 +208,50 @@ def test_no_suggestion_when_the_message_names_nothing_the_graph_knows(flows):
     assert result.suggestion is None
     assert "## Suggested Connection" not in result.formatted_context
     assert "## Graph Suggestion Directive" in result.formatted_context
+
+
+def test_enrichment_of_a_story_traverses_only_what_the_conversation_named(flows):
+    result = connect(flows, USER["Tess Kline"], kind="enrichment", persona="family", messages=ENRICH,
+                     story_id=ID["Uncle Ray"])  # fmt: skip
+    named = {e.name for e in result.entities}
+    assert "Orchard Street" not in named and "Harlan City" not in named  # the story's, not the chat's
+    assert ID["Uncle Ray"] not in {str(line.story_id) for line in result.lines}
+
+
+# -- the API routes over the real workflows ------------------------------------------------------
+def api_event(path: str, resource: str, params: dict, body: dict, user: str) -> dict:
+    import json
+
+    event = json.loads((SAMPLE.parents[1] / "events" / "api.json").read_text())
+    event.update(path=path, resource=resource, pathParameters=params, body=json.dumps(body))
+    event["requestContext"]["authorizer"]["claims"]["sub"] = user
+    return event
+
+
+@pytest.mark.parametrize("who,status", [("Tess Kline", 200), ("Nicki Kline", 403)])
+def test_the_api_routes_answer_through_the_story_connections_workflow(flows, sample_ports, who, status):
+    import json
+
+    from heirloom_dev.functions import LambdaContext, load_handler
+    from tests.support.services import services_with
+
+    services = services_with(stories=sample_ports.stories, graph=sample_ports.graph)
+    story = ID["Vine Street"]  # private: the admin may read it, the admirer may not
+    opening = api_event(f"/legacies/{DOM}/stories/{story}/connections",
+                        "/legacies/{legacy_id}/stories/{story_id}/connections",
+                        {"legacy_id": DOM, "story_id": story}, {"persona": "family"}, USER[who])  # fmt: skip
+    response = load_handler("api")(opening, LambdaContext("Api"), services=services, connections=flows[0])
+    body = json.loads(response["body"])
+    assert response["statusCode"] == status, body
+    if status == 200:
+        assert body["story_title"] == "Vine Street" and body["formatted"].startswith(
+            "## Connections from This Story"
+        )
+    else:
+        assert body == {"error": "AccessDenied", "reason": "the story is not readable by this user"}
+    enrichment = api_event(f"/legacies/{DOM}/enrichment", "/legacies/{legacy_id}/enrichment", {"legacy_id": DOM},
+                           {"messages": [m.model_dump() for m in ENRICH]}, USER[who])  # fmt: skip
+    response = load_handler("api")(enrichment, LambdaContext("Api"), services=services, connections=flows[0])
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 200 and body["formatted"].startswith("## Additional Context")
+    assert {line["story_id"] for line in body["lines"]} <= oracle.readable(DATA, USER[who], DOM)

@@ -30,8 +30,11 @@ def plan_connections(data: ConnectionsPlanInput, store: StoryStore) -> Connectio
     conn = data.connections
     scope = scope_for(store, conn.user_id, conn.legacy_id)
     story = readable_story(store, scope, conn.story_id) if conn.story_id else None
-    if story is not None and conn.kind == "opening":
-        text = f"{story.title}\n\n{story.content}"
+    opening = story if conn.kind == "opening" else None
+    # an opening traverses from the story's own entities too; an enrichment only from what the
+    # conversation named (the story it evolves is left out by ConnectionsAssemble)
+    if opening is not None:
+        text = f"{opening.title}\n\n{opening.content}"
     else:
         text = "\n\n".join(m.content for m in conn.messages)
     query, *rest = pieces(text, MAX_QUERY_CHARS) or [story.title if story else "conversation"]
@@ -42,7 +45,7 @@ def plan_connections(data: ConnectionsPlanInput, store: StoryStore) -> Connectio
         persona=conn.persona,
         query=query,
         history=tuple(history[:MAX_HISTORY_MESSAGES]),
-        linked_story_id=story.id if story else None,
+        linked_story_id=opening.id if opening else None,
         graph_enabled=conn.graph_enabled,
         purpose="connections",
     )
