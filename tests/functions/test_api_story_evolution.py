@@ -137,3 +137,44 @@ def test_the_openapi_document_describes_the_story_evolution_routes():
     assert (
         "suggestion" in context and schemas["ContextBody"]["properties"]["elicitation"]["type"] == "boolean"
     )
+
+
+class _StepFunctions:
+    """start_sync_execution's answer, and the input it was given."""
+
+    def __init__(self, response):
+        self.response, self.inputs = response, []
+
+    def start_sync_execution(self, **kwargs):
+        self.inputs.append((kwargs["stateMachineArn"], json.loads(kwargs["input"])))
+        return self.response
+
+
+def test_the_step_functions_adapter_runs_story_connections_and_maps_its_refusals():
+    from heirloom.adapters.stepfunctions import StepFunctionsConnectionsWorkflow
+
+    arn = "arn:aws:states:us-east-1:1:stateMachine:Heirloom-StoryConnections"
+    answer = StoryConnections(kind="opening", story_id=STORY, formatted="block")
+    client = _StepFunctions({"status": "SUCCEEDED", "output": answer.model_dump_json()})
+    status, body, _ = call(opening(), StepFunctionsConnectionsWorkflow(arn, client))
+    assert status == 200 and body["formatted"] == "block"
+    ((called, given),) = client.inputs
+    assert (
+        called == arn
+        and given["connections"]["story_id"] == STORY
+        and given["connections"]["kind"] == "opening"
+    )
+    cause = json.dumps(
+        {"errorType": "AccessDenied", "errorMessage": "the story is not readable by this user"}
+    )
+    refused = _StepFunctions({"status": "FAILED", "error": "AccessDenied", "cause": cause})
+    status, body, _ = call(opening(), StepFunctionsConnectionsWorkflow(arn, refused))
+    assert status == 403 and body == {
+        "error": "AccessDenied",
+        "reason": "the story is not readable by this user",
+    }
+    timed_out = _StepFunctions({"status": "TIMED_OUT"})
+    status, body, _ = call(
+        enrichment({"messages": MESSAGES}), StepFunctionsConnectionsWorkflow(arn, timed_out)
+    )
+    assert status == 504 and body["error"] == "WorkflowTimedOut"

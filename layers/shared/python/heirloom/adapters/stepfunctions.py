@@ -27,7 +27,9 @@ CLIENT_TIMEOUTS = {
 }
 
 
-class StepFunctionsContextWorkflow:
+class _SyncWorkflow:
+    """StartSyncExecution of an Express state machine; its typed errors raised as the API's."""
+
     #: the execution input's key for the request, and the output model
     input_key = "request"
     output: type[BaseModel] = AssembledContext
@@ -59,18 +61,20 @@ class StepFunctionsContextWorkflow:
             )
         return self.output.model_validate_json(response["output"])
 
+
+class StepFunctionsContextWorkflow(_SyncWorkflow):
     def run(self, request: ContextRequest) -> AssembledContext:
         result: AssembledContext = self._execute(request)
         return result
 
 
-class StepFunctionsConnectionsWorkflow(StepFunctionsContextWorkflow):
+class StepFunctionsConnectionsWorkflow(_SyncWorkflow):
     """The story_connections workflow, the same way (StartSyncExecution, same timeouts)."""
 
     input_key = "connections"
     output = StoryConnections
 
-    def run(self, request: ConnectionsRequest) -> StoryConnections:  # type: ignore[override]
+    def run(self, request: ConnectionsRequest) -> StoryConnections:
         result: StoryConnections = self._execute(request)
         return result
 
