@@ -100,16 +100,14 @@ def _weight(entity: EntityConnections) -> float:
     return entity.count * (BROAD_WEIGHT if broad else 1.0)
 
 
+def _list(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _titles(stories: Sequence[ConnectedStory]) -> str:
     names = [f'"{quoted_title(s.title)}"' for s in stories[:MAX_TITLES]]
     more = len(stories) - len(names)
-    if more:
-        names.append(f"{more} more")
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _list(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return _list([*names, f"{more} more"] if more else names)
 
 
 def opening_block(entities: Sequence[EntityConnections]) -> str:
