@@ -204,6 +204,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 f"    graph added to the top 5: {', '.join(added) or 'nothing'}; known connections: {facts} facts;"
                 f" context {hybrid.metadata.tokens_used}/{hybrid.metadata.token_budget} tokens"
             )
+        if "evolution" in plan:
+            from heirloom_dev.evolution_demo import show_evolution
+
+            show_evolution(workflows, plan["legacy_id"], plan["evolution"])
     return 0
 
 

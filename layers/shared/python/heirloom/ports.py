@@ -11,6 +11,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from heirloom.contracts.access import ReadScope, StoryMeta
+from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.ingestion import RunningExecution
@@ -217,6 +218,12 @@ class ContextWorkflow(Protocol):
     heirloom.errors (InvalidRequest, AccessDenied, NotFound, StoreUnavailable) or WorkflowFailed."""
 
     def run(self, request: ContextRequest) -> AssembledContext: ...
+
+
+class ConnectionsWorkflow(Protocol):
+    """Runs the story_connections workflow synchronously; raises as ContextWorkflow does."""
+
+    def run(self, request: ConnectionsRequest) -> StoryConnections: ...
 
 
 State = Literal["closed", "open", "half_open"]

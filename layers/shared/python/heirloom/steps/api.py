@@ -1,20 +1,53 @@
-"""Api: POST /legacies/{legacy_id}/context for one verified caller, answered by the context
-workflow (the handler maps the typed errors to HTTP statuses)."""
+"""Api: POST /legacies/{legacy_id}/context, .../stories/{story_id}/connections and
+.../enrichment for one verified caller, answered by the context and story_connections workflows
+(the handler maps the typed errors to HTTP statuses)."""
 
 from __future__ import annotations
 
+from typing import overload
 from uuid import UUID
 
+from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import (
     ContextRequest,
 )
-from heirloom.domain.context_api import ContextBody, ContextCall, ContextResponse, ContextSource
+from heirloom.domain.context_api import (
+    ConnectionsCall,
+    ContextBody,
+    ContextCall,
+    ContextResponse,
+    ContextSource,
+    EnrichmentBody,
+)
 from heirloom.errors import AccessDenied
-from heirloom.ports import ContextWorkflow
+from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
 from heirloom.services import Services
 
 
-def run(call: ContextCall, services: Services, workflow: ContextWorkflow | None = None) -> ContextResponse:
+@overload
+def run(
+    call: ContextCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> ContextResponse: ...
+@overload
+def run(
+    call: ConnectionsCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> StoryConnections: ...
+def run(
+    call: ContextCall | ConnectionsCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> ContextResponse | StoryConnections:
+    """A question (ContextCall) to the context workflow; an opening or enrichment request
+    (ConnectionsCall) to the story_connections workflow."""
+    if isinstance(call, ConnectionsCall):
+        return connections(call, services, connections_workflow)
     return answer(
         call.body,
         legacy_id=call.legacy_id,
@@ -24,6 +57,29 @@ def run(call: ContextCall, services: Services, workflow: ContextWorkflow | None 
         graph_enabled=services.settings.graph.augmentation_enabled,
         workflow=workflow or services.context_workflow,
     )
+
+
+def connections(
+    call: ConnectionsCall, services: Services, workflow: ConnectionsWorkflow | None = None
+) -> StoryConnections:
+    """Opening connections of a story (`call.story_id`) or the enrichment of a conversation."""
+    body = call.body
+    graph_enabled = services.settings.graph.augmentation_enabled
+    common = {"legacy_id": call.legacy_id, "user_id": call.user_id, "persona": body.persona}
+    if isinstance(body, EnrichmentBody):
+        request = ConnectionsRequest(
+            kind="enrichment",
+            story_id=body.story_id,
+            messages=body.messages,
+            surfaced_story_ids=body.surfaced_story_ids,
+            graph_enabled=graph_enabled,
+            **common,
+        )
+    else:
+        request = ConnectionsRequest(
+            kind="opening", story_id=call.story_id, graph_enabled=graph_enabled, **common
+        )
+    return (workflow or services.connections_workflow).run(request)
 
 
 def answer(
@@ -48,6 +104,7 @@ def answer(
         token_budget=body.token_budget,
         debug=debug,
         graph_enabled=graph_enabled,
+        elicitation=body.elicitation,
     )
     assembled = workflow.run(request)
     sources = [
@@ -58,6 +115,7 @@ def answer(
         context=assembled.formatted_context,
         sources=sources,
         tokens=assembled.metadata.tokens_used,
+        suggestion=assembled.suggestion,
         sources_used=list(assembled.sources_used),
         degraded=list(assembled.degraded),
         debug=assembled.metadata.model_dump(mode="json") if debug else None,
