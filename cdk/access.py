@@ -43,6 +43,8 @@ class Access:
     imports: bool = False
     #: states:StartSyncExecution on the context-assembly workflow (CONTEXT_STATE_MACHINE_ARN)
     start_context: bool = False
+    #: states:StartSyncExecution on the story_connections workflow (CONNECTIONS_STATE_MACHINE_ARN)
+    start_connections: bool = False
     #: states:StartExecution on the ingest_story workflow (INGEST_STATE_MACHINE_ARN)
     start_ingestion: bool = False
     #: Claude Haiku for intent classification when `heirloom:intentProvider=bedrock` (the grant
@@ -67,9 +69,9 @@ CLASSIFY = frozenset({Model.CLASSIFY})
 
 #: Each row is what the handler's code path calls (heirloom.services / domain), nothing more.
 ACCESS: dict[str, Access] = {
-    # API Gateway -> runs the Express context workflow synchronously; the curation routes read
-    # the caller's role and write merges in PostgreSQL and the graph
-    "Api": Access(start_context=True, database=True, graph=Graph.WRITE, timeout_s=22),
+    # API Gateway -> runs the Express context and story_connections workflows synchronously; the
+    # curation routes read the caller's role and write merges in PostgreSQL and the graph
+    "Api": Access(start_context=True, start_connections=True, database=True, graph=Graph.WRITE, timeout_s=22),
     # -- context_assembly (Express) --
     # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
     "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True, intent_model=True),
@@ -77,6 +79,10 @@ ACCESS: dict[str, Access] = {
     "GraphTraversal": Access(graph=Graph.READ, breaker=True),
     "AccessFilter": Access(database=True),
     "RankAssemble": Access(memory_mb=1024),
+    # -- story_connections (Express): IntentAnalysis, GraphTraversal and AccessFilter above, and --
+    # the story and the caller's read scope (PostgreSQL)
+    "ConnectionsPlan": Access(database=True),
+    "ConnectionsAssemble": Access(),
     # -- story events and imports (asynchronous) --
     # records and structural graph nodes; chunking/extraction is the ingest_story workflow's
     "StoryEvents": Access(

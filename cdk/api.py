@@ -1,5 +1,6 @@
-"""REST API: POST /legacies/{legacy_id}/context and the curation routes (GET merge-suggestions,
-POST merges, POST merges/{merge_id}/undo, POST keep-apart) -> the Api function, behind a Cognito user pool
+"""REST API: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections,
+/legacies/{legacy_id}/enrichment and the curation routes (GET merge-suggestions, POST merges, POST
+merges/{merge_id}/undo, POST keep-apart) -> the Api function, behind a Cognito user pool
 authorizer on every method and a request validator with a JSON schema for the body. The schema's
 limits come from the contracts (heirloom.contracts.context), the same ones the handler enforces."""
 
@@ -13,6 +14,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from cdk.config import HeirloomConfig
+from heirloom.contracts.connections import MAX_SURFACED
 from heirloom.contracts.context import (
     MAX_HISTORY_CHARS,
     MAX_HISTORY_MESSAGES,
@@ -30,9 +32,8 @@ UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-
 S = apigw.JsonSchemaType
 
 
-def context_body_schema() -> apigw.JsonSchema:
-    """JSON schema (draft 4) of the POST body: `ContextBody` in heirloom.domain.context_api."""
-    message = apigw.JsonSchema(
+def _message() -> apigw.JsonSchema:
+    return apigw.JsonSchema(
         type=S.OBJECT,
         required=["role", "content"],
         additional_properties=False,
@@ -41,6 +42,46 @@ def context_body_schema() -> apigw.JsonSchema:
             "content": apigw.JsonSchema(type=S.STRING, min_length=1, max_length=MAX_HISTORY_CHARS),
         },
     )
+
+
+def _persona() -> apigw.JsonSchema:
+    return apigw.JsonSchema(type=S.STRING, enum=[p.value for p in Persona])
+
+
+def opening_body_schema() -> apigw.JsonSchema:
+    """`OpeningBody`: POST /legacies/{legacy_id}/stories/{story_id}/connections."""
+    return apigw.JsonSchema(
+        schema=apigw.JsonSchemaVersion.DRAFT4,
+        title="OpeningBody",
+        type=S.OBJECT,
+        additional_properties=False,
+        properties={"persona": _persona()},
+    )
+
+
+def enrichment_body_schema() -> apigw.JsonSchema:
+    """`EnrichmentBody`: POST /legacies/{legacy_id}/enrichment."""
+    uuid = apigw.JsonSchema(type=S.STRING, pattern=UUID_PATTERN)
+    return apigw.JsonSchema(
+        schema=apigw.JsonSchemaVersion.DRAFT4,
+        title="EnrichmentBody",
+        type=S.OBJECT,
+        required=["messages"],
+        additional_properties=False,
+        properties={
+            "messages": apigw.JsonSchema(
+                type=S.ARRAY, min_items=1, max_items=MAX_HISTORY_MESSAGES, items=_message()
+            ),
+            "persona": _persona(),
+            "story_id": apigw.JsonSchema(type=[S.STRING, S.NULL], pattern=UUID_PATTERN),
+            "surfaced_story_ids": apigw.JsonSchema(type=S.ARRAY, max_items=MAX_SURFACED, items=uuid),
+        },
+    )
+
+
+def context_body_schema() -> apigw.JsonSchema:
+    """JSON schema (draft 4) of the POST body: `ContextBody` in heirloom.domain.context_api."""
+    message = _message()
     return apigw.JsonSchema(
         schema=apigw.JsonSchemaVersion.DRAFT4,
         title="ContextBody",
@@ -49,12 +90,13 @@ def context_body_schema() -> apigw.JsonSchema:
         additional_properties=False,
         properties={
             "query": apigw.JsonSchema(type=S.STRING, min_length=1, max_length=MAX_QUERY_CHARS),
-            "persona": apigw.JsonSchema(type=S.STRING, enum=[p.value for p in Persona]),
+            "persona": _persona(),
             "history": apigw.JsonSchema(type=S.ARRAY, max_items=MAX_HISTORY_MESSAGES, items=message),
             "linked_story_id": apigw.JsonSchema(type=[S.STRING, S.NULL], pattern=UUID_PATTERN),
             "token_budget": apigw.JsonSchema(
                 type=S.INTEGER, minimum=MIN_TOKEN_BUDGET, maximum=MAX_TOKEN_BUDGET
             ),
+            "elicitation": apigw.JsonSchema(type=S.BOOLEAN),
         },
     )
 
@@ -191,6 +233,29 @@ class ContextApi(Construct):
                 "method.request.querystring.debug": False,
             },
         )
+        # story evolution: opening connections of a story, enrichment before the summary
+        for name, path, schema, params in (
+            (
+                "OpeningBody",
+                ["stories", "{story_id}", "connections"],
+                opening_body_schema(),
+                ["legacy_id", "story_id"],
+            ),
+            ("EnrichmentBody", ["enrichment"], enrichment_body_schema(), ["legacy_id"]),
+        ):
+            resource = legacy
+            for part in path:
+                resource = resource.get_resource(part) or resource.add_resource(part)
+            model = self.api.add_model(
+                f"{name}Model", content_type="application/json", model_name=name, schema=schema
+            )
+            resource.add_method(
+                "POST",
+                apigw.LambdaIntegration(handler),
+                request_validator=validator,
+                request_models={"application/json": model},
+                request_parameters={f"method.request.path.{p}": True for p in params},
+            )
 
         self._curation_routes(legacy, handler, validator)
 

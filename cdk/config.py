@@ -52,6 +52,8 @@ NEPTUNE_PORT = 8182
 
 #: the workflow the Api function runs synchronously
 CONTEXT_WORKFLOW = "context_assembly"
+#: the workflow the Api function runs synchronously for opening connections and enrichment
+CONNECTIONS_WORKFLOW = "story_connections"
 #: the workflow StoryEvents starts for each new or changed story
 INGEST_WORKFLOW = "ingest_story"
 #: workflows that are STANDARD; every other ASL file is an EXPRESS workflow

@@ -336,7 +336,11 @@ class Functions:
         return logical_id
 
     def grant_workflows(
-        self, context: sfn.StateMachine, ingest: sfn.StateMachine | None, backfill_arn: str | None = None
+        self,
+        context: sfn.StateMachine,
+        ingest: sfn.StateMachine | None,
+        backfill_arn: str | None = None,
+        connections: sfn.StateMachine | None = None,
     ) -> None:
         """Functions that start a workflow get that one workflow's ARN and start action only;
         BackfillPlan lists the backfill's executions (`backfill_arn` is built from the workflow's
@@ -353,6 +357,15 @@ class Functions:
             if deployed.access.start_context:
                 context.grant_start_sync_execution(deployed.role)
                 deployed.function.add_environment("CONTEXT_STATE_MACHINE_ARN", context.state_machine_arn)
+            if deployed.access.start_connections:
+                if connections is None:
+                    raise LookupError(
+                        f"{deployed.construct_id} starts story_connections, which has no ASL file"
+                    )
+                connections.grant_start_sync_execution(deployed.role)
+                deployed.function.add_environment(
+                    "CONNECTIONS_STATE_MACHINE_ARN", connections.state_machine_arn
+                )
             if deployed.access.start_ingestion:
                 if ingest is None:
                     raise LookupError(f"{deployed.construct_id} starts ingest_story, which has no ASL file")

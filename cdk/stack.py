@@ -13,6 +13,7 @@ from cdk.api import ContextApi
 from cdk.config import (
     BACKFILL_WORKFLOW,
     COMMUNITIES_WORKFLOW,
+    CONNECTIONS_WORKFLOW,
     CONTEXT_WORKFLOW,
     INGEST_WORKFLOW,
     HeirloomConfig,
@@ -107,6 +108,7 @@ class HeirloomStack(Stack):
             state_machine_arn(self, BACKFILL_WORKFLOW)
             if BACKFILL_WORKFLOW in self.workflows.by_name
             else None,
+            self.workflows.by_name.get(CONNECTIONS_WORKFLOW),
         )
         self.api = ContextApi(
             self, "ContextApi", handler=self._required("Api").function, config=config, log_retention=retention
@@ -127,7 +129,13 @@ class HeirloomStack(Stack):
             context_workflow=context,
             functions=self.functions,
             config=config,
-            other_workflows={n: m for n, m in self.workflows.by_name.items() if n != CONTEXT_WORKFLOW},
+            # story_connections fails with the caller's 403 / 404 like the context workflow: no
+            # any-failure alarm for either
+            other_workflows={
+                n: m
+                for n, m in self.workflows.by_name.items()
+                if n not in (CONTEXT_WORKFLOW, CONNECTIONS_WORKFLOW)
+            },
         )
         self._acknowledge_notifications_handler()
         self._outputs()

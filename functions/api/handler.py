@@ -1,5 +1,6 @@
-"""Api behind API Gateway (Cognito authorizer): POST /legacies/{legacy_id}/context, and the
-curation routes (merge suggestions, merge, undo, keep apart) for a legacy's creator and admins."""
+"""Api: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections
+and /legacies/{legacy_id}/enrichment behind API Gateway (Cognito authorizer), and the curation
+routes (merge suggestions, merge, undo, keep apart) for a legacy's creator and admins."""
 
 from typing import Annotated, Any
 from uuid import UUID
@@ -10,18 +11,22 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from heirloom.contracts.connections import StoryConnections
 from heirloom.contracts.curation import KeepApartBody, MergeBody, MergeResult, MergeSuggestion
 from heirloom.domain.context_api import (
+    ConnectionsCall,
     ContextBody,
     ContextCall,
     ContextResponse,
+    EnrichmentBody,
+    OpeningBody,
     WorkflowFailed,
     WorkflowTimedOut,
     parse_body,
 )
 from heirloom.domain.curation_api import CurationCall
 from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound, StoreUnavailable, error_contract
-from heirloom.ports import ContextWorkflow
+from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
 from heirloom.services import Services, default_services
 from heirloom.steps.api import run
 
@@ -35,11 +40,7 @@ ERROR_BODY = {
     "properties": {"error": {"type": "string"}, "reason": {"type": "string"}},
     "required": ["error", "reason"],
 }
-RESPONSES: dict[int, Any] = {
-    200: {
-        "description": "The assembled context",
-        "content": {"application/json": {"model": ContextResponse}},
-    },
+REFUSALS: dict[int, Any] = {
     **{
         code: {"description": text, "content": {"application/json": {"schema": ERROR_BODY}}}
         for code, text in (
@@ -49,12 +50,31 @@ RESPONSES: dict[int, Any] = {
                 " larger than 1 MiB, nested more than 8 levels deep or holds an integer of more than"
                 " 20 digits",
             ),
-            (403, "AccessDenied: no verified identity, not a member of the legacy, or debug without admin"),
-            (404, "NotFound: the legacy does not exist"),
+            (
+                403,
+                "AccessDenied: no verified identity, not a member of the legacy, debug without admin,"
+                " or a story the caller may not read",
+            ),
+            (404, "NotFound: the legacy (or the story, in this legacy or one linked to it) does not exist"),
             (503, "StoreUnavailable: the permission store is unreachable; nothing returned, retry later"),
             (504, "WorkflowTimedOut: context assembly ran out of time; nothing returned, retry later"),
         )
     },
+}
+RESPONSES: dict[int, Any] = {
+    200: {
+        "description": "The assembled context",
+        "content": {"application/json": {"model": ContextResponse}},
+    },
+    **REFUSALS,
+}
+CONNECTIONS_RESPONSES: dict[int, Any] = {
+    200: {
+        "description": "The entities named and the readable stories connected to each, as data and as"
+        " a formatted block",
+        "content": {"application/json": {"model": StoryConnections}},
+    },
+    **REFUSALS,
 }
 #: failures that are not the caller's: a fixed reason, never the internal message
 UNAVAILABLE = {
@@ -72,13 +92,6 @@ def _claims() -> dict[str, Any]:
     return dict(claims)
 
 
-def _user_id() -> UUID:
-    try:
-        return UUID(str(_claims()["sub"]))
-    except ValueError as exc:
-        raise AccessDenied("identity is not a user id") from exc
-
-
 def _is_admin(claims: dict[str, Any]) -> bool:
     groups = claims.get("cognito:groups") or ""
     names = groups if isinstance(groups, list) else str(groups).strip("[]").replace(",", " ").split()
@@ -91,14 +104,37 @@ def post_context(
     legacy_id: UUID, body: Annotated[ContextBody, Body()], debug: Annotated[bool, Query()] = False
 ) -> ContextResponse:
     claims = _claims()
-    try:
-        user_id = UUID(str(claims["sub"]))
-    except ValueError as exc:
-        raise AccessDenied("identity is not a user id") from exc
     call = ContextCall(
-        body=body, legacy_id=legacy_id, user_id=user_id, is_admin=_is_admin(claims), debug=debug
+        body=body, legacy_id=legacy_id, user_id=_user_id(claims), is_admin=_is_admin(claims), debug=debug
     )
     return run(call, app.context["services"], app.context.get("workflow"))
+
+
+def _user_id(claims: dict[str, Any]) -> UUID:
+    try:
+        return UUID(str(claims["sub"]))
+    except ValueError as exc:
+        raise AccessDenied("identity is not a user id") from exc
+
+
+@app.post("/legacies/<legacy_id>/stories/<story_id>/connections", responses=CONNECTIONS_RESPONSES)
+@tracer.capture_method
+def post_connections(
+    legacy_id: UUID, story_id: UUID, body: Annotated[OpeningBody, Body()]
+) -> StoryConnections:
+    """Opening connections: the people, places and periods the story names, and for each the other
+    stories the caller may read that share it (the story itself must be readable)."""
+    call = ConnectionsCall(body=body, legacy_id=legacy_id, user_id=_user_id(_claims()), story_id=story_id)
+    return run(call, app.context["services"], connections_workflow=app.context.get("connections"))
+
+
+@app.post("/legacies/<legacy_id>/enrichment", responses=CONNECTIONS_RESPONSES)
+@tracer.capture_method
+def post_enrichment(legacy_id: UUID, body: Annotated[EnrichmentBody, Body()]) -> StoryConnections:
+    """Pre-summary enrichment: "Additional Context from Connected Stories" lines for the stories
+    the conversation's entities connect to and the chat did not surface."""
+    call = ConnectionsCall(body=body, legacy_id=legacy_id, user_id=_user_id(_claims()))
+    return run(call, app.context["services"], connections_workflow=app.context.get("connections"))
 
 
 def _curation_responses(model: Any) -> dict[int, Any]:
@@ -137,7 +173,7 @@ def post_keep_apart(legacy_id: UUID, body: Annotated[KeepApartBody, Body()]) -> 
 
 
 def _curate(**fields: Any) -> Any:
-    return run(CurationCall(user_id=_user_id(), **fields), app.context["services"])
+    return run(CurationCall(user_id=_user_id(_claims()), **fields), app.context["services"])
 
 
 @app.not_found
@@ -180,6 +216,7 @@ def handler(
     context: LambdaContext,
     services: Services | None = None,
     workflow: ContextWorkflow | None = None,
+    connections: ConnectionsWorkflow | None = None,
 ) -> dict[str, Any]:
-    app.append_context(services=services or default_services(), workflow=workflow)
+    app.append_context(services=services or default_services(), workflow=workflow, connections=connections)
     return app.resolve(event, context)

@@ -26,6 +26,7 @@ from schemathesis.generation import GenerationMode
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.tokenizer import TiktokenTokenizer
+from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom_dev.functions import LambdaContext
@@ -60,6 +61,16 @@ def is_uuid(value: Any) -> bool:
     return True
 
 
+class InProcessConnections:
+    """The ConnectionsWorkflow port over the real steps (`tests.support.pipeline`)."""
+
+    def __init__(self, services: Any):
+        self.services = services
+
+    def run(self, request: ConnectionsRequest) -> StoryConnections:
+        return StoryConnections.model_validate(pipeline.connections(self.services, request))
+
+
 class InProcessWorkflow:
     """The ContextWorkflow port over the real steps (`tests.support.pipeline`); a step that
     raises anything but a typed refusal surfaces as an error, which the API turns into a 5xx."""
@@ -88,16 +99,18 @@ def api(local_stack, tmp_path_factory) -> Iterator[dict[str, Any]]:
                              graph=graph, embedder=embedder, tokenizer=ports.tokenizer)  # fmt: skip
     module = load_api()
     doc = json.loads(module.app.get_openapi_json_schema(title="Heirloom context API", version="1"))
-    workflow = InProcessWorkflow(services)
+    workflow, connections = InProcessWorkflow(services), InProcessConnections(services)
 
     def invoke(event: dict[str, Any]) -> dict[str, Any]:
-        # half the requests read the seeded legacy, so the whole pipeline runs on fuzzed input
+        # half the requests read the seeded legacy (and its public story), so the whole pipeline
+        # runs on fuzzed input
         params = event.get("pathParameters") or {}
-        if is_uuid(params.get("legacy_id")) and hash(event.get("body")) % 2:
-            event["path"] = event["path"].replace(params["legacy_id"], mini.legacy)
-            params["legacy_id"] = mini.legacy
+        for name, seeded in (("legacy_id", mini.legacy), ("story_id", mini.public_story)):
+            if is_uuid(params.get(name)) and hash(event.get("body")) % 2:
+                event["path"] = event["path"].replace(params[name], seeded)
+                params[name] = seeded
         result: dict[str, Any] = module.handler(
-            event, LambdaContext("Api"), services=services, workflow=workflow
+            event, LambdaContext("Api"), services=services, workflow=workflow, connections=connections
         )
         STATS[str(result["statusCode"])] = STATS.get(str(result["statusCode"]), 0) + 1
         return result
@@ -119,11 +132,19 @@ def api(local_stack, tmp_path_factory) -> Iterator[dict[str, Any]]:
     db.close()
 
 
-def test_no_request_makes_the_api_fail(api):
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/legacies/{legacy_id}/context",
+        "/legacies/{legacy_id}/stories/{story_id}/connections",
+        "/legacies/{legacy_id}/enrichment",
+    ],
+)
+def test_no_request_makes_the_api_fail(api, path):
     # built here rather than with schemathesis.pytest.from_fixture, which reads a node attribute
     # pytest 9 no longer has
     schema = schemathesis.openapi.from_wsgi("/openapi.json", api["app"])
-    operation = schema["/legacies/{legacy_id}/context"]["POST"]
+    operation = schema[path]["POST"]
     cases = st.one_of(
         operation.as_strategy(mode) for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
     )

@@ -1,5 +1,5 @@
-"""API Gateway: Cognito authorizer on every method, request validation with the body schema,
-and the schema agreeing with the handler's own model (ContextBody)."""
+"""API Gateway: Cognito authorizer on every method, request validation with the body schemas,
+and each schema agreeing with the handler's own model (ContextBody, OpeningBody, EnrichmentBody)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from cfnlint.jsonschema import StandardValidator
 from pydantic import ValidationError
 
 from cdk.naming import REPO_ROOT
-from heirloom.domain.context_api import ContextBody
+from heirloom.domain.context_api import ContextBody, EnrichmentBody, OpeningBody
 
 UUID = "f8156de7-80fc-4f32-a0b0-5596b12c22c1"
 OK = {"query": "Who was her brother?", "persona": "family"}
@@ -22,10 +22,29 @@ def of_type(resources, kind):
     return {lid: r["Properties"] for lid, r in resources.items() if r["Type"] == kind}
 
 
+def model_schema(resources, name):
+    (model,) = [m for m in of_type(resources, "AWS::ApiGateway::Model").values() if m["Name"] == name]
+    return model["Schema"]
+
+
 @pytest.fixture(scope="module")
 def schema(resources):
-    (model,) = of_type(resources, "AWS::ApiGateway::Model").values()
-    return model["Schema"]
+    return model_schema(resources, "ContextBody")
+
+
+def post_methods(resources):
+    """Each POST method by its path below /legacies/{legacy_id}."""
+    parts = {lid: r["Properties"] for lid, r in resources.items() if r["Type"] == "AWS::ApiGateway::Resource"}
+
+    def path(ref):
+        part = parts.get(ref.get("Ref", ""))
+        return "" if part is None else f"{path(part['ParentId'])}/{part['PathPart']}"
+
+    return {
+        path(m["ResourceId"]).removeprefix("/legacies/{legacy_id}"): m
+        for m in of_type(resources, "AWS::ApiGateway::Method").values()
+        if m["HttpMethod"] == "POST"
+    }
 
 
 def test_every_method_requires_a_cognito_token(built, resources):
@@ -42,11 +61,11 @@ def test_every_method_requires_a_cognito_token(built, resources):
 
 
 def test_context_route_validates_body_and_parameters(built, resources):
-    (method,) = [
-        m
-        for m in of_type(resources, "AWS::ApiGateway::Method").values()
-        if m["HttpMethod"] == "POST" and "RequestModels" in m
-    ]
+    methods = post_methods(resources)
+    assert sorted(methods) == [
+        "/context", "/enrichment", "/keep-apart", "/merges", "/merges/{merge_id}/undo", "/stories/{story_id}/connections",
+    ]  # fmt: skip
+    method = methods["/context"]
     validator = resources[method["RequestValidatorId"]["Ref"]]["Properties"]
     assert validator["ValidateRequestBody"] is True
     assert validator["ValidateRequestParameters"] is True
@@ -60,8 +79,71 @@ def test_context_route_validates_body_and_parameters(built, resources):
     assert {"Fn::GetAtt": [api_function, "Arn"]} in integration["Uri"]["Fn::Join"][1]
     paths = {r["PathPart"] for r in of_type(resources, "AWS::ApiGateway::Resource").values()}
     assert paths == {
-        "legacies", "{legacy_id}", "context", "merge-suggestions", "merges", "{merge_id}", "undo", "keep-apart",
-    }  # fmt: skip
+        "legacies",
+        "{legacy_id}",
+        "context",
+        "stories",
+        "{story_id}",
+        "connections",
+        "enrichment",
+        "merge-suggestions",
+        "merges",
+        "{merge_id}",
+        "undo",
+        "keep-apart",
+    }
+
+
+def test_story_evolution_routes_validate_their_bodies_and_go_to_the_api_function(built, resources):
+    methods = post_methods(resources)
+    api_function = built.logical_id(built.stack.node.find_child("Api"))
+    for path, model, params in (
+        ("/stories/{story_id}/connections", "OpeningBody", {"legacy_id", "story_id"}),
+        ("/enrichment", "EnrichmentBody", {"legacy_id"}),
+    ):
+        method = methods[path]
+        validator = resources[method["RequestValidatorId"]["Ref"]]["Properties"]
+        assert validator["ValidateRequestBody"] is True
+        ref = method["RequestModels"]["application/json"]["Ref"]
+        assert resources[ref]["Properties"]["Name"] == model
+        assert {k.removeprefix("method.request.path.") for k in method["RequestParameters"]} == params
+        assert {"Fn::GetAtt": [api_function, "Arn"]} in method["Integration"]["Uri"]["Fn::Join"][1]
+
+
+def _accepts(model, body):
+    try:
+        model.model_validate_json(json.dumps(body))
+    except ValidationError:
+        return False
+    return True
+
+
+MESSAGES = [{"role": "user", "content": "Uncle Ray played the drums."}]
+EVOLUTION_BODIES = [
+    ("OpeningBody", OpeningBody, {}, True),
+    ("OpeningBody", OpeningBody, {"persona": "family"}, True),
+    ("OpeningBody", OpeningBody, {"persona": "stranger"}, False),
+    ("OpeningBody", OpeningBody, {"story_id": UUID}, False),
+    ("EnrichmentBody", EnrichmentBody, {"messages": MESSAGES}, True),
+    (
+        "EnrichmentBody",
+        EnrichmentBody,
+        {"messages": MESSAGES * 20, "story_id": UUID, "surfaced_story_ids": [UUID], "persona": "friend"},
+        True,
+    ),
+    ("EnrichmentBody", EnrichmentBody, {"messages": []}, False),
+    ("EnrichmentBody", EnrichmentBody, {"messages": MESSAGES * 21}, False),
+    ("EnrichmentBody", EnrichmentBody, {"messages": MESSAGES, "surfaced_story_ids": ["x"]}, False),
+    ("EnrichmentBody", EnrichmentBody, {"messages": MESSAGES, "user_id": UUID}, False),
+    ("EnrichmentBody", EnrichmentBody, {}, False),
+]
+
+
+@pytest.mark.parametrize(("name", "model", "body", "valid"), EVOLUTION_BODIES)
+def test_story_evolution_gateway_and_handler_agree(resources, name, model, body, valid):
+    gateway = not list(StandardValidator(model_schema(resources, name)).iter_errors(body))
+    assert gateway is valid
+    assert _accepts(model, body) is valid
 
 
 def test_curation_routes_reach_the_api_function_with_their_path_parameters(built, resources):
@@ -108,6 +190,8 @@ BODIES = [
     ),
     ({**OK, "token_budget": 16000, "linked_story_id": UUID}, True),
     ({**OK, "linked_story_id": None}, True),
+    ({**OK, "elicitation": True}, True),
+    ({**OK, "elicitation": "yes"}, False),
     ({**OK, "query": ""}, False),
     ({**OK, "query": "x" * 2001}, False),
     ({**OK, "persona": "stranger"}, False),

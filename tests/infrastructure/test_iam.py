@@ -39,6 +39,8 @@ EXPECTED: dict[str, set[str]] = {
     "GraphTraversal": GRAPH_READ | BREAKER,
     "AccessFilter": DB,
     "RankAssemble": set(),
+    "ConnectionsPlan": DB,
+    "ConnectionsAssemble": set(),
     "StoryEvents": DB | GRAPH_WRITE | {"states:StartExecution"} | DLQ,
     "IngestObject": DB | GRAPH_WRITE | BEDROCK | {"s3:GetObject", "s3:PutObjectTagging"} | DLQ,
     "ChunkEmbed": DB | BEDROCK,
@@ -151,11 +153,12 @@ def test_breaker_table_only_for_intent_and_traversal(built):
     assert users == {"IntentAnalysis", "GraphTraversal"}
 
 
-def test_only_api_runs_the_context_workflow(built):
+def test_only_api_runs_the_context_and_connections_workflows(built):
     context = {"Ref": built.logical_id(built.stack.workflows.by_name["context_assembly"])}
+    connections = {"Ref": built.logical_id(built.stack.workflows.by_name["story_connections"])}
     starters = {cid for cid in FUNCTIONS if "states:StartSyncExecution" in actions_of(built, cid)}
     assert starters == {"Api"}
-    assert resources_for(built, "Api", "states:StartSyncExecution") == [context]
+    assert resources_for(built, "Api", "states:StartSyncExecution") == [context, connections]
 
 
 def test_story_events_starts_only_the_ingestion_workflow(built):

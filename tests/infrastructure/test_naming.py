@@ -141,6 +141,7 @@ def test_the_stage_names_the_stack_and_sets_deletion_protection(built, variant):
         "Heirloom-dev-Communities",
         "Heirloom-dev-ContextAssembly",
         "Heirloom-dev-IngestStory",
+        "Heirloom-dev-StoryConnections",
     ]
 
     def protection(b):

@@ -179,6 +179,8 @@ def test_environment_follows_access(built):
     assert "BREAKER_TABLE" in env("GraphTraversal")
     assert "BREAKER_TABLE" not in env("VectorSearch")
     assert "CONTEXT_STATE_MACHINE_ARN" in env("Api")
+    assert "CONNECTIONS_STATE_MACHINE_ARN" in env("Api")
+    assert "CONNECTIONS_STATE_MACHINE_ARN" not in env("AccessFilter")
     assert "INGEST_STATE_MACHINE_ARN" in env("StoryEvents")
     assert "DATABASE_URL" not in env("RankAssemble")
     assert env("GraphTraversal")["NEPTUNE_ENDPOINT"]["Fn::GetAtt"][1] == "ReadEndpoint"

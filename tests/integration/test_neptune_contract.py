@@ -47,6 +47,7 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
 )
 from heirloom.domain import entity_sync, ingestion, intent_step
+from heirloom.domain.connections_graph import traverse_connections
 from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom.domain.intent_step import build_gazetteer
@@ -196,6 +197,12 @@ def _traversals(twin: TwinGraph) -> None:
             for found in ((), matches):
                 intent = QueryIntent(intent=kind, matches=found, entities=entities, confidence=0.9)
                 traverse(twin, request, intent, config.traversal, budget_ms=60_000)
+        # story connections: from a story's own entities, from its years, and from names alone
+        for seed in (fid("s-watch"), fid("s-lake"), None):
+            request = ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona=persona, query="q",
+                                     purpose="connections", linked_story_id=seed)  # fmt: skip
+            intent = QueryIntent(matches=matches, entities=entities, confidence=0.9)
+            traverse_connections(twin, request, intent, config.traversal, budget_ms=60_000)
     # each template once more with the parameters its integration test uses
     both = [fx.legacy, fx.linked]
     for name, params in {

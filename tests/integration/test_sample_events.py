@@ -100,6 +100,20 @@ def check_rank_assemble(result: Any, db: str) -> None:
     assert result["ranked_story_ids"][0] == PUNCH_BOWL
 
 
+def check_connections_plan(result: Any, db: str) -> None:
+    request = result["request"]
+    assert result["story_title"] == "The Punch Bowl" and request["purpose"] == "connections"
+    assert request["query"].startswith("The Punch Bowl If you grew up at 411 Orchard Street")
+    assert request["linked_story_id"] == PUNCH_BOWL
+
+
+def check_connections_assemble(result: Any, db: str) -> None:
+    assert result["formatted"].startswith("## Connections from This Story\nThis story mentions ")
+    places = {e["name"]: e for e in result["entities"] if e["kind"] == "place"}
+    assert places["Orchard Street"]["count"] >= 1
+    assert PUNCH_BOWL not in {s["story_id"] for e in result["entities"] for s in e["stories"]}
+
+
 def check_backfill_plan(result: Any, db: str) -> None:
     # every story was processed by the load (and by the write samples, inline)
     assert result == {

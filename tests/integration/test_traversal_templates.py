@@ -290,3 +290,34 @@ def test_spatial_names_only_contained_in_a_place_are_weaker_evidence_on_the_word
     spatial = [h for h in word.hits if h.template == "spatial"]
     assert {fname(h.story_id) for h in spatial} == {"s-lake"}
     assert all(h.entity == "lake" and h.via == "Heron Lake" and not h.entity_match for h in spatial)
+
+
+def test_story_connections_from_a_story_its_years_and_the_names_given(graph, fx):
+    from heirloom.domain.connections_graph import traverse_connections
+
+    config = load_personas()["family"].traversal
+    request = ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona="family", query="q",
+                             purpose="connections", linked_story_id=fid("s-watch"))  # fmt: skip
+    result = traverse_connections(graph, request, QueryIntent(), config)
+    by_entity: dict[str, set[str]] = {}
+    for hit in result.hits:
+        by_entity.setdefault(f"{hit.template}:{hit.entity}", set()).add(str(hit.story_id))
+    # the watch story's own entities, each with every story linked to it (the seed's too)
+    assert by_entity == {
+        "connected_object:pocket watch": {fid("s-watch")},
+        "connected_person:Ben Reed": {fid("s-watch"), fid("s-brother")},
+    }
+    lake = request.model_copy(update={"linked_story_id": uuid.UUID(fid("s-lake"))})
+    hits = traverse_connections(graph, lake, QueryIntent(), config).hits
+    assert {(h.template, h.entity) for h in hits} >= {("connected_place", "Heron Lake"),
+                                                       ("connected_period", "the 1980s")}  # fmt: skip
+    # the subject is every story's: never a connection
+    assert not any(h.entity == "Sam Reed" or h.template == "connected_person" for h in hits)
+    # names alone (an enrichment): across the active link when the persona reaches it
+    ada = QueryIntent(
+        matches=(EntityMatch(mention="Ada", node_id=fx.sister_in_law, label="Person", name="Ada Reed"),)
+    )
+    named = request.model_copy(update={"linked_story_id": None})
+    assert {str(h.story_id) for h in traverse_connections(graph, named, ada, config).hits} == {fid("s-sil")}
+    colleague = load_personas()["colleague"].traversal  # include_cross_legacy: false
+    assert traverse_connections(graph, named, ada, colleague).hits == ()

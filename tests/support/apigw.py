@@ -17,6 +17,27 @@ Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error"}
 
 
+#: the API's resources (cdk/api.py), as API Gateway matches them
+RESOURCES = (
+    "/legacies/{legacy_id}/context",
+    "/legacies/{legacy_id}/stories/{story_id}/connections",
+    "/legacies/{legacy_id}/enrichment",
+)
+
+
+def route(path: str) -> tuple[str, dict[str, str] | None]:
+    """The resource a path matches and its path parameters (the first resource and none when it
+    matches none: the handler answers 404)."""
+    parts = path.strip("/").split("/")
+    for resource in RESOURCES:
+        names = resource.strip("/").split("/")
+        if len(names) == len(parts) and all(
+            n == p or n.startswith("{") for n, p in zip(names, parts, strict=True)
+        ):
+            return resource, {n[1:-1]: p for n, p in zip(names, parts, strict=True) if n.startswith("{")}
+    return RESOURCES[0], None
+
+
 def proxy_event(environ: dict[str, Any], claims: dict[str, Any]) -> dict[str, Any]:
     # WSGI hands the path over as latin-1; API Gateway passes it on decoded as UTF-8
     path = environ.get("PATH_INFO", "/").encode("latin-1").decode("utf-8", "replace")
@@ -30,10 +51,9 @@ def proxy_event(environ: dict[str, Any], claims: dict[str, Any]) -> dict[str, An
     if environ.get("CONTENT_TYPE"):
         headers["Content-Type"] = environ["CONTENT_TYPE"]
     query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
-    parts = path.strip("/").split("/")
-    params = {"legacy_id": parts[1]} if len(parts) == 3 and parts[0] == "legacies" else None
+    resource, params = route(path)
     return {
-        "resource": "/legacies/{legacy_id}/context",
+        "resource": resource,
         "path": path,
         "httpMethod": environ["REQUEST_METHOD"],
         "headers": headers,
@@ -43,7 +63,7 @@ def proxy_event(environ: dict[str, Any], claims: dict[str, Any]) -> dict[str, An
         "pathParameters": params,
         "stageVariables": None,
         "requestContext": {
-            "resourcePath": "/legacies/{legacy_id}/context",
+            "resourcePath": resource,
             "httpMethod": environ["REQUEST_METHOD"],
             "path": f"/prod{path}",
             "stage": "prod",

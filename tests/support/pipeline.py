@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from heirloom.contracts.connections import ConnectionsRequest
 from heirloom.contracts.context import ContextRequest, Intent
 from heirloom.errors import AccessDenied, NotFound
 from heirloom.services import Services
@@ -21,6 +22,28 @@ class StepFailed(AssertionError):
 
 def call(function: str, event: Any, services: Services) -> Any:
     return load_handler(function)(event, LambdaContext(state_name(function)), services=services)
+
+
+def connections(services: Services, request: ConnectionsRequest) -> dict[str, Any]:
+    """The StoryConnections (as JSON) for `request`, in the order and with the fallbacks of
+    `statemachines/story_connections.asl.json`; a typed refusal of ConnectionsPlan or
+    AccessFilter propagates, as the workflow fails with it."""
+    planned = call("connections_plan", {"connections": request.model_dump(mode="json")}, services)
+    req = planned["request"]
+    try:
+        plan = call("intent_analysis", {"request": req}, services)
+    except Exception as exc:
+        raise StepFailed(f"IntentAnalysis raised {type(exc).__name__}: {exc}") from exc
+    if not req["graph_enabled"] or plan["breaker_state"] == "open":
+        graph = {"kind": "graph", "intent": plan, "graph": {"status": "skipped"}}
+    else:
+        try:
+            graph = call("graph_traversal", {"request": req, "intent": plan}, services)
+        except Exception as exc:
+            raise StepFailed(f"GraphTraversal raised {type(exc).__name__}: {exc}") from exc
+    filtered = call("access_filter", {"request": req, "branches": [graph]}, services)
+    result: dict[str, Any] = call("connections_assemble", {**planned, "filtered": filtered}, services)
+    return result
 
 
 def assemble(services: Services, request: ContextRequest, force: Intent | None = None) -> dict[str, Any]:

@@ -13,6 +13,12 @@ from uuid import UUID, uuid4
 import pytest
 
 from heirloom.adapters.memory import memory_services
+from heirloom.contracts.connections import (
+    ConnectionsAssembleInput,
+    ConnectionsPlanInput,
+    ConnectionsRequest,
+    StoryConnections,
+)
 from heirloom.contracts.context import (
     AccessFilterInput,
     AssembledContext,
@@ -32,7 +38,7 @@ from heirloom.contracts.ingestion import (
 )
 from heirloom.contracts.records import Legacy, Member, Person, Role, User
 from heirloom.domain.context_api import ContextBody, ContextCall
-from heirloom.errors import AccessDenied
+from heirloom.errors import AccessDenied, NotFound
 from heirloom.services import Services
 from heirloom.settings import Settings
 from heirloom.steps import (
@@ -40,6 +46,8 @@ from heirloom.steps import (
     api,
     backfill_plan,
     chunk_embed,
+    connections_assemble,
+    connections_plan,
     extract_entities,
     graph_sync,
     graph_traversal,
@@ -199,3 +207,40 @@ def test_the_api_step_asks_the_workflow_and_refuses_debug_to_non_admins(svc):
     assert [s.story_id for s in answer.sources] == [PUBLIC]
     with pytest.raises(AccessDenied):
         api.run(call.model_copy(update={"debug": True}), svc, Workflow())
+
+
+def _connections(svc: Services, user: UUID, story: UUID) -> StoryConnections:
+    conn = ConnectionsRequest(kind="opening", legacy_id=LEGACY, user_id=user, story_id=story)
+    planned = connections_plan.run(ConnectionsPlanInput(connections=conn), svc)
+    request = planned.request
+    assert request.purpose == "connections" and request.linked_story_id == story
+    intent = intent_analysis.run(IntentAnalysisInput(request=request), svc)
+    graph = graph_traversal.run(GraphTraversalInput(request=request, intent=intent), svc)
+    filtered = access_filter.run(AccessFilterInput(request=request, branches=(graph,)), svc)
+    data = ConnectionsAssembleInput(connections=conn, request=request, story_title=planned.story_title,
+                                    filtered=filtered)  # fmt: skip
+    return connections_assemble.run(data, svc)
+
+
+def test_the_connections_steps_refuse_a_story_the_user_may_not_read(svc):
+    mine = _connections(svc, AUTHOR, PERSONAL)
+    assert mine.story_title == "My diary" and mine.kind == "opening"
+    with pytest.raises(AccessDenied):
+        _connections(svc, READER, PERSONAL)
+    with pytest.raises(NotFound):
+        _connections(svc, READER, uuid4())
+
+
+def test_elicitation_ends_the_context_with_the_suggestion_directive(svc):
+    request = ContextRequest(legacy_id=LEGACY, user_id=READER, persona="biographer", query="the orchard",
+                             elicitation=True)  # fmt: skip
+    intent = intent_analysis.run(IntentAnalysisInput(request=request), svc)
+    vectors = vector_search.run(VectorSearchInput(request=request), svc)
+    graph = graph_traversal.run(GraphTraversalInput(request=request, intent=intent), svc)
+    filtered = access_filter.run(AccessFilterInput(request=request, branches=(graph, vectors)), svc)
+    out = rank_assemble.run(RankAssembleInput(request=request, filtered=filtered), svc)
+    assert out.suggestion is None  # no graph here: nothing connects to the message
+    assert out.formatted_context.rstrip().endswith(
+        "when that section is present, and none when it is absent."
+    )
+    assert "## Suggested Connection" not in out.formatted_context

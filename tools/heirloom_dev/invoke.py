@@ -1,8 +1,8 @@
 """`heirloom invoke FUNCTION -e EVENT`: one function's handler in process, with what it reaches
 on AWS resolved to local equivalents.
 
-Inside a moto account (as `heirloom ask` runs the workflow): the API's context workflow is the
-real ASL in moto's interpreter, S3 is moto's, seeded from the folder beside the event file
+Inside a moto account (as `heirloom ask` runs the workflow): the API's context and
+story_connections workflows are the real ASL in moto's interpreter, S3 is moto's, seeded from the folder beside the event file
 (`events/<function>/s3/<bucket>/<key>`), PostgreSQL and the graph are the local stack's.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from heirloom.services import Services
 from heirloom.settings import Settings
 from heirloom_dev.functions import LambdaContext, load_handler, state_name
-from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
+from heirloom_dev.workflow import LocalConnectionsWorkflow, LocalContextWorkflow, LocalWorkflows
 
 #: functions that only read: invoked with PostgreSQL sessions that refuse writes
 READ_ONLY = frozenset(
@@ -28,6 +28,8 @@ READ_ONLY = frozenset(
         "graph_traversal",
         "access_filter",
         "rank_assemble",
+        "connections_plan",
+        "connections_assemble",
         "backfill_plan",
     }
 )
@@ -43,6 +45,10 @@ class LocalServices(Services):
     @cached_property
     def context_workflow(self) -> LocalContextWorkflow:  # type: ignore[override]
         return LocalContextWorkflow(self.workflows, history=False)
+
+    @cached_property
+    def connections_workflow(self) -> LocalConnectionsWorkflow:  # type: ignore[override]
+        return LocalConnectionsWorkflow(self.workflows)
 
 
 def objects_beside(event_file: Path) -> Path:
@@ -69,7 +75,7 @@ def seed_s3(root: Path) -> list[str]:
 
 @contextmanager
 def local_services(settings: Settings, objects: Path | None = None) -> Iterator[LocalServices]:
-    with LocalWorkflows(machines=["context_assembly"]).start() as workflows:
+    with LocalWorkflows(machines=["context_assembly", "story_connections"]).start() as workflows:
         if objects is not None:
             seed_s3(objects)
         yield LocalServices(settings, workflows)

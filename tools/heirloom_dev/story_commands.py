@@ -220,6 +220,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             )
             print(f"\n=== [biographer] the creator: {SUM_UP}")
             print(circles_section(general.formatted_context) or "    (no community summary in the context)")
+        if "evolution" in plan:
+            from heirloom_dev.evolution_demo import show_evolution
+
+            show_evolution(workflows, plan["legacy_id"], plan["evolution"])
     return 0
 
 

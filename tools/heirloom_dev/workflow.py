@@ -311,3 +311,24 @@ class LocalContextWorkflow:
         if execution.status != "SUCCEEDED":
             raise_for_workflow_error(timed_out(execution.status, execution.error), execution.cause)
         return AssembledContext.model_validate(execution.output)
+
+
+class LocalConnectionsWorkflow:
+    """The ConnectionsWorkflow port over a started `LocalWorkflows` (story_connections)."""
+
+    def __init__(self, workflows: LocalWorkflows, *, history: bool = False):
+        self.workflows = workflows
+        self.history = history
+        self.last: Execution | None = None
+
+    def run(self, request: Any) -> Any:
+        from heirloom.contracts.connections import StoryConnections
+        from heirloom.domain.context_api import raise_for_workflow_error, timed_out
+
+        execution = self.workflows.run(
+            "story_connections", {"connections": request.model_dump(mode="json")}, history=self.history
+        )
+        self.last = execution
+        if execution.status != "SUCCEEDED":
+            raise_for_workflow_error(timed_out(execution.status, execution.error), execution.cause)
+        return StoryConnections.model_validate(execution.output)

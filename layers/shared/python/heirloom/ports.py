@@ -11,6 +11,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from heirloom.contracts.access import ReadScope, StoryMeta
+from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
 from heirloom.contracts.curation import CommunitySummary, ImpactState, MergeRecord, RebuildKind, Tier
 from heirloom.contracts.extraction import ExtractedEntities
@@ -250,6 +251,12 @@ class ContextWorkflow(Protocol):
     heirloom.errors (InvalidRequest, AccessDenied, NotFound, StoreUnavailable) or WorkflowFailed."""
 
     def run(self, request: ContextRequest) -> AssembledContext: ...
+
+
+class ConnectionsWorkflow(Protocol):
+    """Runs the story_connections workflow synchronously; raises as ContextWorkflow does."""
+
+    def run(self, request: ConnectionsRequest) -> StoryConnections: ...
 
 
 State = Literal["closed", "open", "half_open"]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from heirloom.ports import (
         BackfillRuns,
         BreakerStore,
+        ConnectionsWorkflow,
         ContextWorkflow,
         CurationStore,
         Embedder,
@@ -177,6 +178,12 @@ class Services:
         from heirloom.adapters import factory
 
         return factory.build_context_workflow(self.settings)
+
+    @cached_property
+    def connections_workflow(self) -> ConnectionsWorkflow:
+        from heirloom.adapters import factory
+
+        return factory.build_connections_workflow(self.settings)
 
 
 @lru_cache(maxsize=1)

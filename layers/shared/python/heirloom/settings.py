@@ -291,6 +291,8 @@ class ResilienceSettings(_Frozen):
 class WorkflowSettings(_Frozen):
     #: the Express context-assembly state machine the API runs synchronously
     context_state_machine_arn: str = env("CONTEXT_STATE_MACHINE_ARN", default="")
+    #: the Express story_connections state machine (opening connections, enrichment)
+    connections_state_machine_arn: str = env("CONNECTIONS_STATE_MACHINE_ARN", default="")
     #: the ingest_story state machine story events start; empty processes stories inline
     ingest_state_machine_arn: str = env("INGEST_STATE_MACHINE_ARN", default="")
     #: EventBridge `source` of story events

@@ -10,6 +10,7 @@ from heirloom.domain.intent_step import RULES, IntentClassifier
 from heirloom.ports import (
     BackfillRuns,
     BreakerStore,
+    ConnectionsWorkflow,
     ContextWorkflow,
     CurationStore,
     Embedder,
@@ -271,6 +272,15 @@ def build_backfill_runs() -> BackfillRuns:
     from heirloom.adapters.stepfunctions import StepFunctionsBackfillRuns
 
     return StepFunctionsBackfillRuns()
+
+
+def build_connections_workflow(settings: Settings) -> ConnectionsWorkflow:
+    arn = settings.workflow.connections_state_machine_arn
+    if not arn:
+        raise SettingsError("CONNECTIONS_STATE_MACHINE_ARN is not set")
+    from heirloom.adapters.stepfunctions import StepFunctionsConnectionsWorkflow
+
+    return StepFunctionsConnectionsWorkflow(arn)
 
 
 def build_context_workflow(settings: Settings) -> ContextWorkflow:

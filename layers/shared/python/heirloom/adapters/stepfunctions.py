@@ -1,11 +1,14 @@
-"""Step Functions on AWS: the context workflow (StartSyncExecution on the Express state
-machine), starting ingestions, and the backfill's running executions."""
+"""Step Functions on AWS: the context and story_connections workflows (StartSyncExecution on the
+Express state machines), starting ingestions, and the backfill's running executions."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from pydantic import BaseModel
+
+from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.domain.context_api import WorkflowFailed, WorkflowTimedOut, raise_for_workflow_error, timed_out
@@ -24,7 +27,13 @@ CLIENT_TIMEOUTS = {
 }
 
 
-class StepFunctionsContextWorkflow:
+class _SyncWorkflow:
+    """StartSyncExecution of an Express state machine; its typed errors raised as the API's."""
+
+    #: the execution input's key for the request, and the output model
+    input_key = "request"
+    output: type[BaseModel] = AssembledContext
+
     def __init__(self, state_machine_arn: str, client: Any | None = None):
         import boto3
         from botocore.config import Config
@@ -32,13 +41,13 @@ class StepFunctionsContextWorkflow:
         self.arn = state_machine_arn
         self._client = client or boto3.client("stepfunctions", config=Config(**CLIENT_TIMEOUTS))
 
-    def run(self, request: ContextRequest) -> AssembledContext:
+    def _execute(self, request: BaseModel) -> Any:
         from botocore.exceptions import ClientError, ReadTimeoutError
         from botocore.exceptions import ConnectionError as EndpointUnreachable
 
         try:
             response = self._client.start_sync_execution(
-                stateMachineArn=self.arn, input=json.dumps({"request": request.model_dump(mode="json")})
+                stateMachineArn=self.arn, input=json.dumps({self.input_key: request.model_dump(mode="json")})
             )
         except ReadTimeoutError as exc:
             raise WorkflowTimedOut("no answer from Step Functions within the read timeout") from exc
@@ -50,7 +59,24 @@ class StepFunctionsContextWorkflow:
             raise_for_workflow_error(
                 timed_out(response["status"], response.get("error")), response.get("cause")
             )
-        return AssembledContext.model_validate_json(response["output"])
+        return self.output.model_validate_json(response["output"])
+
+
+class StepFunctionsContextWorkflow(_SyncWorkflow):
+    def run(self, request: ContextRequest) -> AssembledContext:
+        result: AssembledContext = self._execute(request)
+        return result
+
+
+class StepFunctionsConnectionsWorkflow(_SyncWorkflow):
+    """The story_connections workflow, the same way (StartSyncExecution, same timeouts)."""
+
+    input_key = "connections"
+    output = StoryConnections
+
+    def run(self, request: ConnectionsRequest) -> StoryConnections:
+        result: StoryConnections = self._execute(request)
+        return result
 
 
 class StepFunctionsIngestionStarter:

@@ -64,6 +64,12 @@ class ContextRequest(Edge):
     graph_enabled: bool = True
     #: hybrid for users; vector / graph alone for evaluation
     mode: Literal["hybrid", "vector", "graph"] = "hybrid"
+    #: answer: the context workflow; connections: the story_connections workflow (every entity
+    #: the query and history name, traversed to the stories that share it)
+    purpose: Literal["answer", "connections"] = "answer"
+    #: the conversation is eliciting a story: the context marks one connection to suggest and
+    #: carries the graph suggestion directive
+    elicitation: bool = False
 
 
 # -- intent -----------------------------------------------------------------------------------
@@ -271,6 +277,17 @@ class ContextMetadata(Edge):
     latency_ms: dict[str, float] = Field(default_factory=dict)
 
 
+class Suggestion(Edge):
+    """The one connection the persona may suggest this turn (elicitation mode)."""
+
+    story_id: UUID
+    title: str
+    legacy_id: UUID
+    #: the entity of the current message that connects it
+    entity: str
+    sentence: str
+
+
 class AssembledContext(Edge):
     formatted_context: str
     embedding_results: tuple[ChunkResult, ...] = ()
@@ -283,4 +300,6 @@ class AssembledContext(Edge):
     #: the sources the request wanted that failed, timed out or sat behind an open breaker: the
     #: context is incomplete and its text says so
     degraded: tuple[RetrievalSource, ...] = ()
+    #: elicitation mode: the single best connection to suggest, or None
+    suggestion: Suggestion | None = None
     metadata: ContextMetadata

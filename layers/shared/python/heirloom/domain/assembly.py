@@ -81,6 +81,7 @@ from heirloom.domain.format import (
 )
 from heirloom.domain.personas import PersonaDefinition
 from heirloom.domain.ranking import Category, ScoredCandidate, rank_candidates, rank_key
+from heirloom.domain.suggestion import elicitation_block, pick_suggestion
 from heirloom.fencing import nonce, story_close, story_open
 from heirloom.ports import Tokenizer
 
@@ -223,6 +224,10 @@ def assemble(
     used = (tokenizer.count(note) + 2 if note else 0) + (
         tokenizer.count(connections) + 2 if connections else 0
     )
+    # elicitation: the one suggestion and the directive close the text, paid for first
+    suggestion = pick_suggestion(request, ranked) if request.elicitation else None
+    closing = elicitation_block(suggestion) if request.elicitation else ""
+    used += tokenizer.count(closing) + 2 if closing else 0
 
     # 2. slots; 3. pass 1, each category within its share; 4. pass 2, the unused flows
     primary_header = f"## Relevant Stories (from {clean_text(filtered.legacy_name)})"
@@ -233,7 +238,7 @@ def assemble(
     layout.second_pass(layout.first_pass(split_budget(budget - used)))
 
     # 5. the whole text, counted exactly; trim from the bottom until it fits
-    formatted = render(note, connections, primary_header, layout.slots)
+    formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
@@ -241,7 +246,7 @@ def assemble(
                 break
             (circles or kept).pop()
             connections = _head(connections_block(kept), circles)
-        formatted = render(note, connections, primary_header, layout.slots)
+        formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
         total = tokenizer.count(formatted)
 
     included = layout.included()
@@ -258,6 +263,7 @@ def assemble(
         graph_results=tuple(hit for s, _ in included for hit in s.scored.hits),
         sources_used=sources_used,
         degraded=degraded,
+        suggestion=suggestion,
         ranked_story_ids=_ranked_ids(included),
         metadata=ContextMetadata(
             intent=filtered.intent,
@@ -271,6 +277,10 @@ def assemble(
             latency_ms=latency,
         ),
     )
+
+
+def _closed(text: str, closing: str) -> str:
+    return "\n\n".join(part for part in (text, closing) if part)
 
 
 def _source(slot: Slot, excerpt: Excerpt) -> SourceInfo:

@@ -8,8 +8,9 @@ import json
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from heirloom.contracts.connections import MAX_SURFACED
 from heirloom.contracts.context import (
     MAX_HISTORY_MESSAGES,
     MAX_QUERY_CHARS,
@@ -18,6 +19,7 @@ from heirloom.contracts.context import (
     Message,
     Persona,
     RetrievalSource,
+    Suggestion,
 )
 from heirloom.contracts.records import NonBlankText
 from heirloom.errors import AccessDenied, HeirloomError, InvalidRequest, NotFound, StoreUnavailable
@@ -79,6 +81,42 @@ class ContextBody(BaseModel):
     history: tuple[Message, ...] = Field(default=(), max_length=MAX_HISTORY_MESSAGES)
     linked_story_id: UUID | None = None
     token_budget: int = Field(default=4000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)
+    elicitation: StrictBool = Field(
+        default=False,
+        description="The conversation is eliciting a story: the context marks at most one connection"
+        " to suggest (`suggestion`) and ends with the graph suggestion directive",
+    )
+
+
+class OpeningBody(BaseModel):
+    """POST /legacies/{legacy_id}/stories/{story_id}/connections"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    persona: Persona = Persona.BIOGRAPHER
+
+
+class EnrichmentBody(BaseModel):
+    """POST /legacies/{legacy_id}/enrichment"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    messages: tuple[Message, ...] = Field(min_length=1, max_length=MAX_HISTORY_MESSAGES)
+    persona: Persona = Persona.BIOGRAPHER
+    #: the story being evolved: never a line of its own
+    story_id: UUID | None = None
+    surfaced_story_ids: tuple[UUID, ...] = Field(default=(), max_length=MAX_SURFACED)
+
+
+class ConnectionsCall(BaseModel):
+    """An opening or enrichment request as the Api step takes it, with the verified caller."""
+
+    model_config = ConfigDict(frozen=True)
+
+    body: OpeningBody | EnrichmentBody
+    legacy_id: UUID
+    user_id: UUID
+    story_id: UUID | None = None
 
 
 class ContextCall(BaseModel):
@@ -103,6 +141,9 @@ class ContextResponse(BaseModel):
     context: str
     sources: list[ContextSource]
     tokens: int
+    suggestion: Suggestion | None = Field(
+        default=None, description="Elicitation mode: the one connection to suggest this turn, or none"
+    )
     sources_used: list[RetrievalSource] = Field(
         description="The retrieval sources that answered: vector (story search by meaning), graph"
     )

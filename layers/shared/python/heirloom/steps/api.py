@@ -1,33 +1,63 @@
-"""Api: POST /legacies/{legacy_id}/context for one verified caller, answered by the context
-workflow, and the curation routes (merge suggestions, merge, keep apart, unmerge) for a
-legacy's creator and admins (the handler maps the typed errors to HTTP statuses)."""
+"""Api: POST /legacies/{legacy_id}/context, .../stories/{story_id}/connections and
+.../enrichment for one verified caller, answered by the context and story_connections workflows,
+and the curation routes (merge suggestions, merge, keep apart, unmerge) for a legacy's creator
+and admins (the handler maps the typed errors to HTTP statuses)."""
 
 from __future__ import annotations
 
 from typing import overload
 from uuid import UUID
 
+from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import (
     ContextRequest,
 )
-from heirloom.domain.context_api import ContextBody, ContextCall, ContextResponse, ContextSource
+from heirloom.domain.context_api import (
+    ConnectionsCall,
+    ContextBody,
+    ContextCall,
+    ContextResponse,
+    ContextSource,
+    EnrichmentBody,
+)
 from heirloom.domain.curation_api import CurationAnswer, CurationCall, CurationPorts, curate
 from heirloom.errors import AccessDenied
-from heirloom.ports import ContextWorkflow
+from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
 from heirloom.services import Services
 
 
 @overload
 def run(
-    call: ContextCall, services: Services, workflow: ContextWorkflow | None = None
+    call: ContextCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
 ) -> ContextResponse: ...
 @overload
 def run(
-    call: CurationCall, services: Services, workflow: ContextWorkflow | None = None
+    call: ConnectionsCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> StoryConnections: ...
+@overload
+def run(
+    call: CurationCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
 ) -> CurationAnswer: ...
 def run(
-    call: ContextCall | CurationCall, services: Services, workflow: ContextWorkflow | None = None
-) -> ContextResponse | CurationAnswer:
+    call: ContextCall | ConnectionsCall | CurationCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> ContextResponse | StoryConnections | CurationAnswer:
+    """A question (ContextCall) to the context workflow; an opening or enrichment request
+    (ConnectionsCall) to the story_connections workflow; a curation request (CurationCall) to
+    the curation rules over the graph and PostgreSQL."""
+    if isinstance(call, ConnectionsCall):
+        return connections(call, services, connections_workflow)
     if isinstance(call, CurationCall):
         ports = CurationPorts(graph=services.graph, stories=services.stories, curation=services.curation)
         return curate(call, ports)
@@ -40,6 +70,29 @@ def run(
         graph_enabled=services.settings.graph.augmentation_enabled,
         workflow=workflow or services.context_workflow,
     )
+
+
+def connections(
+    call: ConnectionsCall, services: Services, workflow: ConnectionsWorkflow | None = None
+) -> StoryConnections:
+    """Opening connections of a story (`call.story_id`) or the enrichment of a conversation."""
+    body = call.body
+    graph_enabled = services.settings.graph.augmentation_enabled
+    common = {"legacy_id": call.legacy_id, "user_id": call.user_id, "persona": body.persona}
+    if isinstance(body, EnrichmentBody):
+        request = ConnectionsRequest(
+            kind="enrichment",
+            story_id=body.story_id,
+            messages=body.messages,
+            surfaced_story_ids=body.surfaced_story_ids,
+            graph_enabled=graph_enabled,
+            **common,
+        )
+    else:
+        request = ConnectionsRequest(
+            kind="opening", story_id=call.story_id, graph_enabled=graph_enabled, **common
+        )
+    return (workflow or services.connections_workflow).run(request)
 
 
 def answer(
@@ -64,6 +117,7 @@ def answer(
         token_budget=body.token_budget,
         debug=debug,
         graph_enabled=graph_enabled,
+        elicitation=body.elicitation,
     )
     assembled = workflow.run(request)
     sources = [
@@ -74,6 +128,7 @@ def answer(
         context=assembled.formatted_context,
         sources=sources,
         tokens=assembled.metadata.tokens_used,
+        suggestion=assembled.suggestion,
         sources_used=list(assembled.sources_used),
         degraded=list(assembled.degraded),
         debug=assembled.metadata.model_dump(mode="json") if debug else None,

@@ -10,6 +10,7 @@ import time
 
 from heirloom.contracts.context import GraphBranch, GraphResults, GraphTraversalInput
 from heirloom.domain.breaker import CircuitBreaker
+from heirloom.domain.connections_graph import traverse_connections
 from heirloom.domain.deadline import DeadlineExceeded, call_within
 from heirloom.domain.personas import load_personas
 from heirloom.domain.traversal import NeighbourhoodCache, traverse
@@ -48,12 +49,14 @@ def graph_traversal_step(
         return GraphBranch(intent=intent, graph=GraphResults(status="skipped"))
     config = load_personas()[request.persona].traversal
     started = time.monotonic()
+
+    def walk() -> GraphResults:
+        if request.purpose == "connections":  # the story_connections workflow
+            return traverse_connections(graph, request, intent, config, budget_ms=budget_ms)
+        return traverse(graph, request, intent, config, budget_ms=budget_ms, cache=cache)
+
     try:
-        result = call_within(
-            budget_ms * (1 + GRACE) / 1000,
-            lambda: traverse(graph, request, intent, config, budget_ms=budget_ms, cache=cache),
-            name="graph traversal",
-        )
+        result = call_within(budget_ms * (1 + GRACE) / 1000, walk, name="graph traversal")
     except DeadlineExceeded:
         result = GraphResults(status="timeout")
     except Exception as exc:  # any graph failure counts against the breaker

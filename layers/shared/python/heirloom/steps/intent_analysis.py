@@ -65,15 +65,21 @@ def intent_analysis_step(
         lambda: build_gazetteer(request.legacy_id, stories, names_from, degraded=degraded),
         keep=lambda: not degraded and (names_from is not None or graph is None),
     )
+    connections = request.purpose == "connections"
     intent = analyse_intent(
         IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
-        classifier,
+        local if connections else classifier,  # connections need the names, not a model's intent
         local,
     )
     try:
         intent = with_asker_kin(intent, asker_kin(request.query, request.user_id, request.legacy_id, stories))
     except Exception as exc:  # the asker's relatives help; their absence must not fail the request
         log.warning("asker_kin_unavailable: %s", type(exc).__name__)
+    if connections:  # every message's names: the story's text or the whole conversation
+        seen = {m.node_id for m in intent.matches}
+        more = [m for msg in request.history for m in gazetteer.match(msg.content)]
+        extra = tuple({m.node_id: m for m in more if m.node_id not in seen}.values())
+        intent = intent.model_copy(update={"matches": intent.matches + extra})
     return intent.model_copy(
         update={"breaker_state": state, "latency_ms": round((time.monotonic() - started) * 1000, 2)}
     )
