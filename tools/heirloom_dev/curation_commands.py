@@ -64,7 +64,11 @@ def top_suggestion(runtime: Any, legacy_id: UUID, user_id: UUID) -> Any:
 def demo_curation(runtime: Any, legacy_id: UUID, user_id: UUID) -> None:
     """What `heirloom demo` shows of curation: one merge suggestion, one community summary."""
     for report in rebuild_all(runtime, [legacy_id]):
-        print(f"\ncommunities: impact {report.impact} -> {report.kind} rebuild {report.communities or ''}")
+        if report.kind == "none":
+            print(f"\ncommunities: impact {report.impact}, below the thresholds: kept as last built")
+        else:
+            built = ", ".join(f"{tier} {n}" for tier, n in report.communities.items())
+            print(f"\ncommunities: impact {report.impact} -> {report.kind} rebuild ({built})")
     suggestion = top_suggestion(runtime, legacy_id, user_id)
     if suggestion is not None:
         print(f"merge suggestion: {suggestion.a.label} {suggestion.a.name!r} <- {suggestion.b.name!r}")
