@@ -17,6 +17,7 @@ NEPTUNE_SUITES := tests/integration/test_load.py tests/integration/test_access_f
 	tests/functions/test_story_events.py tests/statemachines/test_context_assembly_e2e.py \
 	tests/statemachines/test_context_faults.py tests/statemachines/test_ingestion_faults.py \
 	tests/statemachines/test_ingestion_workflows.py tests/statemachines/test_story_connections_e2e.py \
+	tests/integration/test_curation.py tests/integration/test_communities.py \
 	--deselect "tests/statemachines/test_context_faults.py::test_an_unusable_intent_model_keeps_the_rule_based_intent[slow]"
 #: ^ its intent step must answer within 1 s while the model hangs: the gazetteer's graph query
 #:   over HTTP on two shared cores went past that (1.23 s); FalkorDB's run keeps the check

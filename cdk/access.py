@@ -69,8 +69,9 @@ CLASSIFY = frozenset({Model.CLASSIFY})
 
 #: Each row is what the handler's code path calls (heirloom.services / domain), nothing more.
 ACCESS: dict[str, Access] = {
-    # API Gateway -> runs the Express context workflow synchronously; nothing else
-    "Api": Access(start_context=True, start_connections=True, timeout_s=22),
+    # API Gateway -> runs the Express context and story_connections workflows synchronously; the
+    # curation routes read the caller's role and write merges in PostgreSQL and the graph
+    "Api": Access(start_context=True, start_connections=True, database=True, graph=Graph.WRITE, timeout_s=22),
     # -- context_assembly (Express) --
     # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
     "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True, intent_model=True),
@@ -103,6 +104,8 @@ ACCESS: dict[str, Access] = {
     "GraphSync": Access(database=True, graph=Graph.WRITE),
     "IngestFailed": Access(database=True),
     "BackfillPlan": Access(database=True, list_backfill=True),
+    # -- communities (Standard, scheduled): reads the graph, writes summaries in PostgreSQL --
+    "CommunitiesRebuild": Access(database=True, graph=Graph.READ, memory_mb=1024),
 }
 
 

@@ -1,5 +1,6 @@
-"""REST API: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections
-and /legacies/{legacy_id}/enrichment -> the Api function, behind a Cognito user pool
+"""REST API: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections,
+/legacies/{legacy_id}/enrichment and the curation routes (GET merge-suggestions, POST merges, POST
+merges/{merge_id}/undo, POST keep-apart) -> the Api function, behind a Cognito user pool
 authorizer on every method and a request validator with a JSON schema for the body. The schema's
 limits come from the contracts (heirloom.contracts.context), the same ones the handler enforces."""
 
@@ -255,6 +256,29 @@ class ContextApi(Construct):
                 request_models={"application/json": model},
                 request_parameters={f"method.request.path.{p}": True for p in params},
             )
+
+        self._curation_routes(legacy, handler, validator)
+
+    def _curation_routes(
+        self, legacy: apigw.Resource, handler: lambda_.IFunction, validator: apigw.RequestValidator
+    ) -> None:
+        """Merge suggestions, merge, unmerge, keep apart (the handler checks the caller's role)."""
+        integration = apigw.LambdaIntegration(handler)
+        params = {"method.request.path.legacy_id": True}
+        legacy.add_resource("merge-suggestions").add_method(
+            "GET", integration, request_validator=validator, request_parameters=params
+        )
+        merges = legacy.add_resource("merges")
+        merges.add_method("POST", integration, request_validator=validator, request_parameters=params)
+        merges.add_resource("{merge_id}").add_resource("undo").add_method(
+            "POST",
+            integration,
+            request_validator=validator,
+            request_parameters={**params, "method.request.path.merge_id": True},
+        )
+        legacy.add_resource("keep-apart").add_method(
+            "POST", integration, request_validator=validator, request_parameters=params
+        )
 
     def _acknowledge_api(self) -> None:
         Validations.of(self.api).acknowledge(

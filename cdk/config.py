@@ -57,8 +57,9 @@ CONNECTIONS_WORKFLOW = "story_connections"
 #: the workflow StoryEvents starts for each new or changed story
 INGEST_WORKFLOW = "ingest_story"
 #: workflows that are STANDARD; every other ASL file is an EXPRESS workflow
-STANDARD_WORKFLOWS = frozenset({"backfill"})
+STANDARD_WORKFLOWS = frozenset({"backfill", "communities"})
 BACKFILL_WORKFLOW = "backfill"
+COMMUNITIES_WORKFLOW = "communities"
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class HeirloomConfig:
     #: EventBridge schedule of the backfill workflow (when statemachines/backfill.asl.json exists)
     backfill_schedule: str = "cron(0 3 * * ? *)"
     backfill_page_size: int = 50
+    #: EventBridge schedule of the communities workflow (rebuilds where impact crossed a threshold)
+    communities_schedule: str = "rate(1 hour)"
     #: stories one backfill execution ingests before it continues as a new one (at most 600)
     backfill_stories_per_execution: int = 500
     backfill_pace_seconds: int = 2

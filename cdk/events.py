@@ -34,6 +34,7 @@ class Events(Construct):
         import_bucket: s3.Bucket,
         backfill: sfn.StateMachine | None,
         config: HeirloomConfig,
+        communities: sfn.StateMachine | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.bus = events.EventBus(self, "Bus", description="Heirloom story events")
@@ -75,6 +76,21 @@ class Events(Construct):
             # RuleTargetInput.from_object drops nulls, and the ASL reads $.next.after: set it raw
             rule = cast(events.CfnRule, self.backfill_rule.node.default_child)
             rule.add_property_override("Targets.0.Input", json.dumps(backfill_input(config)))
+        self.communities_rule = communities_rule(self, communities, config) if communities else None
+
+
+def communities_rule(scope: Construct, workflow: sfn.StateMachine, config: HeirloomConfig) -> events.Rule:
+    """The communities workflow on its schedule, for every legacy, by recorded impact."""
+    rule = events.Rule(
+        scope,
+        "CommunitiesSchedule",
+        schedule=events.Schedule.expression(config.communities_schedule),
+        description="Community rebuilds where the recorded graph impact crossed a threshold",
+        targets=[targets.SfnStateMachine(workflow, retry_attempts=2)],
+    )
+    cfn = cast(events.CfnRule, rule.node.default_child)
+    cfn.add_property_override("Targets.0.Input", json.dumps({"legacy_ids": [], "force": None}))
+    return rule
 
 
 def backfill_input(config: HeirloomConfig) -> dict[str, object]:

@@ -12,6 +12,7 @@ from constructs import Construct
 from cdk.api import ContextApi
 from cdk.config import (
     BACKFILL_WORKFLOW,
+    COMMUNITIES_WORKFLOW,
     CONNECTIONS_WORKFLOW,
     CONTEXT_WORKFLOW,
     INGEST_WORKFLOW,
@@ -120,6 +121,7 @@ class HeirloomStack(Stack):
             import_bucket=self.data.import_bucket,
             backfill=self.workflows.by_name.get(BACKFILL_WORKFLOW),
             config=config,
+            communities=self.workflows.by_name.get(COMMUNITIES_WORKFLOW),
         )
         self.monitoring = Monitoring(
             self,

@@ -1,5 +1,6 @@
 """Api: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections
-and /legacies/{legacy_id}/enrichment behind API Gateway (Cognito authorizer)."""
+and /legacies/{legacy_id}/enrichment behind API Gateway (Cognito authorizer), and the curation
+routes (merge suggestions, merge, undo, keep apart) for a legacy's creator and admins."""
 
 from typing import Annotated, Any
 from uuid import UUID
@@ -11,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.connections import StoryConnections
+from heirloom.contracts.curation import KeepApartBody, MergeBody, MergeResult, MergeSuggestion
 from heirloom.domain.context_api import (
     ConnectionsCall,
     ContextBody,
@@ -22,7 +24,8 @@ from heirloom.domain.context_api import (
     WorkflowTimedOut,
     parse_body,
 )
-from heirloom.errors import AccessDenied, InvalidRequest, NotFound, StoreUnavailable, error_contract
+from heirloom.domain.curation_api import CurationCall
+from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
 from heirloom.services import Services, default_services
 from heirloom.steps.api import run
@@ -30,7 +33,7 @@ from heirloom.steps.api import run
 logger, tracer, metrics = Logger(), Tracer(auto_patch=False), Metrics()
 #: bodies are parsed within depth, size and number limits (a 400 beyond them, never a crash)
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=parse_body)
-STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404}
+STATUS = {InvalidRequest: 400, AccessDenied: 403, NotFound: 404, Conflict: 409}
 #: the refusals, as the OpenAPI document describes them (validation errors are 400, not 422)
 ERROR_BODY = {
     "type": "object",
@@ -134,6 +137,45 @@ def post_enrichment(legacy_id: UUID, body: Annotated[EnrichmentBody, Body()]) ->
     return run(call, app.context["services"], connections_workflow=app.context.get("connections"))
 
 
+def _curation_responses(model: Any) -> dict[int, Any]:
+    """The curation routes' answers: the model, or a typed refusal."""
+    reasons = {
+        400: "InvalidRequest: the path or body does not match the contract",
+        403: "AccessDenied: no verified identity, or not the legacy's creator or an admin",
+        404: "NotFound: the legacy, entity or merge does not exist",
+        409: "Conflict: the merge was undone already, or a later merge must be undone first",
+        503: "StoreUnavailable: the permission store is unreachable; retry later",
+    }
+    error = {"application/json": {"schema": ERROR_BODY}}
+    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}} | {
+        code: {"description": text, "content": error} for code, text in reasons.items()
+    }
+
+
+@app.get("/legacies/<legacy_id>/merge-suggestions", responses=_curation_responses(list[MergeSuggestion]))
+def get_merge_suggestions(legacy_id: UUID) -> list[MergeSuggestion]:
+    return _curate(action="suggestions", legacy_id=legacy_id)
+
+
+@app.post("/legacies/<legacy_id>/merges", responses=_curation_responses(MergeResult))
+def post_merge(legacy_id: UUID, body: Annotated[MergeBody, Body()]) -> MergeResult:
+    return _curate(action="merge", legacy_id=legacy_id, merge=body)
+
+
+@app.post("/legacies/<legacy_id>/merges/<merge_id>/undo", responses=_curation_responses(MergeResult))
+def post_unmerge(legacy_id: UUID, merge_id: UUID) -> MergeResult:
+    return _curate(action="undo", legacy_id=legacy_id, merge_id=merge_id)
+
+
+@app.post("/legacies/<legacy_id>/keep-apart", responses=_curation_responses(KeepApartBody))
+def post_keep_apart(legacy_id: UUID, body: Annotated[KeepApartBody, Body()]) -> KeepApartBody:
+    return _curate(action="keep_apart", legacy_id=legacy_id, keep_apart=body)
+
+
+def _curate(**fields: Any) -> Any:
+    return run(CurationCall(user_id=_user_id(_claims()), **fields), app.context["services"])
+
+
 @app.not_found
 def _no_route(exc: Exception) -> Response[dict[str, Any]]:
     """A path the route does not match (API Gateway passes any segment on) reads like any 404."""
@@ -149,6 +191,7 @@ def _invalid(exc: RequestValidationError) -> Response[dict[str, Any]]:
 
 
 @app.exception_handler(InvalidRequest)
+@app.exception_handler(Conflict)
 @app.exception_handler(AccessDenied)
 @app.exception_handler(NotFound)
 def _typed(exc: Exception) -> Response[dict[str, Any]]:

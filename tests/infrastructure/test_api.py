@@ -62,7 +62,9 @@ def test_every_method_requires_a_cognito_token(built, resources):
 
 def test_context_route_validates_body_and_parameters(built, resources):
     methods = post_methods(resources)
-    assert sorted(methods) == ["/context", "/enrichment", "/stories/{story_id}/connections"]
+    assert sorted(methods) == [
+        "/context", "/enrichment", "/keep-apart", "/merges", "/merges/{merge_id}/undo", "/stories/{story_id}/connections",
+    ]  # fmt: skip
     method = methods["/context"]
     validator = resources[method["RequestValidatorId"]["Ref"]]["Properties"]
     assert validator["ValidateRequestBody"] is True
@@ -84,6 +86,11 @@ def test_context_route_validates_body_and_parameters(built, resources):
         "{story_id}",
         "connections",
         "enrichment",
+        "merge-suggestions",
+        "merges",
+        "{merge_id}",
+        "undo",
+        "keep-apart",
     }
 
 
@@ -137,6 +144,17 @@ def test_story_evolution_gateway_and_handler_agree(resources, name, model, body,
     gateway = not list(StandardValidator(model_schema(resources, name)).iter_errors(body))
     assert gateway is valid
     assert _accepts(model, body) is valid
+
+
+def test_curation_routes_reach_the_api_function_with_their_path_parameters(built, resources):
+    api_function = built.logical_id(built.stack.node.find_child("Api"))
+    methods = [m for m in of_type(resources, "AWS::ApiGateway::Method").values() if "RequestModels" not in m]
+    assert sorted(m["HttpMethod"] for m in methods) == ["GET", "POST", "POST", "POST"]
+    for method in methods:
+        assert method["RequestParameters"]["method.request.path.legacy_id"] is True
+        assert {"Fn::GetAtt": [api_function, "Arn"]} in method["Integration"]["Uri"]["Fn::Join"][1]
+    undo = [m for m in methods if "method.request.path.merge_id" in m["RequestParameters"]]
+    assert len(undo) == 1 and undo[0]["HttpMethod"] == "POST"
 
 
 def test_body_schema_limits(schema):

@@ -138,6 +138,7 @@ def test_the_stage_names_the_stack_and_sets_deletion_protection(built, variant):
                 if r["Type"] == "AWS::StepFunctions::StateMachine"]  # fmt: skip
     assert sorted(machines) == [
         "Heirloom-dev-Backfill",
+        "Heirloom-dev-Communities",
         "Heirloom-dev-ContextAssembly",
         "Heirloom-dev-IngestStory",
         "Heirloom-dev-StoryConnections",

@@ -5,7 +5,10 @@ every visibility, links in every status and share mode, known relationships, and
 built by the production ingestion path from the stories' text (then some stories rewritten or
 deleted, links changed, members removed). Random users then ask every persona questions of
 every intent, and everything they receive is checked against `tests.support.oracle`, by id and
-by the tokens planted in each story and entity (`tests.support.leaks`).
+by the tokens planted in each story and entity (`tests.support.leaks`). Each world is curated
+first: in each legacy two entities of one label are merged (a merge moves facts of every
+visibility onto one node) and the communities are built, so the `general` intent's community
+summaries and the merged entities' facts face the same checks.
 
 Default: 25 worlds in process + 3 through moto's interpreter and the API handler (~30 s).
 `HEIRLOOM_LONG=1` runs many more (see `tests/conftest.py`).
@@ -27,6 +30,7 @@ from hypothesis import strategies as st
 
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+from heirloom.adapters.postgres.curation import PgCurationStore
 from heirloom.contracts.context import ContextRequest, Intent, Persona
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.errors import AccessDenied
@@ -88,6 +92,7 @@ class Engines:
         )
         ingest(ports, world)
         self.check_stored(world)
+        curate(ports, PgCurationStore(self.db), world)
         services = services_with(
             {"TRAVERSAL_BUDGET_MS": "10000"},
             stories=ports.stories,
@@ -96,6 +101,7 @@ class Engines:
             embedder=ports.embedder,
             tokenizer=ports.tokenizer,
             ingestion=ports,
+            curation=PgCurationStore(self.db),
         )
         return ports, services
 
@@ -117,6 +123,31 @@ class Engines:
         stories = {(r["id"], r["l"], r["visibility"], r["title"]) for r in conn.execute(
             "SELECT id::text AS id, legacy_id::text AS l, visibility, title FROM stories").fetchall()}  # fmt: skip
         assert stories == {(s["id"], s["legacy_id"], s["visibility"], s["title"]) for s in world.stories}
+
+
+def curate(ports: IngestionPorts, curation: PgCurationStore, world: World) -> None:
+    """In each legacy, the first two entities of one label merged, then its communities built."""
+    from heirloom.domain.community_rebuild import CommunityPorts, rebuild_legacy
+    from heirloom.domain.entity_merge import MergePorts, merge
+    from heirloom.domain.merge_suggestions import read_entities
+
+    for legacy in world.legacies:
+        legacy_id = uuid.UUID(legacy["id"])
+        by_label: dict[str, list[str]] = collections.defaultdict(list)
+        for entity in read_entities(ports.graph, legacy_id):
+            by_label[entity.ref.label].append(entity.ref.id)
+        pair = next((sorted(ids)[:2] for _, ids in sorted(by_label.items()) if len(ids) > 1), None)
+        if pair:
+            merge(
+                MergePorts(ports.graph, curation, ports.stories),
+                legacy_id,
+                pair[0],
+                pair[1],
+                uuid.UUID(int=1),
+            )
+            STATS["merges"] += 1
+        report = rebuild_legacy(CommunityPorts(ports.graph, ports.stories, curation), legacy_id, force="full")
+        STATS["communities"] += sum(report.communities.values())
 
 
 @pytest.fixture(scope="module")

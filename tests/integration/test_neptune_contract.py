@@ -40,7 +40,12 @@ from heirloom.adapters.falkor import FalkorGraphStore
 from heirloom.adapters.neptune import NeptuneGraphStore
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
-from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.contracts.extraction import (
+    ExtractedEntities,
+    ExtractedObject,
+    ExtractedPerson,
+    ExtractedRelationship,
+)
 from heirloom.domain import entity_sync, ingestion, intent_step
 from heirloom.domain.connections_graph import traverse_connections
 from heirloom.domain.graph_queries import TEMPLATES
@@ -216,6 +221,54 @@ def _traversals(twin: TwinGraph) -> None:
     assert fid("L") == fx.legacy
 
 
+ACCORDIONS = ExtractedEntities(
+    people=(ExtractedPerson(name="Ada Marsh", confidence=0.95),),
+    objects=tuple(ExtractedObject(name=n, type="other", confidence=0.9) for n in ("accordion", "Papa Sal's accordion")),
+    relationships=tuple(ExtractedRelationship(subject="Ada Marsh", predicate="OWNED", object=n, confidence=0.9)
+                        for n in ("accordion", "Papa Sal's accordion")),
+)  # fmt: skip
+
+
+def _curation(ports: ingestion.IngestionPorts, mini: MiniDataset, story: Any) -> None:
+    """Suggestions, a merge, communities, keep apart and the unmerge, on a story naming two
+    accordions."""
+    from heirloom.adapters.postgres.curation import PgCurationStore
+    from heirloom.contracts.curation import KeepApartBody, MergeBody
+    from heirloom.domain import curation_api
+    from heirloom.domain.community_rebuild import CommunityPorts, rebuild_legacy
+
+    ports.extractor.table["Papa Sal"] = ACCORDIONS  # type: ignore[union-attr]
+    ports.extractor.table["played"] = ACCORDIONS.model_copy(  # type: ignore[union-attr]
+        update={"objects": ACCORDIONS.objects[:1], "relationships": ACCORDIONS.relationships[:1]}
+    )
+    written = [
+        story.model_copy(update={"id": uuid.uuid4(), "content": text})
+        for text in ("Ada kept the accordion, Papa Sal's accordion.", "Ada played the accordion.")
+    ]
+    for extra in written:
+        ingestion.apply_story(ports, extra)
+    store = PgCurationStore(ports.stories.db)  # type: ignore[attr-defined]
+    ports = dataclasses.replace(ports, curation=store)
+    cur = curation_api.CurationPorts(ports.graph, ports.stories, store)
+    legacy, creator = uuid.UUID(mini.legacy), uuid.UUID(mini.creator)
+    found = curation_api.suggestions_for(cur, legacy, creator)
+    pair = next(s for s in found if s.b.name == "accordion")
+    merged = curation_api.merge_for(
+        cur, legacy, creator, MergeBody(survivor_id=pair.a.id, absorbed_id=pair.b.id)
+    )
+    assert merged.moved_edges  # so the unmerge deletes what the merge added
+    report = rebuild_legacy(CommunityPorts(ports.graph, ports.stories, store), legacy, force="full")
+    assert report.kind == "full"
+    # extracted again after the merge: the story's edges go to the survivor, with their name
+    later = written[1].updated_at + timedelta(hours=1)
+    ingestion.apply_story(
+        ports,
+        written[1].model_copy(update={"content": "Ada played the accordion twice.", "updated_at": later}),
+    )
+    curation_api.unmerge_for(cur, legacy, creator, merged.merge_id)
+    curation_api.keep_apart_for(cur, legacy, creator, KeepApartBody(entity_a=pair.a.id, entity_b=pair.b.id))
+
+
 @pytest.fixture(scope="module")
 def workload(twin, module_db, tokenizer, tmp_path_factory):
     twin.ensure_indexes()
@@ -246,6 +299,7 @@ def workload(twin, module_db, tokenizer, tmp_path_factory):
     load_dataset(bumped, mini.write(tmp / "again"))  # re-extraction over existing facts
     assert entity_sync.graph_fingerprints(twin)  # the lost-graph repair's reads
     rebuild_graph(bumped, [uuid.UUID(mini.legacy), uuid.UUID(mini.other_legacy)])  # drop + rebuild
+    _curation(bumped, mini, story)
     _traversals(twin)
     for query in story_commands.EXAMPLE_QUERIES.values():  # `heirloom stats`
         twin.run(query)

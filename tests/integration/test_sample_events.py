@@ -131,6 +131,15 @@ def check_backfill_plan(result: Any, db: str) -> None:
     }
 
 
+def check_communities_rebuild(result: Any, db: str) -> None:
+    (rebuilt,) = result["rebuilt"]
+    assert rebuilt["legacy_id"] == LEGACY and rebuilt["kind"] == "full"
+    assert rebuilt["communities"]["private"] >= 1
+    with psycopg.connect(db) as conn:
+        rows = conn.execute("SELECT count(*) FROM communities WHERE legacy_id = %s", (LEGACY,)).fetchone()
+    assert rows is not None and rows[0] == sum(rebuilt["communities"].values())
+
+
 def check_chunk_embed(result: Any, db: str) -> None:
     assert result["story_id"] == PUNCH_BOWL and result["status"] in ("indexed", "up_to_date")
     assert result["chunks"] == 5

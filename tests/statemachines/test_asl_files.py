@@ -19,9 +19,10 @@ def test_statelint_accepts(path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_there_are_the_four_workflows():
+def test_there_are_the_five_workflows():
     assert [p.name for p in FILES] == [
         "backfill.asl.json",
+        "communities.asl.json",
         "context_assembly.asl.json",
         "ingest_story.asl.json",
         "story_connections.asl.json",

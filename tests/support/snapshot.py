@@ -32,9 +32,15 @@ VOLATILE = {
     ("legacies", "updated_at"),
     ("story_processing", "processed_at"),
     ("schema_migrations", "applied_at"),
+    ("entity_merges", "merged_at"),
+    ("entity_merges", "unmerged_at"),
+    ("entity_keep_apart", "decided_at"),
+    ("graph_impact", "last_built_at"),
+    ("communities", "built_at"),
 }
-#: operational logs, not state: a run with faults records its failures here by design
-LOGS = {"ingest_failures"}
+#: operational logs, not state: a run with faults records its failures here by design, and
+#: counts each retried graph write again as impact toward community rebuilds
+LOGS = {"ingest_failures", "graph_impact"}
 #: engine metadata lists whose order carries no meaning
 SET_LIKE = {"_labels"}
 

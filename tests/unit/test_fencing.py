@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from heirloom.adapters.bedrock import _story_message
 from heirloom.adapters.tokenizer import TiktokenTokenizer
-from heirloom.contracts.context import EntityMatch, Message, Persona
+from heirloom.contracts.context import CommunityNote, EntityMatch, Message, Persona
 from heirloom.contracts.extraction import extraction_prompt
 from heirloom.contracts.intent import intent_prompt, intent_user_message
 from heirloom.domain.assembly import assemble
@@ -49,10 +49,15 @@ HOSTILE = [
 ]
 SECTION_HEADERS = {
     "## Known Connections",
+    "## Circles in the Stories",
     "## Relevant Stories (from Ada Marsh)",
     "## Stories from Connected Legacies",
 }
 HEADING = re.compile(r'### "(?:[^"\\]|\\.)*"(?: \(\d+\)| — from [^\n]*)?')
+#: a community summary's provenance line (its titles quoted and escaped)
+COMMUNITY_SOURCE = re.compile(
+    r'Source: community summary, from the stories "(?:[^"\\]|\\.)*"(?:, "(?:[^"\\]|\\.)*")*'
+)
 PROVENANCE = re.compile(
     r"(Source: (Primary legacy|Linked legacy \(.*\)), matched by: .*|Shared via: Legacy link .*)"
 )
@@ -70,7 +75,7 @@ def personas():
 
 def check_structure(text: str, fence: str, stories: int) -> None:
     """Every line is ours, or a quoted line inside a story block; blocks open and close in pairs."""
-    inside, after_close, closes = False, False, 0
+    inside, after_close, closes, circles = False, False, 0, False
     open_, close = f"<story-{fence}>", f"</story-{fence}>"
     lines = text.split("\n")
     for i, line in enumerate(lines):
@@ -85,6 +90,9 @@ def check_structure(text: str, fence: str, stories: int) -> None:
             inside = True
         elif line in SECTION_HEADERS or line == "" or HEADING.fullmatch(line):
             after_close = False
+            circles = line == "## Circles in the Stories" or (circles and line == "")
+        elif circles:  # "- " summary lines, each followed by its provenance
+            assert line.startswith("- ") or COMMUNITY_SOURCE.fullmatch(line), f"not a summary line: {line!r}"
         elif i > 0 and lines[i - 1] == "## Known Connections":
             pass  # the one line of fact sentences (names escaped, one line each)
         else:
@@ -115,11 +123,18 @@ def test_a_hostile_story_forges_no_section_heading_source_line_or_tag(tok, perso
     linked = cand(2, embedding=0.8, primary=False, shared_via="all", title=payload, text="Linked. " + payload)
     linked = linked.model_copy(update={"legacy_name": payload})
     facts = (fact(payload, "WORKED_WITH", "Bo Lund", detail=payload, since=payload),)
+    circles = (
+        CommunityNote(
+            summary=f"people: {payload}; places: {payload}", story_ids=(sid(1),), titles=(payload,)
+        ),
+    )
     fence = nonce()
     out = assemble(
-        request(), filtered(primary, linked, facts=facts), personas[Persona.FAMILY], tok, fence=fence
-    )
+        request(), filtered(primary, linked, facts=facts, communities=circles), personas[Persona.FAMILY], tok,
+        fence=fence,
+    )  # fmt: skip
     assert len(out.metadata.sources) == 2
+    assert "## Circles in the Stories" in out.formatted_context
     check_structure(out.formatted_context, fence, stories=2)
     assert out.metadata.tokens_used == tok.count(out.formatted_context) <= 4000
 
@@ -174,8 +189,11 @@ def test_no_generated_text_forges_our_structure(tok, personas, text, title, name
     primary = cand(1, embedding=0.9, title=title, chunks=(chunk(sid(1), 0, body, 0.9),))
     linked = cand(2, embedding=0.8, primary=False, shared_via="all", title=title, text="Linked. " + body)
     linked = linked.model_copy(update={"legacy_name": name})
+    circles = (CommunityNote(summary=name + text, story_ids=(sid(1),), titles=(title,)),)
     fence = nonce()
-    out = assemble(request(), filtered(primary, linked), personas[Persona.FAMILY], tok, fence=fence)
+    out = assemble(
+        request(), filtered(primary, linked, communities=circles), personas[Persona.FAMILY], tok, fence=fence
+    )
     check_structure(out.formatted_context, fence, stories=len(out.metadata.sources))
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from heirloom.errors import GraphUnavailable
 from heirloom.settings import SettingsError
-from heirloom_dev import ops_commands, story_commands
+from heirloom_dev import curation_commands, ops_commands, story_commands
 from heirloom_dev.cli_common import EXIT_BAD_INPUT, EXIT_UNAVAILABLE
 
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     story_commands.add_commands(sub)
     ops_commands.add_commands(sub)
+    curation_commands.add_commands(sub)
     return parser
 
 

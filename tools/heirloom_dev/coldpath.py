@@ -41,6 +41,8 @@ NOT_MEASURED = {
     " scope and one story read), with AccessFilter's timeout and retry",
     "connections_assemble": "story_connections is not in this bench yet; pure grouping and formatting,"
     " lighter than RankAssemble (no tokenizer), with its timeout and retry",
+    "communities_rebuild": "a scheduled background rebuild, not on a user's path: its 600 s Task"
+    " timeout bounds a whole run of every legacy's detection, not a cold start",
 }
 
 SNIPPET = """

@@ -95,6 +95,7 @@ def open_runtime(
         chunk_max_tokens=settings.chunking.max_tokens,
         extractor=extractor,
         extractor_version=getattr(extractor, "version", "") if extractor else "",
+        curation=factory.build_curation_store(db),
     )
     if write and repair is not False and marks_describe(db, settings.graph.env_prefix):
         repair_lost_graph(ports)

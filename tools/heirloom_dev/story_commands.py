@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from heirloom.settings import get_settings
 from heirloom_dev.cli_common import EXIT_BAD_INPUT, _use_local_stack
@@ -160,8 +161,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+SUM_UP = "Sum up his life for me."
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from heirloom.contracts.context import ContextRequest
+    from heirloom_dev.curation_commands import circles_section, creator_of, demo_curation
     from heirloom_dev.loader import load_dataset
     from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
@@ -169,11 +174,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     runtime = _use_local_stack(write=True)
     report = load_dataset(runtime.ports, root)
     print(f"loaded {root}: {report.changed} records created or updated\n")
+    plan = json.loads((root / "demo.json").read_text())
+    curator = creator_of(runtime, UUID(plan["legacy_id"]))
+    if curator is not None:
+        demo_curation(runtime, UUID(plan["legacy_id"]), curator)
     _use_local_stack(
         write=False, env={"DATABASE_URL": runtime.settings.database.url}
     )  # the questions only read
     print_stats(collect_stats())
-    plan = json.loads((root / "demo.json").read_text())
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows)
         for q in plan["questions"]:
@@ -204,6 +212,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 f"    graph added to the top 5: {', '.join(added) or 'nothing'}; known connections: {facts} facts;"
                 f" context {hybrid.metadata.tokens_used}/{hybrid.metadata.token_budget} tokens"
             )
+        if curator is not None:
+            general = runner.run(
+                ContextRequest(
+                    legacy_id=plan["legacy_id"], user_id=curator, persona="biographer", query=SUM_UP
+                )
+            )
+            print(f"\n=== [biographer] the creator: {SUM_UP}")
+            print(circles_section(general.formatted_context) or "    (no community summary in the context)")
         if "evolution" in plan:
             from heirloom_dev.evolution_demo import show_evolution
 

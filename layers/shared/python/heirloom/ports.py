@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
+from heirloom.contracts.curation import CommunitySummary, ImpactState, MergeRecord, RebuildKind, Tier
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
@@ -82,6 +83,9 @@ class AccessReads(Protocol):
     def relationships_of(self, person_ids: Sequence[UUID]) -> list[Relationship]: ...
     def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]: ...
     def stories_of(self, legacy_id: UUID) -> list[Story]: ...
+    def legacy_ids(self) -> list[UUID]:
+        """Every legacy's id, ascending."""
+        ...
 
 
 class ProcessingLedger(Protocol):
@@ -136,6 +140,35 @@ class FailureLog(Protocol):
 
 class StoryStore(RecordWriter, AccessReads, ProcessingLedger, FailureLog, Protocol):
     """The permission source of truth, all four parts (PostgreSQL implements them together)."""
+
+
+class CurationStore(Protocol):
+    """Curation's records (PostgreSQL): merges with what they changed, kept-apart pairs, graph
+    impact since the last community build, and the community summaries per tier."""
+
+    def record_merge(self, merge: MergeRecord) -> None: ...
+    def get_merge(self, merge_id: UUID) -> MergeRecord | None: ...
+    def active_merges(self, legacy_id: UUID) -> list[MergeRecord]:
+        """Merges not undone, oldest first."""
+        ...
+
+    def mark_unmerged(self, merge_id: UUID, user_id: UUID) -> bool:
+        """False when the merge was already undone."""
+        ...
+
+    def keep_apart(self, legacy_id: UUID, a: str, b: str, user_id: UUID) -> None: ...
+    def kept_apart(self, legacy_id: UUID) -> set[frozenset[str]]: ...
+    def record_impact(self, legacy_id: UUID, changes: int) -> None: ...
+    def impact(self, legacy_id: UUID) -> ImpactState: ...
+    def spend_impact(self, legacy_id: UUID, spent: int, build: RebuildKind) -> None:
+        """A build read `spent` impact and ran: subtract it (what came in meanwhile stays)."""
+        ...
+
+    def save_communities(self, legacy_id: UUID, tier: Tier, communities: Sequence[CommunitySummary]) -> None:
+        """Replace the tier's communities."""
+        ...
+
+    def communities(self, legacy_id: UUID, tier: Tier) -> list[CommunitySummary]: ...
 
 
 class VectorIndex(Protocol):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         BreakerStore,
         ConnectionsWorkflow,
         ContextWorkflow,
+        CurationStore,
         Embedder,
         EntityExtractor,
         GraphStore,
@@ -53,6 +54,14 @@ class Services:
         from heirloom.adapters import factory
 
         return factory.build_story_store(self.db)
+
+    @cached_property
+    def curation(self) -> CurationStore:
+        from heirloom.adapters import factory
+
+        # beside an injected PostgreSQL story store, on its database
+        db = getattr(self.__dict__.get("stories"), "db", None)
+        return factory.build_curation_store(db if db is not None else self.db)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -117,6 +126,7 @@ class Services:
             chunk_max_tokens=self.settings.chunking.max_tokens,
             extractor=extractor,
             extractor_version=str(getattr(extractor, "version", "")) if extractor else "",
+            curation=self.curation,
         )
 
     @cached_property

@@ -299,6 +299,22 @@ class WorkflowSettings(_Frozen):
     event_source: str = env("EVENT_SOURCE", default="heirloom.stories")
 
 
+class CurationSettings(_Frozen):
+    """Community rebuilds: the graph changes recorded since the last build (impact) that call for
+    a partial or a full rebuild (docs/architecture.md#communities)."""
+
+    partial_threshold: int = env("COMMUNITY_PARTIAL_THRESHOLD", default=20, ge=1, le=1_000_000)
+    full_threshold: int = env("COMMUNITY_FULL_THRESHOLD", default=100, ge=1, le=1_000_000)
+    #: community summaries the `general` intent adds to the context
+    context_communities: int = env("COMMUNITY_CONTEXT_MAX", default=3, ge=0, le=20)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CurationSettings:
+        if self.partial_threshold > self.full_threshold:
+            raise ValueError("COMMUNITY_PARTIAL_THRESHOLD must not exceed COMMUNITY_FULL_THRESHOLD")
+        return self
+
+
 class LocalStackSettings(_Frozen):
     #: where the embedded PostgreSQL and FalkorDB keep their data
     home: Path = env("HEIRLOOM_HOME", default=Path(".heirloom/local"))
@@ -314,6 +330,7 @@ class Settings(_Frozen):
     bedrock: BedrockSettings = BedrockSettings()
     resilience: ResilienceSettings = ResilienceSettings()
     workflow: WorkflowSettings = WorkflowSettings()
+    curation: CurationSettings = CurationSettings()
     local: LocalStackSettings = LocalStackSettings()
 
 

@@ -12,6 +12,7 @@ from heirloom.ports import (
     BreakerStore,
     ConnectionsWorkflow,
     ContextWorkflow,
+    CurationStore,
     Embedder,
     EntityExtractor,
     GraphStore,
@@ -106,6 +107,12 @@ def build_database(settings: Settings, **sources: Any) -> PgDatabase:
 
 def build_story_store(db: PgDatabase) -> PgStoryStore:
     return PgStoryStore(db)
+
+
+def build_curation_store(db: PgDatabase) -> CurationStore:
+    from heirloom.adapters.postgres.curation import PgCurationStore
+
+    return PgCurationStore(db)
 
 
 def build_vector_index(db: PgDatabase, embedder: Embedder | str) -> PgVectorIndex:

@@ -265,6 +265,9 @@ class MemoryStoryStore:
             for s in (stored[0],)
         ]
 
+    def legacy_ids(self) -> list[UUID]:
+        return sorted(self.legacies, key=str)
+
     def stories_of(self, legacy_id: UUID) -> list[Story]:
         return sorted(
             (s for s, _, _ in self.stories.values() if s.legacy_id == legacy_id), key=lambda s: str(s.id)
@@ -390,6 +393,7 @@ def memory_services(settings: Settings | None = None, **overrides: Any) -> Servi
     no-graph store, no ingestion workflow (stories are processed inline). `overrides` replace
     any port by name (e.g. `context_workflow=` for the Api step)."""
     from heirloom.adapters.embedders import HashingEmbedder
+    from heirloom.adapters.memory_curation import MemoryCurationStore
     from heirloom.adapters.nograph import NoGraphStore
     from heirloom.services import Services
     from heirloom.settings import Settings
@@ -406,6 +410,7 @@ def memory_services(settings: Settings | None = None, **overrides: Any) -> Servi
         "objects": MemoryObjectStore(),
         "start_ingestion": None,
         "backfill_runs": MemoryBackfillRuns(),
+        "curation": MemoryCurationStore(),
         **overrides,
     }
     for name, port in ports.items():

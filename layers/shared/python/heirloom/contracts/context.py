@@ -223,12 +223,22 @@ class Candidate(Edge):
     graph_hits: tuple[GraphHit, ...] = ()
 
 
+class CommunityNote(Edge):
+    """A community summary the user may read, for the `general` intent: every story it was
+    built from is readable by the user (the access filter checked them)."""
+
+    summary: str
+    story_ids: tuple[UUID, ...]
+    titles: tuple[str, ...]
+
+
 class FilteredContext(Edge):
     intent: QueryIntent
     subject_name: str
     legacy_name: str
     candidates: tuple[Candidate, ...] = ()
     facts: tuple[GraphFact, ...] = ()
+    communities: tuple[CommunityNote, ...] = ()
     traversals: tuple[TraversalStat, ...] = ()
     vector_status: BranchStatus = "ok"
     graph_status: BranchStatus = "ok"

@@ -11,6 +11,8 @@ every story the graph did not reach). Ties: score desc, primary legacy first, st
 
 Token budget (cl100k_base through the `Tokenizer` port)
     1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
+       "## Circles in the Stories" (community summaries, the `general` intent) follows with at
+       most min(300, 8% of the budget), whole summaries only; both count as R below.
     2. What remains after the note (if degraded) and the connections used (R) is split 60/30/10%:
        stories found by embedding (alone or with the graph), stories only the graph found, and
        the metadata that frames every story (section headers, "###" headings, story markers,
@@ -21,7 +23,8 @@ Token budget (cl100k_base through the `Tokenizer` port)
        request where the graph found nothing new) and spends it in the same ranked order, first
        lengthening an excerpt pass 1 cut short, else adding a story pass 1 had to skip.
     5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
-       ranked story is shortened (then dropped), then the last connection sentence is dropped.
+       ranked story is shortened (then dropped), then the last community summary, then the last
+       connection sentence is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
 Degradation: a source the request wanted that failed, timed out or sat behind an open breaker is
@@ -47,6 +50,7 @@ from uuid import UUID
 
 from heirloom.contracts.context import (
     AssembledContext,
+    CommunityNote,
     ContextMetadata,
     ContextRequest,
     FilteredContext,
@@ -58,6 +62,7 @@ from heirloom.domain.budget import (
     Excerpt,
     StoryText,
     clean_text,
+    communities_cap,
     connections_cap,
     passages,
     split_budget,
@@ -65,6 +70,7 @@ from heirloom.domain.budget import (
 from heirloom.domain.format import (
     CONNECTED_HEADER,
     Slot,
+    communities_block,
     connections_block,
     degradation_note,
     fact_sentences,
@@ -165,6 +171,20 @@ def _connection_sentences(sentences: Sequence[str], cap: int, tokenizer: Tokeniz
     return kept
 
 
+def _community_notes(filtered: FilteredContext, cap: int, tokenizer: Tokenizer) -> list[CommunityNote]:
+    """Community summaries (the `general` intent), whole, in order, while under `cap` tokens."""
+    kept: list[CommunityNote] = []
+    for note in filtered.communities:
+        if tokenizer.count(communities_block([*kept, note])) > cap:
+            break
+        kept.append(note)
+    return kept
+
+
+def _head(connections: str, communities: list[CommunityNote]) -> str:
+    return "\n\n".join(part for part in (connections, communities_block(communities)) if part)
+
+
 def _slots(ranked: Sequence[ScoredCandidate], fence: str, tokenizer: Tokenizer) -> list[Slot]:
     """Each story's deduplicated text and its frame (heading, story markers, provenance)."""
     fence_lines = [story_open(fence), QUOTE.strip(), story_close(fence)]
@@ -199,7 +219,8 @@ def assemble(
     note = degradation_note(degraded)
     facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
     kept = _connection_sentences(facts, connections_cap(budget), tokenizer)
-    connections = connections_block(kept)
+    circles = _community_notes(filtered, communities_cap(budget), tokenizer)
+    connections = _head(connections_block(kept), circles)
     used = (tokenizer.count(note) + 2 if note else 0) + (
         tokenizer.count(connections) + 2 if connections else 0
     )
@@ -221,10 +242,10 @@ def assemble(
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
-            if not kept:  # pragma: no cover - an empty text is 0 tokens
+            if not kept and not circles:  # pragma: no cover - an empty text is 0 tokens
                 break
-            kept.pop()
-            connections = connections_block(kept)
+            (circles or kept).pop()
+            connections = _head(connections_block(kept), circles)
         formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
         total = tokenizer.count(formatted)
 

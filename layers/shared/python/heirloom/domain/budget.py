@@ -56,6 +56,15 @@ def connections_cap(token_budget: int) -> int:
     return min(CONNECTIONS_MAX_TOKENS, int(token_budget * CONNECTIONS_MAX_SHARE))
 
 
+#: community summaries (the `general` intent) get at most this, after the connections
+COMMUNITIES_MAX_TOKENS = 300
+COMMUNITIES_MAX_SHARE = 0.08
+
+
+def communities_cap(token_budget: int) -> int:
+    return min(COMMUNITIES_MAX_TOKENS, int(token_budget * COMMUNITIES_MAX_SHARE))
+
+
 def split_budget(remainder: int) -> BudgetSplit:
     """60% / 30% / 10% of what the connections left; the rounding remainder goes to metadata."""
     remainder = max(0, remainder)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +73,18 @@ MERGE (s)-[r:{edge}]->(e)
 SET r.kind = '{edge}'
 """
 
+#: entities a story names by a name an admin merged into another entity (`redirects`): the
+#: story's edge goes to the survivor, carrying the name the story used; the survivor keeps its
+#: own properties (set only if it has to be created, e.g. while the graph is rebuilt)
+UPSERT_REDIRECTED = """
+MATCH (s:Story {{id: $sid}})
+UNWIND $entities AS ent
+MERGE (e:{label} {{id: ent.id}})
+ON CREATE SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years
+MERGE (s)-[r:{edge}]->(e)
+SET r.kind = '{edge}', r.name = ent.name
+"""
+
 UPSERT_MENTIONS = """
 MATCH (s:Story {id: $sid})
 UNWIND $person_ids AS pid
@@ -89,6 +101,14 @@ MATCH (e:{label} {{id: edge.entity_id}})
 MERGE (p)-[r:{predicate} {{story_id: $sid}}]->(e)
 SET r.kind = '{predicate}'
 """
+#: the same to a merged entity's survivor, with the name the story used
+UPSERT_NAMED_PERSON_EDGES = """
+UNWIND $edges AS edge
+MATCH (p:Person {{id: edge.person_id}})
+MATCH (e:{label} {{id: edge.entity_id}})
+MERGE (p)-[r:{predicate} {{story_id: $sid}}]->(e)
+SET r.kind = '{predicate}', r.name = edge.name
+"""
 
 SET_STORY_FACTS = """
 MATCH (s:Story {id: $sid})
@@ -101,10 +121,22 @@ MATCH (s:Story)
 OPTIONAL MATCH (s)-[m]->(x)
 RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
 """
+#: the same, for some stories
+STORY_PARTS_OF = """
+MATCH (s:Story)
+WHERE s.id IN $ids
+OPTIONAL MATCH (s)-[m]->(x)
+RETURN s.id AS sid, s.years AS years, collect(m.kind + '|' + x.id) AS parts
+"""
 
 #: the person -> entity facts, by the story each edge carries
 PERSON_EDGE_PARTS = """
 MATCH (p:Person)-[r:PARTICIPATED_IN|LIVED_IN|WORKED_AT|OWNED]->(e)
+RETURN r.story_id AS sid, r.kind + '|' + p.id + '|' + e.id AS part
+"""
+PERSON_EDGE_PARTS_OF = """
+MATCH (p:Person)-[r:PARTICIPATED_IN|LIVED_IN|WORKED_AT|OWNED]->(e)
+WHERE r.story_id IN $ids
 RETURN r.story_id AS sid, r.kind + '|' + p.id + '|' + e.id AS part
 """
 
@@ -158,9 +190,11 @@ def sync_story_entities(
     entities: ExtractedEntities,
     resolved: dict[str, str],
     unresolved: Sequence[str],
+    redirects: Mapping[str, str] | None = None,
 ) -> SyncReport:
-    """Replace `story`'s contributions with `entities`; `resolved` maps person mentions to ids."""
-    plan = plan_story_entities(story, entities, resolved, unresolved)
+    """Replace `story`'s contributions with `entities`; `resolved` maps person mentions to ids;
+    `redirects` maps merged-away entity ids to their survivors (heirloom.domain.entity_merge)."""
+    plan = plan_story_entities(story, entities, resolved, unresolved, redirects)
     sid = plan.sid
     withdraw_story(graph, sid)
     report = SyncReport(unresolved=list(unresolved), fingerprint=plan.fingerprint(str(story.legacy_id)))
@@ -169,11 +203,20 @@ def sync_story_entities(
             edge = STORY_EDGE[label]
             graph.run(UPSERT_ENTITIES.format(label=label, edge=edge), {"sid": sid, "entities": rows})
             report.entities[label] = len(rows)
+    for label, rows in plan.redirected.items():
+        if rows:
+            query = UPSERT_REDIRECTED.format(label=label, edge=STORY_EDGE[label])
+            graph.run(query, {"sid": sid, "entities": rows})
+            report.entities[label] = report.entities.get(label, 0) + len(rows)
     if plan.person_ids:
         graph.run(UPSERT_MENTIONS, {"sid": sid, "person_ids": plan.person_ids})
         report.mentions = len(plan.person_ids)
     for (predicate, label), edges in plan.person_edges.items():
-        graph.run(UPSERT_PERSON_EDGES.format(predicate=predicate, label=label), {"sid": sid, "edges": edges})
+        plain = [e for e in edges if "name" not in e]
+        named = [e for e in edges if "name" in e]
+        for query, batch in ((UPSERT_PERSON_EDGES, plain), (UPSERT_NAMED_PERSON_EDGES, named)):
+            if batch:
+                graph.run(query.format(predicate=predicate, label=label), {"sid": sid, "edges": batch})
         report.person_edges += len(edges)
     graph.run(SET_STORY_FACTS, {"sid": sid, **plan.facts})
     return report
@@ -189,11 +232,18 @@ class EntityPlan:
     person_ids: list[str]
     person_edges: dict[tuple[str, str], list[dict[str, str]]]
     facts: dict[str, Any]
+    #: rows of entities merged into another one: their survivor's id, the name the story used
+    redirected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def fingerprint(self, legacy_id: str) -> str:
         """The hash `graph_fingerprints` gives this story once the plan is written."""
         parts = {f"BELONGS_TO|{legacy_id}"}
-        parts |= {f"{STORY_EDGE[label]}|{row['id']}" for label, rows in self.by_label.items() for row in rows}
+        parts |= {
+            f"{STORY_EDGE[label]}|{row['id']}"
+            for by_label in (self.by_label, self.redirected)
+            for label, rows in by_label.items()
+            for row in rows
+        }
         parts |= {f"MENTIONS|{pid}" for pid in self.person_ids}
         parts |= {
             f"{predicate}|{edge['person_id']}|{edge['entity_id']}"
@@ -209,29 +259,47 @@ def fingerprint(years: str, parts: Iterable[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def graph_fingerprints(graph: GraphStore) -> dict[str, str]:
+def graph_fingerprints(graph: GraphStore, story_ids: Sequence[str] | None = None) -> dict[str, str]:
     """Story id -> `fingerprint` of what the graph holds for it (its edges to its legacy,
     entities and persons, the person -> entity edges it supports, its years): compared with the
-    fingerprint stored at sync time, a story whose facts a crash rolled back (or lost) shows."""
+    fingerprint stored at sync time, a story whose facts a crash rolled back (or lost) shows.
+    With `story_ids`, only those stories."""
     parts: dict[str, set[str]] = {}
     years: dict[str, str] = {}
-    for row in graph.run(STORY_PARTS):
+    only = story_ids is not None
+    params = {"ids": list(story_ids or ())}
+    for row in graph.run(STORY_PARTS_OF if only else STORY_PARTS, params if only else None):
         sid = str(row["sid"])
         years[sid] = str(row.get("years") or "")
         parts.setdefault(sid, set()).update(str(x) for x in row.get("parts") or () if x)
-    for row in graph.run(PERSON_EDGE_PARTS):
+    for row in graph.run(PERSON_EDGE_PARTS_OF if only else PERSON_EDGE_PARTS, params if only else None):
         if row.get("sid") and str(row["sid"]) in parts:
             parts[str(row["sid"])].add(str(row["part"]))
     return {sid: fingerprint(years[sid], found) for sid, found in parts.items()}
 
 
+def _survivor(redirects: Mapping[str, str], eid: str) -> str | None:
+    """The entity `eid` was merged into, following merges of merges."""
+    seen: set[str] = set()
+    target = redirects.get(eid)
+    while target is not None and target in redirects and target not in seen:
+        seen.add(target)
+        target = redirects[target]
+    return target
+
+
 def plan_story_entities(
-    story: Story, entities: ExtractedEntities, resolved: dict[str, str], unresolved: Sequence[str]
+    story: Story,
+    entities: ExtractedEntities,
+    resolved: dict[str, str],
+    unresolved: Sequence[str],
+    redirects: Mapping[str, str] | None = None,
 ) -> EntityPlan:
     """The graph writes of `sync_story_entities` for `story`, as data (no I/O)."""
     legacy = str(story.legacy_id)
     by_label: dict[str, list[dict[str, Any]]] = {"Place": [], "Event": [], "Object": []}
-    ids_by_name: dict[tuple[str, str], str] = {}
+    redirected: dict[str, list[dict[str, Any]]] = {"Place": [], "Event": [], "Object": []}
+    ids_by_name: dict[tuple[str, str], tuple[str, str | None]] = {}
     for label, items in (
         ("Place", entities.places),
         ("Event", entities.events),
@@ -239,27 +307,34 @@ def plan_story_entities(
     ):
         for item in items:
             eid = entity_id(legacy, label, item.name)
+            survivor = _survivor(redirects or {}, eid)
             date = getattr(item, "date", None) or ""
-            ids_by_name[(label, name_key(item.name))] = eid
-            by_label[label].append(
-                {
-                    "id": eid,
-                    "name": item.name,
-                    "legacy_id": legacy,
-                    "type": item.type,
-                    "date": date,
-                    "years": years_property(years_of([date])) if date else "",
-                }
-            )
+            row = {
+                "id": survivor or eid,
+                "name": item.name,
+                "legacy_id": legacy,
+                "type": item.type,
+                "date": date,
+                "years": years_property(years_of([date])) if date else "",
+            }
+            ids_by_name[(label, name_key(item.name))] = (row["id"], item.name if survivor else None)
+            (redirected if survivor else by_label)[label].append(row)
+    for label, rows in redirected.items():  # a story that names the survivor too keeps that edge
+        own = {r["id"] for r in by_label[label]}
+        redirected[label] = [r for r in rows if r["id"] not in own]
     grouped: dict[tuple[str, str], list[dict[str, str]]] = {}
     for rel in entities.relationships:
         target_label = PREDICATE_TARGET.get(rel.predicate)
         person = resolved.get(rel.subject)
         target = ids_by_name.get((target_label, name_key(rel.object))) if target_label else None
         if target_label and person and target:
-            grouped.setdefault((rel.predicate, target_label), []).append(
-                {"person_id": person, "entity_id": target}
-            )
+            edge = {"person_id": person, "entity_id": target[0]}
+            if target[1] is not None:
+                edge["name"] = target[1]
+            grouped.setdefault((rel.predicate, target_label), []).append(edge)
+    for key, edges in grouped.items():  # a fact the story states of the survivor itself wins
+        plain = {(e["person_id"], e["entity_id"]) for e in edges if "name" not in e}
+        grouped[key] = [e for e in edges if "name" not in e or (e["person_id"], e["entity_id"]) not in plain]
     periods = [t.period for t in entities.time_references]
     return EntityPlan(
         sid=str(story.id),
@@ -272,4 +347,5 @@ def plan_story_entities(
             "unresolved": DISPLAY_SEPARATOR.join(unresolved),
             "version": entities.extractor_version,
         },
+        redirected=redirected,
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from heirloom.contracts.context import (
     Candidate,
+    CommunityNote,
     ContextRequest,
     FilteredContext,
     GraphFact,
@@ -21,6 +22,7 @@ CONNECTIONS_HEADER = "## Known Connections"
 
 
 CONNECTED_HEADER = "## Stories from Connected Legacies"
+COMMUNITIES_HEADER = "## Circles in the Stories"
 
 
 _FACT_VERBS: dict[str, str] = {
@@ -117,6 +119,17 @@ def degradation_note(degraded: Sequence[RetrievalSource]) -> str:
 
 def connections_block(sentences_: Sequence[str]) -> str:
     return f"{CONNECTIONS_HEADER}\n{' '.join(sentences_)}" if sentences_ else ""
+
+
+def community_lines(note: CommunityNote) -> str:
+    """A community summary as data (a "- " line, so no name in it can start one of our lines)
+    and its provenance: the stories it was built from."""
+    titles = ", ".join(f'"{quoted_title(t)}"' for t in note.titles)
+    return f"- {clean_text(note.summary)}\nSource: community summary, from the stories {titles}"
+
+
+def communities_block(notes: Sequence[CommunityNote]) -> str:
+    return f"{COMMUNITIES_HEADER}\n" + "\n".join(community_lines(n) for n in notes) if notes else ""
 
 
 def story_heading(candidate: Candidate) -> str:

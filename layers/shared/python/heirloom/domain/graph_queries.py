@@ -67,7 +67,7 @@ MATCH (e)
 WHERE (e:Place OR e:Event OR e:Object) AND e.id IN $ids
 MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, e.name AS entity, r.kind AS relationship
+RETURN s.id AS story_id, coalesce(r.name, e.name) AS entity, r.kind AS relationship
 ORDER BY story_id
 LIMIT $limit
 """
@@ -97,7 +97,7 @@ MATCH (e:Event)
 WHERE e.legacy_id IN $legacy_ids AND size([y IN $years WHERE coalesce(e.years, '') CONTAINS y]) > 0
 MATCH (s:Story)-[r:REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, r.kind AS relationship, e.name AS entity
+RETURN s.id AS story_id, r.kind AS relationship, coalesce(r.name, e.name) AS entity
 LIMIT $limit
 """
 
@@ -138,15 +138,17 @@ LIMIT $limit
 #: from the named persons (by the id index) over edges in either direction, oriented back with
 #: startNode/endNode: an OR over both ends of every edge scanned all persons (69 -> 7 ms at 10k).
 #: A derived fact is one edge per supporting story (`story_id`); they are grouped back into
-#: one fact with the list of its stories (a known relationship has none).
+#: one fact with the list of its stories (a known relationship has none). An edge a merge moved
+#: carries the name its story used (`name`): the fact reads with that name, grouped apart, so a
+#: user never sees a merged entity under a name only a story they may not read gives it.
 FACTS = f"""
 MATCH (x:Person)
 WHERE x.id IN $person_ids
 MATCH (x)-[r:{SOCIAL}|LIVED_IN|WORKED_AT|PARTICIPATED_IN|OWNED]-(y)
 WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
 WITH a, b, r.kind AS predicate, r.detail AS detail, r.since AS since, r.until AS until, r.known AS known,
-     collect(r.story_id) AS story_ids
-RETURN a.id AS subject_id, a.name AS subject, predicate, b.id AS object_id, b.name AS object,
+     coalesce(r.name, b.name) AS object, collect(r.story_id) AS story_ids
+RETURN a.id AS subject_id, a.name AS subject, predicate, b.id AS object_id, object,
        detail, since, until, story_ids, known, a.legacy_id AS subject_legacy, b.legacy_id AS object_legacy
 ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, predicate, object, object_id, subject_id
 LIMIT $limit

@@ -23,6 +23,7 @@ from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdra
 from heirloom.ports import (
     Change,
     Chunk,
+    CurationStore,
     EmbeddedChunk,
     Embedder,
     GraphStore,
@@ -56,6 +57,8 @@ class IngestionPorts:
     #: None skips entity extraction (structural graph only)
     extractor: EntityExtractor | None = None
     extractor_version: str = ""
+    #: where graph changes count toward community rebuilds (None: not counted)
+    curation: CurationStore | None = None
 
 
 def _require_legacy(ports: IngestionPorts, field: str, legacy_id: UUID) -> None:
@@ -270,10 +273,18 @@ def write_entities(
     unresolved: Sequence[str],
 ) -> SyncReport:
     """Replace the story's graph facts, then mark the graph synced with this content."""
-    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved)
+    redirects = (
+        {m.absorbed_id: m.survivor_id for m in ports.curation.active_merges(story.legacy_id)}
+        if ports.curation is not None
+        else None
+    )
+    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
     ports.stories.mark_graph_synced(
         story.id, digest, entities.extractor_version or ports.extractor_version, report.fingerprint
     )
+    if ports.curation is not None:
+        changes = sum(report.entities.values()) + report.mentions + report.person_edges
+        ports.curation.record_impact(story.legacy_id, changes)
     return report
 
 

@@ -26,13 +26,20 @@ from heirloom.domain.access_filter import (
     readable_traversals,
     scope_for,
 )
+from heirloom.domain.community_notes import readable_communities, wants_communities
 from heirloom.domain.relevance import retrieval_score
 from heirloom.ports import StoryStore, VectorIndex
 from heirloom.services import Services
 
 
 def run(data: AccessFilterInput, services: Services) -> FilteredContext:
-    return filter_context(data, services.stories, services.vectors)
+    filtered = filter_context(data, services.stories, services.vectors)
+    limit = services.settings.curation.context_communities
+    if not wants_communities(data.request, filtered) or not limit:
+        return filtered
+    scope = scope_for(services.stories, data.request.user_id, data.request.legacy_id)
+    notes = readable_communities(services.curation, services.stories, scope, limit)
+    return filtered.model_copy(update={"communities": notes})
 
 
 def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIndex) -> FilteredContext:

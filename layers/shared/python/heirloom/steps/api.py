@@ -1,6 +1,7 @@
 """Api: POST /legacies/{legacy_id}/context, .../stories/{story_id}/connections and
-.../enrichment for one verified caller, answered by the context and story_connections workflows
-(the handler maps the typed errors to HTTP statuses)."""
+.../enrichment for one verified caller, answered by the context and story_connections workflows,
+and the curation routes (merge suggestions, merge, keep apart, unmerge) for a legacy's creator
+and admins (the handler maps the typed errors to HTTP statuses)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from heirloom.domain.context_api import (
     ContextSource,
     EnrichmentBody,
 )
+from heirloom.domain.curation_api import CurationAnswer, CurationCall, CurationPorts, curate
 from heirloom.errors import AccessDenied
 from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
 from heirloom.services import Services
@@ -38,16 +40,27 @@ def run(
     workflow: ContextWorkflow | None = None,
     connections_workflow: ConnectionsWorkflow | None = None,
 ) -> StoryConnections: ...
+@overload
 def run(
-    call: ContextCall | ConnectionsCall,
+    call: CurationCall,
     services: Services,
     workflow: ContextWorkflow | None = None,
     connections_workflow: ConnectionsWorkflow | None = None,
-) -> ContextResponse | StoryConnections:
+) -> CurationAnswer: ...
+def run(
+    call: ContextCall | ConnectionsCall | CurationCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> ContextResponse | StoryConnections | CurationAnswer:
     """A question (ContextCall) to the context workflow; an opening or enrichment request
-    (ConnectionsCall) to the story_connections workflow."""
+    (ConnectionsCall) to the story_connections workflow; a curation request (CurationCall) to
+    the curation rules over the graph and PostgreSQL."""
     if isinstance(call, ConnectionsCall):
         return connections(call, services, connections_workflow)
+    if isinstance(call, CurationCall):
+        ports = CurationPorts(graph=services.graph, stories=services.stories, curation=services.curation)
+        return curate(call, ports)
     return answer(
         call.body,
         legacy_id=call.legacy_id,

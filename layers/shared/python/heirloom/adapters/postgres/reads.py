@@ -128,6 +128,10 @@ class AccessReads(StoreBase):
         )
         return [StoryMeta(**{**r, "visibility": Visibility(r["visibility"])}) for r in rows]
 
+    def legacy_ids(self) -> list[UUID]:
+        rows = self.db.connection().execute("SELECT id FROM legacies ORDER BY id").fetchall()
+        return [r["id"] for r in rows]
+
     def stories_of(self, legacy_id: UUID) -> list[Story]:
         rows = (
             self.db.connection()

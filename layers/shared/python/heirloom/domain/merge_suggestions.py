@@ -1,0 +1,134 @@
+"""Likely duplicate entities within a legacy, with their evidence, for an admin to merge or keep
+apart: the same label and a name signal (an alias in common, one name contained in the other as
+its head noun, "accordion" in "Papa Sal's accordion", or a fuzzy match), ranked up by the
+stories and people the two share. Only entities some story the requester may read points at are
+considered, and only readable stories are cited; a pair kept apart is never suggested again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from uuid import UUID
+
+from heirloom.contracts.curation import EntityLabel, EntityRef, MergeSuggestion
+from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
+from heirloom.domain.names import name_key
+from heirloom.ports import GraphStore
+
+LABELS: tuple[EntityLabel, ...] = ("Place", "Event", "Object")
+FUZZY_MIN = 0.85
+#: a shorter name followed by one of these in the longer is its head ("flood" / "flood in 1977")
+QUALIFIERS = frozenset({"in", "of", "at", "on", "from", "for"})
+
+ENTITIES = """
+MATCH (e:{label})
+WHERE e.legacy_id = $legacy
+OPTIONAL MATCH (s:Story)-[r]->(e)
+RETURN e.id AS id, e.name AS name, e.aliases AS aliases, collect(DISTINCT s.id) AS stories
+"""
+NEIGHBOURS = """
+MATCH (p:Person)-[r]->(e:{label})
+WHERE e.legacy_id = $legacy
+RETURN e.id AS id, collect(DISTINCT p.id) AS people, collect(DISTINCT p.name) AS names
+"""
+
+
+@dataclass
+class EntityInfo:
+    ref: EntityRef
+    stories: frozenset[str]
+    people: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> set[str]:
+        return {k for k in (name_key(n) for n in (self.ref.name, *self.ref.aliases)) if k}
+
+
+def read_entities(graph: GraphStore, legacy_id: UUID) -> list[EntityInfo]:
+    found: list[EntityInfo] = []
+    for label in LABELS:
+        params = {"legacy": str(legacy_id)}
+        people = {str(r["id"]): r for r in graph.run(NEIGHBOURS.format(label=label), params)}
+        for row in graph.run(ENTITIES.format(label=label), params):
+            aliases = tuple(a for a in str(row.get("aliases") or "").split(DISPLAY_SEPARATOR) if a)
+            near = people.get(str(row["id"]), {})
+            found.append(
+                EntityInfo(
+                    ref=EntityRef(id=str(row["id"]), label=label, name=str(row["name"]), aliases=aliases),
+                    stories=frozenset(str(s) for s in row.get("stories") or () if s),
+                    people=dict(zip(near.get("people") or (), near.get("names") or (), strict=False)),
+                )
+            )
+    return found
+
+
+def _contained(short: list[str], long: list[str]) -> bool:
+    n = len(short)
+    if not 0 < n < len(long) or len("".join(short)) < 3:
+        return False
+    return long[-n:] == short or (long[:n] == short and long[n] in QUALIFIERS)
+
+
+def name_evidence(a: EntityInfo, b: EntityInfo) -> tuple[float, str] | None:
+    """The strongest name signal between two entities: (score, words), or None."""
+    common = a.keys & b.keys
+    if common:
+        return 0.9, f"alias in common: {sorted(common)[0]!r}"
+    best: tuple[float, str] | None = None
+    for ka in sorted(a.keys):
+        for kb in sorted(b.keys):
+            short, long = sorted((ka, kb), key=lambda k: (len(k.split()), k))
+            if _contained(short.split(), long.split()):
+                return 0.6, f"name contained: {short!r} in {long!r}"
+            ratio = SequenceMatcher(None, ka, kb).ratio()
+            if ratio >= FUZZY_MIN and (best is None or ratio * 0.8 > best[0]):
+                best = (round(ratio * 0.8, 3), f"similar names: {ka!r} ~ {kb!r} ({ratio:.2f})")
+    return best
+
+
+def suggest(
+    entities: Iterable[EntityInfo],
+    *,
+    legacy_id: UUID,
+    readable: Callable[[str], bool],
+    kept_apart: set[frozenset[str]],
+    limit: int = 50,
+) -> list[MergeSuggestion]:
+    """Pairs of likely duplicates, best first. `readable(story_id)`: may the requester read it."""
+    visible = []
+    for info in entities:
+        stories = frozenset(s for s in info.stories if readable(s))
+        if stories:  # an entity only unreadable stories support is not shown
+            visible.append(EntityInfo(info.ref, stories, info.people))
+    out: list[MergeSuggestion] = []
+    for i, a in enumerate(visible):
+        for b in visible[i + 1 :]:
+            if a.ref.label != b.ref.label or frozenset((a.ref.id, b.ref.id)) in kept_apart:
+                continue
+            named = name_evidence(a, b)
+            if named is None:
+                continue
+            score, words = named
+            evidence = [words]
+            shared = sorted(a.stories & b.stories)
+            if shared:
+                score += 0.1 * min(len(shared), 2)
+                evidence.append(f"mentioned together in {len(shared)} stories")
+            people = sorted(set(a.people) & set(b.people))
+            if people:
+                score += 0.05 * min(len(people), 2)
+                evidence.append("shared people: " + ", ".join(sorted(a.people[p] for p in people)))
+            first, second = sorted((a, b), key=lambda e: (len(e.ref.name), e.ref.name))
+            out.append(
+                MergeSuggestion(
+                    legacy_id=legacy_id,
+                    a=second.ref,  # the longer, more specific name first: the natural survivor
+                    b=first.ref,
+                    score=round(min(score, 1.0), 3),
+                    evidence=tuple(evidence),
+                    shared_story_ids=tuple(UUID(s) for s in shared),
+                )
+            )
+    out.sort(key=lambda s: (-s.score, s.a.name, s.b.name))
+    return out[:limit]

@@ -1,0 +1,100 @@
+"""The API handler's curation routes on the embedded engines: the authorizer's identity, the
+caller's role in the legacy, typed refusals as 4xx with reasons (409 for an undo that cannot
+happen), and a merge undone through the API leaving the graph as it was."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from heirloom.adapters.postgres.curation import PgCurationStore
+from heirloom.domain.entity_sync import entity_id
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.loader import load_dataset
+from tests.integration.test_curation import PERSONAL, PRIVATE, PUBLIC, ScriptedExtractor
+from tests.support.dataset import MiniDataset
+from tests.support.services import services_with
+from tests.support.snapshot import graph_state
+
+pytestmark = pytest.mark.integration
+
+EVENT = json.loads((Path(__file__).parents[2] / "events" / "api.json").read_text())
+
+
+@pytest.fixture
+def api(ports, tmp_path):
+    mini = MiniDataset()
+    extractor = ScriptedExtractor({"apple": PUBLIC, "lung": PRIVATE, "herself": PERSONAL})
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1")
+    load_dataset(p, mini.write(tmp_path / "ds"))
+    services = services_with(stories=p.stories, graph=p.graph, curation=PgCurationStore(p.stories.db))
+
+    def call(method: str, path: str, user: str, body: Any = None) -> tuple[int, Any]:
+        event = json.loads(json.dumps(EVENT))
+        event.update(
+            httpMethod=method,
+            path=f"/legacies/{mini.legacy}{path}",
+            resource=f"/legacies/{{legacy_id}}{path}",
+            pathParameters={"legacy_id": mini.legacy},
+            body=None if body is None else json.dumps(body),
+            queryStringParameters=None,
+        )
+        event["requestContext"]["authorizer"]["claims"]["sub"] = user
+        response = load_handler("api")(event, LambdaContext("Api"), services=services)
+        return response["statusCode"], json.loads(response["body"])
+
+    return call, mini, p
+
+
+def test_a_creator_lists_merges_and_undoes_through_the_api(api):
+    call, mini, ports = api
+    status, found = call("GET", "/merge-suggestions", mini.creator)
+    assert status == 200
+    pair = next(s for s in found if s["b"]["name"] == "accordion")
+    assert pair["a"]["name"] == "Papa Sal's accordion" and pair["evidence"]
+    before = graph_state(ports.graph)
+    status, merged = call(
+        "POST", "/merges", mini.creator, {"survivor_id": pair["a"]["id"], "absorbed_id": pair["b"]["id"]}
+    )
+    assert status == 200 and merged["moved_edges"] >= 1
+    assert graph_state(ports.graph) != before
+    status, undone = call("POST", f"/merges/{merged['merge_id']}/undo", mini.creator)
+    assert status == 200 and undone["unmerged"] is True
+    assert graph_state(ports.graph) == before
+    status, again = call("POST", f"/merges/{merged['merge_id']}/undo", mini.creator)
+    assert status == 409 and again["error"] == "Conflict" and "already" in again["reason"]
+
+
+def test_keep_apart_through_the_api(api):
+    call, mini, _ = api
+    a, b = (
+        entity_id(mini.legacy, "Event", "wedding"),
+        entity_id(mini.legacy, "Event", "Uncle Dommie's wedding"),
+    )
+    status, out = call("POST", "/keep-apart", mini.creator, {"entity_a": a, "entity_b": b})
+    assert status == 200 and out == {"entity_a": a, "entity_b": b}
+    status, found = call("GET", "/merge-suggestions", mini.creator)
+    assert not any({s["a"]["id"], s["b"]["id"]} == {a, b} for s in found)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "who", "status", "error"),
+    [
+        ("GET", "/merge-suggestions", None, "admirer", 403, "AccessDenied"),
+        ("POST", "/merges", {"survivor_id": "x", "absorbed_id": "y"}, "admirer", 403, "AccessDenied"),
+        ("POST", "/merges", {"survivor_id": "x"}, "creator", 400, "InvalidRequest"),
+        ("POST", "/merges", {"survivor_id": "x y", "absorbed_id": "z"}, "creator", 400, "InvalidRequest"),
+        ("POST", "/merges", {"survivor_id": "nope", "absorbed_id": "none"}, "creator", 404, "NotFound"),
+        ("POST", "/merges/not-a-uuid/undo", None, "creator", 400, "InvalidRequest"),
+        ("POST", "/merges/00000000-0000-4000-8000-000000000000/undo", None, "creator", 404, "NotFound"),
+        ("POST", "/keep-apart", {"entity_a": "a", "entity_b": "a"}, "creator", 400, "InvalidRequest"),
+    ],
+)
+def test_refusals_are_typed_4xx_with_reasons(api, method, path, body, who, status, error):
+    call, mini, _ = api
+    got, out = call(method, path, getattr(mini, who), body)
+    assert (got, out["error"]) == (status, error) and out["reason"]

@@ -1,0 +1,234 @@
+"""Curation on the embedded engines (FalkorDB, or the Neptune path with HEIRLOOM_GRAPH=
+neptune-local): merge suggestions with their evidence, merge then unmerge restoring the exact
+graph (every node, edge and property), keep-apart remembered, and what a merged entity lets a
+user see."""
+
+from __future__ import annotations
+
+import dataclasses
+from uuid import UUID
+
+import pytest
+
+from heirloom.adapters.postgres.curation import PgCurationStore
+from heirloom.contracts.curation import KeepApartBody, MergeBody
+from heirloom.contracts.extraction import (
+    ExtractedEntities,
+    ExtractedEvent,
+    ExtractedObject,
+    ExtractedPerson,
+    ExtractedPlace,
+    ExtractedRelationship,
+)
+from heirloom.domain import curation_api
+from heirloom.domain.entity_sync import entity_id, graph_fingerprints
+from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from heirloom_dev.loader import load_dataset
+from tests.support.dataset import MiniDataset
+from tests.support.snapshot import graph_state
+
+pytestmark = pytest.mark.integration
+
+
+class ScriptedExtractor:
+    """Entities by a word of the story's text."""
+
+    def __init__(self, table: dict[str, ExtractedEntities]):
+        self.table = table
+
+    def extract(self, text, *, known_names=()):
+        return next((e for w, e in self.table.items() if w in text), ExtractedEntities())
+
+
+def _obj(name: str) -> ExtractedObject:
+    return ExtractedObject(name=name, type="other", confidence=0.9)
+
+
+def _event(name: str) -> ExtractedEvent:
+    return ExtractedEvent(name=name, type="other", confidence=0.9)
+
+
+PUBLIC = ExtractedEntities(
+    people=(ExtractedPerson(name="Ada", confidence=0.9),),
+    places=(ExtractedPlace(name="the river orchard", type="other", confidence=0.9),),
+    events=(_event("wedding"),),
+    objects=(_obj("accordion"),),
+    relationships=(
+        ExtractedRelationship(subject="Ada", predicate="OWNED", object="accordion", confidence=0.9),
+        ExtractedRelationship(subject="Ada", predicate="PARTICIPATED_IN", object="wedding", confidence=0.9),
+    ),
+)
+PRIVATE = ExtractedEntities(
+    people=(ExtractedPerson(name="Ada Marsh", confidence=0.95),),
+    places=(ExtractedPlace(name="the river orchard", type="other", confidence=0.9),),
+    events=(_event("Uncle Dommie's wedding"),),
+    objects=(_obj("Papa Sal's accordion"), _obj("accordion")),
+    relationships=(
+        ExtractedRelationship(
+            subject="Ada Marsh", predicate="OWNED", object="Papa Sal's accordion", confidence=0.9
+        ),
+        ExtractedRelationship(
+            subject="Ada Marsh", predicate="PARTICIPATED_IN", object="Uncle Dommie's wedding", confidence=0.9
+        ),
+    ),
+)
+#: the admirer's personal story: only its author may read what it names
+PERSONAL = ExtractedEntities(objects=(_obj("Kay's secret accordion"),))
+
+
+@pytest.fixture
+def world(ports, tmp_path):
+    mini = MiniDataset()
+    extractor = ScriptedExtractor({"apple": PUBLIC, "lung": PRIVATE, "herself": PERSONAL})
+    curation = PgCurationStore(ports.stories.db)
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1", curation=curation)
+    load_dataset(p, mini.write(tmp_path / "ds"))
+    return p, mini, curation_api.CurationPorts(p.graph, p.stories, curation)
+
+
+def eid(mini: MiniDataset, label: str, name: str) -> str:
+    return entity_id(mini.legacy, label, name)
+
+
+def test_suggestions_name_their_evidence_and_only_readable_things(world):
+    _ports, mini, cur = world
+    found = curation_api.suggestions_for(cur, UUID(mini.legacy), UUID(mini.creator))
+    pairs = {(s.a.name, s.b.name): s for s in found}
+    accordion = pairs[("Papa Sal's accordion", "accordion")]
+    assert accordion.evidence[0] == "name contained: 'accordion' in \"papa sal's accordion\""
+    assert "mentioned together in 1 stories" in accordion.evidence
+    assert accordion.shared_story_ids == (UUID(mini.private_story),)
+    assert ("Uncle Dommie's wedding", "wedding") in pairs
+    # the admirer's personal story is not the creator's to read: its entity is never suggested
+    assert not any("secret" in s.a.name + s.b.name for s in found)
+
+
+def test_only_a_creator_or_admin_may_curate(world):
+    _, mini, cur = world
+    with pytest.raises(AccessDenied):
+        curation_api.suggestions_for(cur, UUID(mini.legacy), UUID(mini.admirer))
+    with pytest.raises(AccessDenied):
+        body = MergeBody(
+            survivor_id=eid(mini, "Object", "accordion"), absorbed_id=eid(mini, "Event", "wedding")
+        )
+        curation_api.merge_for(cur, UUID(mini.legacy), UUID(mini.admirer), body)
+
+
+def test_merge_moves_edges_and_keeps_aliases_and_unmerge_restores_the_exact_graph(world):
+    ports, mini, cur = world
+    legacy, user = UUID(mini.legacy), UUID(mini.creator)
+    survivor, absorbed = eid(mini, "Object", "accordion"), eid(mini, "Object", "Papa Sal's accordion")
+    before = graph_state(ports.graph)
+    marks_before = ports.stories.graph_fingerprints()
+
+    result = curation_api.merge_for(cur, legacy, user, MergeBody(survivor_id=survivor, absorbed_id=absorbed))
+    node = ports.graph.run("MATCH (o:Object {id: $id}) RETURN o.aliases AS aliases", {"id": survivor})
+    assert node == [{"aliases": "Papa Sal's accordion"}]
+    assert ports.graph.run("MATCH (o:Object {id: $id}) RETURN o.id AS id", {"id": absorbed}) == []
+    owned = ports.graph.run(
+        "MATCH (p:Person)-[r:OWNED]->(o:Object {id: $id}) RETURN r.story_id AS sid ORDER BY sid",
+        {"id": survivor},
+    )
+    assert sorted(r["sid"] for r in owned) == sorted([mini.public_story, mini.private_story])
+    assert result.moved_edges == 1  # OWNED from the private story; its REFERENCES was there already
+    # the moved stories' sync marks follow the graph (no "lost graph" on the next load)
+    held = graph_fingerprints(ports.graph)
+    assert {str(k): v for k, v in ports.stories.graph_fingerprints().items()} == held
+
+    curation_api.unmerge_for(cur, legacy, user, result.merge_id)
+    assert graph_state(ports.graph) == before
+    assert ports.stories.graph_fingerprints() == marks_before
+    with pytest.raises(Conflict):
+        curation_api.unmerge_for(cur, legacy, user, result.merge_id)
+
+
+def test_merges_undo_in_reverse_order_and_restore_the_graph(world):
+    ports, mini, cur = world
+    legacy, user = UUID(mini.legacy), UUID(mini.creator)
+    before = graph_state(ports.graph)
+    first = curation_api.merge_for(
+        cur, legacy, user,
+        MergeBody(survivor_id=eid(mini, "Object", "accordion"), absorbed_id=eid(mini, "Object", "Papa Sal's accordion")),
+    )  # fmt: skip
+    second = curation_api.merge_for(
+        cur, legacy, user,
+        MergeBody(survivor_id=eid(mini, "Event", "Uncle Dommie's wedding"), absorbed_id=eid(mini, "Event", "wedding")),
+    )  # fmt: skip
+    third = curation_api.merge_for(
+        cur, legacy, user,
+        MergeBody(survivor_id=eid(mini, "Object", "Kay's secret accordion"), absorbed_id=eid(mini, "Object", "accordion")),
+    )  # fmt: skip
+    with pytest.raises(Conflict):  # the accordion went into a later merge: undo that one first
+        curation_api.unmerge_for(cur, legacy, user, first.merge_id)
+    for done in (third, second, first):
+        curation_api.unmerge_for(cur, legacy, user, done.merge_id)
+    assert graph_state(ports.graph) == before
+
+
+def test_a_merge_refuses_what_it_cannot_join(world):
+    _, mini, cur = world
+    legacy, user = UUID(mini.legacy), UUID(mini.creator)
+    accordion = eid(mini, "Object", "accordion")
+    with pytest.raises(InvalidRequest):
+        curation_api.merge_for(cur, legacy, user, MergeBody(survivor_id=accordion, absorbed_id=accordion))
+    with pytest.raises(InvalidRequest):
+        body = MergeBody(survivor_id=accordion, absorbed_id=eid(mini, "Event", "wedding"))
+        curation_api.merge_for(cur, legacy, user, body)
+    with pytest.raises(NotFound):
+        body = MergeBody(
+            survivor_id=accordion, absorbed_id=entity_id(mini.other_legacy, "Object", "accordion")
+        )
+        curation_api.merge_for(cur, legacy, user, body)
+
+
+def test_keep_apart_is_remembered(world):
+    _, mini, cur = world
+    legacy, user = UUID(mini.legacy), UUID(mini.creator)
+    a, b = eid(mini, "Event", "wedding"), eid(mini, "Event", "Uncle Dommie's wedding")
+    curation_api.keep_apart_for(cur, legacy, user, KeepApartBody(entity_a=a, entity_b=b))
+    curation_api.keep_apart_for(cur, legacy, user, KeepApartBody(entity_a=b, entity_b=a))  # same pair
+    names = {(s.a.name, s.b.name) for s in curation_api.suggestions_for(cur, legacy, user)}
+    assert ("Uncle Dommie's wedding", "wedding") not in names
+    assert ("Papa Sal's accordion", "accordion") in names
+    # remembered in PostgreSQL: a new store over the same database sees it
+    again = curation_api.CurationPorts(cur.graph, cur.stories, PgCurationStore(cur.stories.db))
+    assert ("Uncle Dommie's wedding", "wedding") not in {
+        (s.a.name, s.b.name) for s in curation_api.suggestions_for(again, legacy, user)
+    }
+    with pytest.raises(NotFound):
+        body = KeepApartBody(entity_a=a, entity_b=entity_id(mini.other_legacy, "Event", "x"))
+        curation_api.keep_apart_for(cur, legacy, user, body)
+
+
+def test_a_story_extracted_again_after_a_merge_points_at_the_survivor(world, tmp_path):
+    from datetime import timedelta
+
+    from heirloom.domain import ingestion
+    from heirloom_dev.loader import read_dataset
+
+    ports, mini, cur = world
+    legacy, user = UUID(mini.legacy), UUID(mini.creator)
+    survivor, absorbed = eid(mini, "Object", "Papa Sal's accordion"), eid(mini, "Object", "accordion")
+    curation_api.merge_for(cur, legacy, user, MergeBody(survivor_id=survivor, absorbed_id=absorbed))
+    story = next(
+        s.record
+        for s in read_dataset(mini.write(tmp_path / "again")).stories
+        if str(s.record.id) == mini.public_story
+    )
+    edited = story.model_copy(
+        update={"content": story.content + " Again.", "updated_at": story.updated_at + timedelta(hours=1)}
+    )
+    ingestion.apply_story(ports, edited)  # extracts "accordion" again
+    assert ports.graph.run("MATCH (o:Object {id: $id}) RETURN o.id AS id", {"id": absorbed}) == []
+    edges = ports.graph.run(
+        "MATCH (s:Story {id: $sid})-[r:REFERENCES]->(o:Object {id: $id}) RETURN r.name AS name",
+        {"sid": mini.public_story, "id": survivor},
+    )
+    assert edges == [{"name": "accordion"}]  # the name the story uses, kept on its edge
+    owned = ports.graph.run(
+        "MATCH (:Person)-[r:OWNED {story_id: $sid}]->(o:Object {id: $id}) RETURN r.name AS name",
+        {"sid": mini.public_story, "id": survivor},
+    )
+    assert owned == [{"name": "accordion"}]
+    held = graph_fingerprints(ports.graph, story_ids=[mini.public_story])
+    assert ports.stories.graph_fingerprints()[UUID(mini.public_story)] == held[mini.public_story]
