@@ -181,7 +181,7 @@ class EmbeddingIntentClassifier:
             LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
         )
         feats = entity_features(request.query, request.gazetteer, request.subject_name, request.legacy_id)
-        intent, probability = model.predict(vector, feats)
+        intent, probability = model.predict(vector, feats, request.query)
         return base.model_copy(
             update={
                 "intent": intent,
