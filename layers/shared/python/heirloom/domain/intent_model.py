@@ -9,8 +9,9 @@ as features (`intent.entity_features`): which kinds of known names the gazetteer
 a place, an event or object, a linked legacy's name) and whether a year, range or decade is named.
 Next to the embedding (which says what a question is about), the model weighs the question's
 words and word pairs (`ngrams`: "how long", "where did", "own stories"), which say how it asks;
-the vocabulary is every word and pair of the training split. For training, the names of `config/intents/names.jsonl` stand in for a legacy's graph. Inference
-is plain Python (six dot products), so the Lambda does not import numpy; training needs numpy.
+the vocabulary is every word and pair of the training split. For training, the names of
+`config/intents/names.jsonl` stand in for a legacy's graph. Inference is plain Python (six dot
+products and a look-up per word), so the Lambda does not import numpy; training needs numpy.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +57,7 @@ def ngrams(text: str) -> set[str]:
     """The lower-cased words of `text` and each pair of neighbouring words, the first word also
     marked as the opening one ("^ where")."""
     words = ["^", *_WORDS.findall(text.replace("’", "'").casefold())]
-    return set(words[1:]) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+    return set(words[1:]) | {f"{a} {b}" for a, b in pairwise(words)}
 
 
 @dataclass(frozen=True)
@@ -143,19 +145,20 @@ class IntentModel:
         total = sum(exps)
         return {intent: e / total for intent, e in zip(CLASSES, exps, strict=True)}
 
-    def predict(self, vector: Sequence[float], feats: Sequence[float], text: str = "") -> tuple[Intent, float]:
+    def predict(
+        self, vector: Sequence[float], feats: Sequence[float], text: str = ""
+    ) -> tuple[Intent, float]:
         probs = self.probabilities(vector, feats, text)
         best = max(probs, key=lambda i: probs[i])
         return best, probs[best]
 
     def to_json(self) -> str:
-        rows = [[round(w, 6) for w in row] for row in self.weights]
         return json.dumps(
             {
                 "model_id": self.model_id,
                 "data_sha256": self.data_sha256,
                 "vocabulary": self.vocabulary,
-                "weights": rows,
+                "weights": self.weights,
             },
             ensure_ascii=False,
         )
@@ -182,30 +185,42 @@ def fit(
     texts: Sequence[str] = (),
     vocabulary: Sequence[str] = (),
 ) -> list[list[float]]:
-    """Softmax regression by full-batch gradient descent (numpy; build or first use only)."""
+    """Softmax regression by full-batch gradient descent (numpy; build or first use only). The
+    n-gram columns are sparse (a dozen of thousands per question), so they are kept as index
+    arrays and summed with `bincount`, not kept as a dense matrix."""
     import numpy as np
 
-    grams = np.zeros((len(labels), len(vocabulary)))
     index = {g: i for i, g in enumerate(vocabulary)}
+    at: list[int] = []  # question of each n-gram entry
+    cols: list[int] = []
+    vals: list[float] = []
     for row, text in enumerate(texts):
-        known = [index[g] for g in ngrams(text) if g in index]
-        grams[row, known] = NGRAM_SCALE / math.sqrt(len(known)) if known else 0.0
-    x = np.hstack([
-        np.array([[*v, *(FEATURE_SCALE * x for x in f)] for v, f in zip(vectors, feats, strict=True)]),
-        grams,
-        np.ones((len(labels), 1)),
-    ])  # fmt: skip
+        known = sorted({index[g] for g in ngrams(text) if g in index})
+        at += [row] * len(known)
+        cols += known
+        vals += [NGRAM_SCALE / math.sqrt(len(known))] * len(known)
+    ia, ic, v = np.array(at, dtype=np.intp), np.array(cols, dtype=np.intp), np.array(vals)
+    n, classes = len(labels), range(len(CLASSES))
+    dense = np.array(
+        [[*e, *(FEATURE_SCALE * x for x in f), 1.0] for e, f in zip(vectors, feats, strict=True)],
+        dtype=np.float64,
+    )
     y = np.zeros((len(labels), len(CLASSES)))
     y[np.arange(len(labels)), [CLASSES.index(label) for label in labels]] = 1.0
-    w = np.zeros((len(CLASSES), x.shape[1]))
+    wd = np.zeros((len(CLASSES), dense.shape[1]))
+    wg = np.zeros((len(CLASSES), len(vocabulary)))
     for _ in range(STEPS):
-        logits = x @ w.T
+        grams = np.stack([np.bincount(ia, wg[c, ic] * v, minlength=n) for c in classes], axis=1)
+        logits = dense @ wd.T + grams
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         p /= p.sum(axis=1, keepdims=True)
-        grad = (p - y).T @ x / len(labels) + L2 * w
-        w -= LEARNING_RATE * grad
-    rows: list[list[float]] = w.tolist()
+        d = (p - y) / n
+        grad_g = np.stack([np.bincount(ic, d[ia, c] * v, minlength=len(vocabulary)) for c in classes])
+        wd -= LEARNING_RATE * (d.T @ dense + L2 * wd)
+        wg -= LEARNING_RATE * (grad_g + L2 * wg)
+    # the layout of `IntentModel.weights`: embedding, features, n-grams, bias
+    rows: list[list[float]] = np.hstack([wd[:, :-1], wg, wd[:, -1:]]).tolist()
     return rows
 
 
@@ -230,9 +245,9 @@ def train(
     feats = example_features(examples, training_gazetteer(names))
     vocabulary = vocabulary_of(texts)
     weights = fit(vectors, feats, [e.intent for e in examples], texts, vocabulary)
-    return IntentModel(
-        embedder.model_id, data_digest(path, names), tuple(tuple(r) for r in weights), vocabulary
-    )
+    # six decimals: the shipped JSON stays small and reads back as the same model
+    rounded = tuple(tuple(round(w, 6) for w in r) for r in weights)
+    return IntentModel(embedder.model_id, data_digest(path, names), rounded, vocabulary)
 
 
 def accuracy(model: IntentModel, embedder: Embedder, examples: Sequence[Example]) -> float:
