@@ -1,6 +1,6 @@
 """The learned intent classifier with the local MiniLM embedder, on the project's own intent set
-(config/intents/train.jsonl). Measured: held-out 0.880, 5-fold cross-validation on the training
-split 0.864 (docs/evaluation.md; training is deterministic). The held-out floor is the issue's
+(config/intents/train.jsonl). Measured: held-out 0.874, 5-fold cross-validation on the training
+split 0.857 (docs/evaluation.md; training is deterministic). The held-out floor is the issue's
 acceptance (0.85), cross-validation's the measure minus a margin."""
 
 import pytest
@@ -9,7 +9,7 @@ from heirloom.adapters.embedders import OnnxMiniLmEmbedder
 from heirloom.domain.intent_model import accuracy, cross_validate, load_examples, train
 
 HELDOUT_MIN = 0.85
-CROSS_VALIDATION_MIN = 0.83
+CROSS_VALIDATION_MIN = 0.82
 
 
 @pytest.fixture(scope="module")
