@@ -138,6 +138,25 @@ def test_the_words_of_a_question_move_the_answer():
     assert IntentModel.from_json(model.to_json()) == model
 
 
+def test_training_learns_from_the_words_alone_when_the_embedding_says_nothing():
+    """The sparse n-gram columns of `fit` line up with the ones `predict` reads."""
+    texts = ["When did they marry?", "When was he born?", "Where did they live?", "Where is she buried?"]
+    labels = [Intent.TEMPORAL, Intent.TEMPORAL, Intent.SPATIAL, Intent.SPATIAL]
+    vocabulary = intent_model.vocabulary_of(texts)
+    none = [0.0] * len(FEATURE_NAMES)
+    weights = intent_model.fit([[0.0, 0.0]] * 4, [none] * 4, labels, texts, vocabulary)
+    model = IntentModel("m", "", tuple(tuple(r) for r in weights), vocabulary)
+    assert all(len(row) == model.width(2) for row in model.weights)
+    when, where = (2 + len(FEATURE_NAMES) + vocabulary.index(w) for w in ("when", "where"))
+    temporal, spatial = (
+        weights[list(Intent).index(Intent.TEMPORAL)],
+        weights[list(Intent).index(Intent.SPATIAL)],
+    )
+    assert temporal[when] > spatial[when] and spatial[where] > temporal[where]
+    assert model.predict([0.0, 0.0], none, "When did the war end?")[0] is Intent.TEMPORAL
+    assert model.predict([0.0, 0.0], none, "Where did the war end?")[0] is Intent.SPATIAL
+
+
 @pytest.fixture
 def small_set(tmp_path):
     """Two questions per intent: the cache tests train several times."""
