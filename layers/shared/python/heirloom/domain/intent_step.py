@@ -159,8 +159,8 @@ LOCAL_BUDGET_S = 0.3
 
 
 class EmbeddingIntentClassifier:
-    """The learned classifier (`domain.intent_model`) over the query's embedding and the
-    gazetteer's features; the rule-based analysis still supplies the matches and entities
+    """The learned classifier (`domain.intent_model`) over the query's embedding, its words and
+    the gazetteer's features; the rule-based analysis still supplies the matches and entities
     (names, time expressions, resolved pronouns), never the intent."""
 
     version = "embedding"
