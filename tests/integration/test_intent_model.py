@@ -1,13 +1,14 @@
 """The learned intent classifier with the local MiniLM embedder, on the project's own intent set
-(config/intents/train.jsonl). Measured: held-out 0.913, 5-fold cross-validation on the training
-split 0.875 (docs/evaluation.md); the thresholds are those minus a 0.05 margin."""
+(config/intents/train.jsonl). Measured: held-out 0.874, 5-fold cross-validation on the training
+split 0.857 (docs/evaluation.md; training is deterministic). The held-out floor is the issue's
+acceptance (0.85), cross-validation's the measure minus a margin."""
 
 import pytest
 
 from heirloom.adapters.embedders import OnnxMiniLmEmbedder
 from heirloom.domain.intent_model import accuracy, cross_validate, load_examples, train
 
-HELDOUT_MIN = 0.86
+HELDOUT_MIN = 0.85
 CROSS_VALIDATION_MIN = 0.82
 
 

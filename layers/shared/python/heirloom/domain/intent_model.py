@@ -1,4 +1,5 @@
-"""The learned intent classifier: multinomial logistic regression over the query's embedding.
+"""The learned intent classifier: multinomial logistic regression over the query's embedding
+and the words of the question.
 
 Trained from the project's own intent set (`config/intents/train.jsonl`: questions written for
 the project over the six intents, kin words in several languages, a fixed held-out split), with
@@ -6,8 +7,11 @@ the embedder the deployment uses, at first use; the weights are cached per embed
 data files' hash (in memory, and as JSON in a cache directory when one is given). Rules enter only
 as features (`intent.entity_features`): which kinds of known names the gazetteer finds (a person,
 a place, an event or object, a linked legacy's name) and whether a year, range or decade is named.
-For training, the names of `config/intents/names.jsonl` stand in for a legacy's graph. Inference
-is plain Python (six dot products), so the Lambda does not import numpy; training needs numpy.
+Next to the embedding (which says what a question is about), the model weighs the question's
+words and word pairs (`ngrams`: "how long", "where did", "own stories"), which say how it asks;
+the vocabulary is every word and pair of the training split. For training, the names of
+`config/intents/names.jsonl` stand in for a legacy's graph. Inference is plain Python (six dot
+products and a look-up per word), so the Lambda does not import numpy; training needs numpy.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ import hashlib
 import json
 import math
 import random
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +47,17 @@ L2 = 1e-3
 STEPS = 400
 LEARNING_RATE = 2.0
 FEATURE_SCALE = 0.3
+#: the length of the question's n-gram vector (unit length before scaling)
+NGRAM_SCALE = 1.0
+
+_WORDS = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def ngrams(text: str) -> set[str]:
+    """The lower-cased words of `text` and each pair of neighbouring words, the first word also
+    marked as the opening one ("^ where")."""
+    words = ["^", *_WORDS.findall(text.replace("’", "'").casefold())]
+    return set(words[1:]) | {f"{a} {b}" for a, b in pairwise(words)}
 
 
 @dataclass(frozen=True)
@@ -94,57 +112,115 @@ def load_examples(path: Path | None = None) -> list[Example]:
 
 @dataclass(frozen=True)
 class IntentModel:
-    """Weights (one row per class over embedding + features + bias) for one embedder."""
+    """Weights for one embedder: one row per class over embedding + features + the n-grams of
+    `vocabulary` + bias."""
 
     model_id: str
     data_sha256: str
     weights: tuple[tuple[float, ...], ...]
+    vocabulary: tuple[str, ...] = ()
 
-    def probabilities(self, vector: Sequence[float], feats: Sequence[float]) -> dict[Intent, float]:
-        x = [*vector, *(FEATURE_SCALE * f for f in feats), 1.0]
-        logits = [math.fsum(w * v for w, v in zip(row, x, strict=True)) for row in self.weights]
+    @cached_property
+    def _columns(self) -> dict[str, int]:
+        return {gram: i for i, gram in enumerate(self.vocabulary)}
+
+    def width(self, dimension: int) -> int:
+        return dimension + len(FEATURE_NAMES) + len(self.vocabulary) + 1
+
+    def probabilities(
+        self, vector: Sequence[float], feats: Sequence[float], text: str = ""
+    ) -> dict[Intent, float]:
+        dense = [*vector, *(FEATURE_SCALE * f for f in feats)]
+        index = self._columns
+        known = [len(dense) + index[g] for g in ngrams(text) if g in index]
+        value = NGRAM_SCALE / math.sqrt(len(known)) if known else 0.0
+        logits = [
+            math.fsum(w * v for w, v in zip(row, dense, strict=False))
+            + value * math.fsum(row[i] for i in known)
+            + row[-1]
+            for row in self.weights
+        ]
         top = max(logits)
         exps = [math.exp(v - top) for v in logits]
         total = sum(exps)
         return {intent: e / total for intent, e in zip(CLASSES, exps, strict=True)}
 
-    def predict(self, vector: Sequence[float], feats: Sequence[float]) -> tuple[Intent, float]:
-        probs = self.probabilities(vector, feats)
+    def predict(
+        self, vector: Sequence[float], feats: Sequence[float], text: str = ""
+    ) -> tuple[Intent, float]:
+        probs = self.probabilities(vector, feats, text)
         best = max(probs, key=lambda i: probs[i])
         return best, probs[best]
 
     def to_json(self) -> str:
         return json.dumps(
-            {"model_id": self.model_id, "data_sha256": self.data_sha256, "weights": self.weights}
+            {
+                "model_id": self.model_id,
+                "data_sha256": self.data_sha256,
+                "vocabulary": self.vocabulary,
+                "weights": self.weights,
+            },
+            ensure_ascii=False,
         )
 
     @classmethod
     def from_json(cls, text: str) -> IntentModel:
         raw = json.loads(text)
-        return cls(raw["model_id"], raw["data_sha256"], tuple(tuple(r) for r in raw["weights"]))
+        return cls(
+            raw["model_id"],
+            raw["data_sha256"],
+            tuple(tuple(r) for r in raw["weights"]),
+            tuple(raw.get("vocabulary", ())),
+        )
+
+
+def vocabulary_of(texts: Sequence[str]) -> tuple[str, ...]:
+    return tuple(sorted({g for t in texts for g in ngrams(t)}))
 
 
 def fit(
-    vectors: Sequence[Sequence[float]], feats: Sequence[Sequence[float]], labels: Sequence[Intent]
+    vectors: Sequence[Sequence[float]],
+    feats: Sequence[Sequence[float]],
+    labels: Sequence[Intent],
+    texts: Sequence[str] = (),
+    vocabulary: Sequence[str] = (),
 ) -> list[list[float]]:
-    """Softmax regression by full-batch gradient descent (numpy; build or first use only)."""
+    """Softmax regression by full-batch gradient descent (numpy; build or first use only). The
+    n-gram columns are sparse (a dozen of thousands per question), so they are kept as index
+    arrays and summed with `bincount`, not kept as a dense matrix."""
     import numpy as np
 
-    x = np.array(
-        [[*v, *(FEATURE_SCALE * x for x in f), 1.0] for v, f in zip(vectors, feats, strict=True)],
+    index = {g: i for i, g in enumerate(vocabulary)}
+    at: list[int] = []  # question of each n-gram entry
+    cols: list[int] = []
+    vals: list[float] = []
+    for row, text in enumerate(texts):
+        known = sorted({index[g] for g in ngrams(text) if g in index})
+        at += [row] * len(known)
+        cols += known
+        vals += [NGRAM_SCALE / math.sqrt(len(known))] * len(known)
+    ia, ic, v = np.array(at, dtype=np.intp), np.array(cols, dtype=np.intp), np.array(vals)
+    n, classes = len(labels), range(len(CLASSES))
+    dense = np.array(
+        [[*e, *(FEATURE_SCALE * x for x in f), 1.0] for e, f in zip(vectors, feats, strict=True)],
         dtype=np.float64,
     )
     y = np.zeros((len(labels), len(CLASSES)))
     y[np.arange(len(labels)), [CLASSES.index(label) for label in labels]] = 1.0
-    w = np.zeros((len(CLASSES), x.shape[1]))
+    wd = np.zeros((len(CLASSES), dense.shape[1]))
+    wg = np.zeros((len(CLASSES), len(vocabulary)))
     for _ in range(STEPS):
-        logits = x @ w.T
+        grams = np.stack([np.bincount(ia, wg[c, ic] * v, minlength=n) for c in classes], axis=1)
+        logits = dense @ wd.T + grams
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         p /= p.sum(axis=1, keepdims=True)
-        grad = (p - y).T @ x / len(labels) + L2 * w
-        w -= LEARNING_RATE * grad
-    rows: list[list[float]] = w.tolist()
+        d = (p - y) / n
+        grad_g = np.stack([np.bincount(ic, d[ia, c] * v, minlength=len(vocabulary)) for c in classes])
+        wd -= LEARNING_RATE * (d.T @ dense + L2 * wd)
+        wg -= LEARNING_RATE * (grad_g + L2 * wg)
+    # the layout of `IntentModel.weights`: embedding, features, n-grams, bias
+    rows: list[list[float]] = np.hstack([wd[:, :-1], wg, wd[:, -1:]]).tolist()
     return rows
 
 
@@ -164,10 +240,14 @@ def train(
 ) -> IntentModel:
     """A model from the examples of `split` ("all" for every example)."""
     examples = [e for e in load_examples(path) if split in ("all", e.split)]
-    vectors = embedder.embed([e.text for e in examples])
+    texts = [e.text for e in examples]
+    vectors = embedder.embed(texts)
     feats = example_features(examples, training_gazetteer(names))
-    weights = fit(vectors, feats, [e.intent for e in examples])
-    return IntentModel(embedder.model_id, data_digest(path, names), tuple(tuple(r) for r in weights))
+    vocabulary = vocabulary_of(texts)
+    weights = fit(vectors, feats, [e.intent for e in examples], texts, vocabulary)
+    # six decimals: the shipped JSON stays small and reads back as the same model
+    rounded = tuple(tuple(round(w, 6) for w in r) for r in weights)
+    return IntentModel(embedder.model_id, data_digest(path, names), rounded, vocabulary)
 
 
 def accuracy(model: IntentModel, embedder: Embedder, examples: Sequence[Example]) -> float:
@@ -175,7 +255,9 @@ def accuracy(model: IntentModel, embedder: Embedder, examples: Sequence[Example]
         return 0.0
     vectors = embedder.embed([e.text for e in examples])
     feats = example_features(examples, training_gazetteer())
-    right = sum(model.predict(v, f)[0] is e.intent for v, f, e in zip(vectors, feats, examples, strict=True))
+    right = sum(
+        model.predict(v, f, e.text)[0] is e.intent for v, f, e in zip(vectors, feats, examples, strict=True)
+    )
     return right / len(examples)
 
 
@@ -190,13 +272,19 @@ def cross_validate(embedder: Embedder, folds: int = 5, seed: int = 0) -> float:
     for k in range(folds):
         test = set(order[k::folds])
         train_ix = [i for i in order if i not in test]
+        texts = [examples[i].text for i in train_ix]
+        vocabulary = vocabulary_of(texts)
         weights = fit(
             [vectors[i] for i in train_ix],
             [feats[i] for i in train_ix],
             [examples[i].intent for i in train_ix],
+            texts,
+            vocabulary,
         )
-        model = IntentModel(embedder.model_id, "", tuple(tuple(r) for r in weights))
-        right = sum(model.predict(vectors[i], feats[i])[0] is examples[i].intent for i in test)
+        model = IntentModel(embedder.model_id, "", tuple(tuple(r) for r in weights), vocabulary)
+        right = sum(
+            model.predict(vectors[i], feats[i], examples[i].text)[0] is examples[i].intent for i in test
+        )
         scores.append(right / len(test))
     return sum(scores) / len(scores)
 
@@ -228,7 +316,7 @@ class IntentModelCache:
             model = IntentModel.from_json(file.read_text())
         except (ValueError, KeyError, TypeError):
             return None
-        width = embedder.dimension + len(FEATURE_NAMES) + 1
+        width = model.width(embedder.dimension)
         fits = all(len(row) == width for row in model.weights) and len(model.weights) == len(CLASSES)
         return model if fits and (model.model_id, model.data_sha256) == (embedder.model_id, digest) else None
 

@@ -159,8 +159,8 @@ LOCAL_BUDGET_S = 0.3
 
 
 class EmbeddingIntentClassifier:
-    """The learned classifier (`domain.intent_model`) over the query's embedding and the
-    gazetteer's features; the rule-based analysis still supplies the matches and entities
+    """The learned classifier (`domain.intent_model`) over the query's embedding, its words and
+    the gazetteer's features; the rule-based analysis still supplies the matches and entities
     (names, time expressions, resolved pronouns), never the intent."""
 
     version = "embedding"
@@ -181,7 +181,7 @@ class EmbeddingIntentClassifier:
             LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
         )
         feats = entity_features(request.query, request.gazetteer, request.subject_name, request.legacy_id)
-        intent, probability = model.predict(vector, feats)
+        intent, probability = model.predict(vector, feats, request.query)
         return base.model_copy(
             update={
                 "intent": intent,
