@@ -91,11 +91,18 @@ DECOMPOSE: dict[str, tuple[tuple[str, str], ...]] = {}
 for (_first, _second), _composed in _COMPOSE.items():
     DECOMPOSE[_composed] = (*DECOMPOSE.get(_composed, ()), (_first, _second))
 
+
 #: kin words that work as a title before a name ("Uncle Jim", "Grandma Rose"); "Father", "Sister",
 #: "Brother" and "Mother" before a name are usually religious titles and are not among them.
-_KIN_TITLES = frozenset(
-    w for w, k in KIN_TERMS.items() if k.relation in ("pibling", "great_pibling", "cousin", "grandparent")
-)
+def kin_titles(terms: dict[str, Kin]) -> frozenset[str]:
+    """The words of `terms` that work as a title before a name: aunts and uncles, cousins,
+    grandparents."""
+    return frozenset(
+        w for w, k in terms.items() if k.relation in ("pibling", "great_pibling", "cousin", "grandparent")
+    )
+
+
+_KIN_TITLES = kin_titles(KIN_TERMS)
 _HONORIFICS = frozenset(
     {
         "mr",

@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 
 from heirloom.domain.kinship import KIN_TERMS_EN as KIN_TERMS
+from heirloom.domain.kinship import kin_titles
 
 LEXICON = "extraction_en.json"
 
@@ -75,10 +76,7 @@ _PERSON_STOPWORDS = _words("person_stopwords")
 
 #: kin words (single tokens) and those that can title a name ("Uncle Jim", "Grandma Rose")
 _KIN_WORDS = frozenset(KIN_TERMS)
-_KIN_TITLE_WORDS = frozenset(
-    {"uncle", "aunt", "auntie", "aunty", "cousin", "granduncle", "grandaunt"}
-    | {w for w, k in KIN_TERMS.items() if k.relation == "grandparent"}
-)
+_KIN_TITLE_WORDS = kin_titles(KIN_TERMS)
 
 _YEAR = re.compile(r"^(?:19\d\d|20[0-2]\d)$")
 _DECADE_NUMBER = re.compile(r"^(?P<y>(?:19|20)\d0)'?s$")
