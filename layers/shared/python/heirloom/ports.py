@@ -217,6 +217,19 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+class Reranker(Protocol):
+    """Scores documents against a query again (a cross-encoder, Bedrock's Rerank API, or term
+    overlap). `weight` is how much its relevance counts beside ranking's score
+    (heirloom.domain.rerank)."""
+
+    name: str
+    weight: float
+
+    def score(self, query: str, documents: Sequence[str]) -> list[float]:
+        """Each document's relevance to `query`, 0..1, in the documents' order."""
+        ...
+
+
 class Tokenizer(Protocol):
     """Counts, encodes and decodes model tokens. A token is at least one byte (byte-level
     BPE), so `count(text)` never exceeds `len(text.encode())`: assembly skips counting the

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from heirloom.domain.breaker import CircuitBreaker
     from heirloom.domain.ingestion import IngestionPorts
     from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
+    from heirloom.domain.rerank import RerankStage
     from heirloom.domain.traversal import NeighbourhoodCache
     from heirloom.ports import (
         BackfillRuns,
@@ -90,6 +91,13 @@ class Services:
         from heirloom.adapters.tokenizer import TiktokenTokenizer
 
         return TiktokenTokenizer()
+
+    @cached_property
+    def rerank(self) -> RerankStage | None:
+        """RankAssemble's reranking stage; None when RERANKER=off."""
+        from heirloom.adapters import factory
+
+        return factory.build_rerank_stage(self.settings)
 
     @cached_property
     def breaker_store(self) -> BreakerStore:

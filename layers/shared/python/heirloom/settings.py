@@ -262,6 +262,33 @@ class BedrockSettings(_Frozen):
         return value
 
 
+#: Amazon Rerank 1.0 (Bedrock's Rerank API); cohere.rerank-v3-5:0 is the other model it offers
+RERANK_MODEL_ID = "amazon.rerank-v1:0"
+
+
+class RerankSettings(_Frozen):
+    """The optional reranking stage of RankAssemble (heirloom.domain.rerank, docs/decisions/0013):
+    the top candidates scored again against the question, within their own budget."""
+
+    #: off: ranking alone; lexical: BM25 term overlap over the candidates' text, no model;
+    #: bedrock: Bedrock's Rerank API with RERANK_MODEL_ID
+    reranker: Literal["off", "lexical", "bedrock"] = env("RERANKER", default="off")
+    #: how many of the best-ranked stories are scored again (the rest keep their order after them)
+    top_n: int = env("RERANK_TOP_N", default=10, ge=2, le=100)
+    #: the stage's deadline: slower, it gives up, keeps the order and marks the context degraded;
+    #: at most 1500 ms, inside the RankAssemble Task's TimeoutSeconds (2 s)
+    budget_ms: int = env("RERANK_BUDGET_MS", default=300, ge=10, le=1500)
+    #: the Bedrock reranking model (a foundation model id; the stack grants this one)
+    model_id: str = env("RERANK_MODEL_ID", default=RERANK_MODEL_ID)
+
+    @field_validator("model_id")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        if not _MODEL_ID.fullmatch(value):
+            raise ValueError(f"RERANK_MODEL_ID {value!r} is not a Bedrock model id")
+        return value
+
+
 class ChunkingSettings(_Frozen):
     max_tokens: int = env("CHUNK_MAX_TOKENS", default=500, ge=16, le=8000)
 
@@ -328,6 +355,7 @@ class Settings(_Frozen):
     extraction: ExtractionSettings = ExtractionSettings()
     intent: IntentSettings = IntentSettings()
     bedrock: BedrockSettings = BedrockSettings()
+    rerank: RerankSettings = RerankSettings()
     resilience: ResilienceSettings = ResilienceSettings()
     workflow: WorkflowSettings = WorkflowSettings()
     curation: CurationSettings = CurationSettings()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from uuid import UUID
 
     from heirloom.domain.intent_model import IntentModelCache
+    from heirloom.domain.rerank import RerankStage
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -229,6 +230,26 @@ def build_intent_classifier(settings: Settings, local: IntentClassifier = RULES)
             budget_s=budget_s,
         )
     raise SettingsError(f"intent provider {provider!r} is not available in this build")
+
+
+def build_rerank_stage(settings: Settings) -> RerankStage | None:
+    """The reranking stage of RankAssemble, or None when RERANKER=off. Bedrock's client has the
+    stage's budget as its timeouts and no retries: the stage gives up instead."""
+    r = settings.rerank
+    if r.reranker == "off":
+        return None
+    from heirloom.adapters.rerank import BedrockReranker, LexicalReranker, rerank_client
+    from heirloom.domain.rerank import RerankStage
+    from heirloom.ports import Reranker
+
+    budget_s = r.budget_ms / 1000
+    reranker: Reranker
+    if r.reranker == "lexical":
+        reranker = LexicalReranker()
+    else:
+        client = rerank_client(settings.bedrock.region, budget_s=budget_s)
+        reranker = BedrockReranker(client, model_id=r.model_id, region=client.meta.region_name or "")
+    return RerankStage(reranker, top_n=r.top_n, budget_s=budget_s)
 
 
 @lru_cache(maxsize=1)

@@ -265,6 +265,23 @@ class SourceInfo(Edge):
     tokens: int = 0
 
 
+#: what made a context less than it could be: a retrieval source that did not answer (its
+#: stories are missing) or the reranking stage that gave up (the order is ranking's alone)
+Degradation = Literal["vector", "graph", "rerank"]
+
+
+class RerankReport(Edge):
+    """What the reranking stage did (heirloom.domain.rerank); absent when the stage is off."""
+
+    reranker: str
+    #: ok: the top `candidates` were reordered; timeout / failed: the order is ranking's alone
+    status: Literal["ok", "timeout", "failed"]
+    candidates: int = Field(ge=0)
+    latency_ms: float = 0.0
+    #: why the stage gave up (an error code or the budget), never story text
+    reason: str | None = None
+
+
 class ContextMetadata(Edge):
     intent: QueryIntent
     sources: tuple[SourceInfo, ...] = ()
@@ -275,6 +292,7 @@ class ContextMetadata(Edge):
     token_budget: int
     tokens_used: int
     latency_ms: dict[str, float] = Field(default_factory=dict)
+    rerank: RerankReport | None = None
 
 
 class Suggestion(Edge):
@@ -298,8 +316,9 @@ class AssembledContext(Edge):
     #: the sources that answered this request (shown to every caller, not only in debug)
     sources_used: tuple[RetrievalSource, ...] = ()
     #: the sources the request wanted that failed, timed out or sat behind an open breaker: the
-    #: context is incomplete and its text says so
-    degraded: tuple[RetrievalSource, ...] = ()
+    #: context is incomplete and its text says so; "rerank": the reranking stage gave up (the
+    #: stories are all there, in ranking's order; `metadata.rerank.reason` says why)
+    degraded: tuple[Degradation, ...] = ()
     #: elicitation mode: the single best connection to suggest, or None
     suggestion: Suggestion | None = None
     metadata: ContextMetadata

@@ -27,6 +27,10 @@ Token budget (cl100k_base through the `Tokenizer` port)
        connection sentence is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
+Reranking (domain/rerank.py, optional): the top stories of that ranking are scored again against
+the question within the stage's budget; a stage that gives up leaves the order as it was and adds
+"rerank" to `degraded` (the text's note is for missing sources only: no story is missing).
+
 Degradation: a source the request wanted that failed, timed out or sat behind an open breaker is
 listed in `degraded` (the ones that answered in `sources_used`), and the text opens with a short
 "Note:" line saying what is missing; the note counts against the budget like the rest.
@@ -53,7 +57,9 @@ from heirloom.contracts.context import (
     CommunityNote,
     ContextMetadata,
     ContextRequest,
+    Degradation,
     FilteredContext,
+    RerankReport,
     SourceInfo,
 )
 from heirloom.domain.budget import (
@@ -81,6 +87,8 @@ from heirloom.domain.format import (
 )
 from heirloom.domain.personas import PersonaDefinition
 from heirloom.domain.ranking import Category, ScoredCandidate, rank_candidates, rank_key
+from heirloom.domain.rerank import RerankStage
+from heirloom.domain.rerank import rerank as rerank_top
 from heirloom.domain.suggestion import elicitation_block, pick_suggestion
 from heirloom.fencing import nonce, story_close, story_open
 from heirloom.ports import Tokenizer
@@ -207,16 +215,25 @@ def assemble(
     tokenizer: Tokenizer,
     *,
     fence: str | None = None,
+    rerank: RerankStage | None = None,
 ) -> AssembledContext:
-    """Rank the readable candidates and format them within `request.token_budget` tokens.
-    `fence` is the story blocks' nonce (a fresh one per call unless given)."""
+    """Rank the readable candidates (reranking the top with `rerank`) and format them within
+    `request.token_budget` tokens. `fence` is the story blocks' nonce (a fresh one per call
+    unless given)."""
     started = time.perf_counter()
     budget = request.token_budget
     ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
+    reranked: RerankReport | None = None
+    if rerank is not None:
+        ranked, reranked = rerank_top(request.query, ranked, rerank)
 
     # 0. what is missing, said first; 1. known connections under their cap
-    sources_used, degraded = source_report(request, filtered)
-    note = degradation_note(degraded)
+    sources_used, missing = source_report(request, filtered)
+    note = degradation_note(missing)
+    degraded: tuple[Degradation, ...] = (
+        *missing,
+        *(("rerank",) if reranked and reranked.status != "ok" else ()),
+    )
     facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
     kept = _connection_sentences(facts, connections_cap(budget), tokenizer)
     circles = _community_notes(filtered, communities_cap(budget), tokenizer)
@@ -252,6 +269,8 @@ def assemble(
     included = layout.included()
     latency = dict(filtered.latency_ms)
     latency["rank_assemble"] = round((time.perf_counter() - started) * 1000, 2)
+    if reranked is not None:
+        latency["rerank"] = reranked.latency_ms
     return AssembledContext(
         formatted_context=formatted,
         embedding_results=tuple(
@@ -275,6 +294,7 @@ def assemble(
             token_budget=budget,
             tokens_used=total,
             latency_ms=latency,
+            rerank=reranked,
         ),
     )
 

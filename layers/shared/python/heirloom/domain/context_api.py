@@ -16,6 +16,7 @@ from heirloom.contracts.context import (
     MAX_QUERY_CHARS,
     MAX_TOKEN_BUDGET,
     MIN_TOKEN_BUDGET,
+    Degradation,
     Message,
     Persona,
     RetrievalSource,
@@ -147,8 +148,9 @@ class ContextResponse(BaseModel):
     sources_used: list[RetrievalSource] = Field(
         description="The retrieval sources that answered: vector (story search by meaning), graph"
     )
-    degraded: list[RetrievalSource] = Field(
+    degraded: list[Degradation] = Field(
         description="Sources this request wanted that failed, timed out or are switched off by the"
-        " circuit breaker; when not empty the context is incomplete and opens with a Note line"
+        " circuit breaker (the context is incomplete and opens with a Note line), and `rerank` when"
+        " the reranking stage gave up (every story is there, in the first ranking's order)"
     )
     debug: dict[str, Any] | None = None

@@ -113,6 +113,8 @@ class ScoredCandidate:
     #: 0: ordered by score; 1: hybrid mode, only the graph found it, so after every story
     #: embedding search found (such stories were almost never the answer, docs/decisions/0009)
     tier: int = 0
+    #: scored again by the reranking stage (heirloom.domain.rerank): ahead of the rest of its tier
+    reranked: bool = False
 
     @property
     def category(self) -> Category:
@@ -231,9 +233,15 @@ def score_candidate(
     )
 
 
-def rank_key(scored: ScoredCandidate) -> tuple[int, float, bool, str]:
-    """Tier, score desc, primary legacy first, then story id."""
-    return (scored.tier, -scored.score, not scored.candidate.primary, str(scored.candidate.story_id))
+def rank_key(scored: ScoredCandidate) -> tuple[int, bool, float, bool, str]:
+    """Tier, reranked first, score desc, primary legacy first, then story id."""
+    return (
+        scored.tier,
+        not scored.reranked,
+        -scored.score,
+        not scored.candidate.primary,
+        str(scored.candidate.story_id),
+    )
 
 
 def rank_candidates(
