@@ -27,6 +27,8 @@ class Model(Enum):
     EMBED = "embed"
     #: intent classification and entity extraction (Claude 3.5 Haiku)
     CLASSIFY = "classify"
+    #: Bedrock's Rerank API with amazon.rerank-v1:0 (bedrock:Rerank, and InvokeModel on the model)
+    RERANK = "rerank"
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,9 @@ class Access:
     #: Claude Haiku for intent classification when `heirloom:intentProvider=bedrock` (the grant
     #: and INTENT_PROVIDER come together)
     intent_model: bool = False
+    #: the reranking stage: RERANKER from `heirloom:reranker`, and Bedrock's Rerank API granted
+    #: when that is `bedrock` (the grant and RERANKER come together)
+    rerank_model: bool = False
     #: states:ListExecutions on the backfill workflow (its one-run-at-a-time check)
     list_backfill: bool = False
     #: invoked asynchronously (EventBridge, S3): gets an SQS dead-letter queue
@@ -78,7 +83,7 @@ ACCESS: dict[str, Access] = {
     "VectorSearch": Access(database=True, models=EMBED, memory_mb=1024),
     "GraphTraversal": Access(graph=Graph.READ, breaker=True),
     "AccessFilter": Access(database=True),
-    "RankAssemble": Access(memory_mb=1024),
+    "RankAssemble": Access(rerank_model=True, memory_mb=1024),
     # -- story_connections (Express): IntentAnalysis, GraphTraversal and AccessFilter above, and --
     # the story and the caller's read scope (PostgreSQL)
     "ConnectionsPlan": Access(database=True),

@@ -80,6 +80,9 @@ class HeirloomConfig:
     #: IntentAnalysis: `rules` (gazetteer + rule-based classifier) or `bedrock` (then Claude
     #: Haiku within INTENT_BUDGET_MS; the grant and INTENT_PROVIDER follow this)
     intent_provider: str = "rules"
+    #: RankAssemble's reranking stage (RERANKER): `off`, `lexical` (no model) or `bedrock` (the
+    #: Rerank API with amazon.rerank-v1:0; the grant follows this)
+    reranker: str = "off"
     #: cross-region inference profile for Claude Haiku and the regions it routes to
     inference_profile_prefix: str = "us"
     inference_profile_regions: tuple[str, ...] = ("us-east-1", "us-east-2", "us-west-2")
@@ -124,6 +127,8 @@ class HeirloomConfig:
             raise ValueError(f"graph {self.graph!r} is not neptune or none")
         if self.intent_provider not in {"rules", "bedrock"}:
             raise ValueError(f"intent_provider {self.intent_provider!r} is not rules or bedrock")
+        if self.reranker not in {"off", "lexical", "bedrock"}:
+            raise ValueError(f"reranker {self.reranker!r} is not off, lexical or bedrock")
         if not 5 <= self.aurora_auto_pause_minutes <= 1440:
             raise ValueError(f"aurora_auto_pause_minutes {self.aurora_auto_pause_minutes} must be 5 to 1440")
         if not 0 <= self.provisioned_concurrency <= 100:

@@ -34,7 +34,7 @@ from cdk.data import Data
 from cdk.layers import ARCHITECTURE, RUNTIME, RUNTIME_PIN_REASON, Layers
 from cdk.naming import state_name
 from cdk.network import Network
-from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
+from heirloom.settings import HAIKU_MODEL_ID, RERANK_MODEL_ID, TITAN_EMBED_MODEL_ID
 
 NEPTUNE_READ = ["neptune-db:ReadDataViaQuery"]
 NEPTUNE_WRITE = [
@@ -82,6 +82,8 @@ def model_arns(model: Model, config: HeirloomConfig) -> list[str]:
 
     if model is Model.EMBED:
         return [foundation(Aws.REGION, TITAN_EMBED_MODEL_ID)]
+    if model is Model.RERANK:
+        return [foundation(Aws.REGION, RERANK_MODEL_ID)]
     profile = (
         f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}:{Aws.ACCOUNT_ID}:inference-profile/"
         f"{config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
@@ -99,6 +101,8 @@ def model_environment(models: frozenset[Model], config: HeirloomConfig) -> dict[
         haiku = f"{config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
         env["BEDROCK_EXTRACTION_MODEL_ID"] = haiku
         env["BEDROCK_INTENT_MODEL_ID"] = haiku
+    if Model.RERANK in models:
+        env["RERANK_MODEL_ID"] = RERANK_MODEL_ID
     return env
 
 
@@ -172,6 +176,8 @@ class Functions:
             access = replace(access, graph=Graph.NONE)
         if access.intent_model and self.config.intent_provider == "bedrock":
             access = replace(access, models=access.models | {Model.CLASSIFY})
+        if access.rerank_model and self.config.reranker == "bedrock":
+            access = replace(access, models=access.models | {Model.RERANK})
         role = iam.Role(
             stack,
             f"{construct_id}Role",
@@ -233,8 +239,9 @@ class Functions:
             Acknowledgment(
                 id="AwsSolutions-IAM5[Resource::*]",
                 reason="Only for actions without resource-level permissions: X-Ray "
-                "PutTraceSegments/PutTelemetryRecords (active tracing) and, for functions in the "
-                "VPC, the ec2 network-interface actions Lambda needs to attach to the subnets.",
+                "PutTraceSegments/PutTelemetryRecords (active tracing), bedrock:Rerank (the "
+                "reranking stage; InvokeModel stays on the rerank model's ARN) and, for functions "
+                "in the VPC, the ec2 network-interface actions Lambda needs to attach to the subnets.",
             )
         )
         target: lambda_.IFunction = function
@@ -272,6 +279,8 @@ class Functions:
         env.update(model_environment(access.models, self.config))
         if access.intent_model:
             env["INTENT_PROVIDER"] = self.config.intent_provider
+        if access.rerank_model:
+            env["RERANKER"] = self.config.reranker
         if access.breaker:
             env["BREAKER_TABLE"] = data.breaker_table.table_name
         if access.idempotency:
@@ -309,6 +318,9 @@ class Functions:
             role.add_to_policy(
                 iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=model_arns(model, self.config))
             )
+        if Model.RERANK in access.models:
+            # the Rerank action has no resource type: the model it may use is the InvokeModel above
+            role.add_to_policy(iam.PolicyStatement(actions=["bedrock:Rerank"], resources=["*"]))
         if access.breaker:
             data.breaker_table.grant(role, *BREAKER_ACTIONS)
         if access.idempotency:

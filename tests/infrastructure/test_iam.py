@@ -12,7 +12,7 @@ import pytest
 
 from cdk.access import ACCESS
 from cdk.naming import function_folders, state_name
-from heirloom.settings import HAIKU_MODEL_ID, TITAN_EMBED_MODEL_ID
+from heirloom.settings import HAIKU_MODEL_ID, RERANK_MODEL_ID, TITAN_EMBED_MODEL_ID
 
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
 XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
@@ -228,6 +228,30 @@ def test_intent_analysis_may_call_haiku_only_when_configured(built, variant):
     assert any(f"inference-profile/us.{HAIKU_MODEL_ID}" in a for a in arns)
     assert env(bedrock)["INTENT_PROVIDER"] == "bedrock"
     assert env(bedrock)["BEDROCK_INTENT_MODEL_ID"] == f"us.{HAIKU_MODEL_ID}"
+
+
+def test_rank_assemble_may_call_rerank_only_when_configured(built, variant):
+    def env(b):
+        function = b.stack.node.find_child("RankAssemble")
+        return b.resources[b.logical_id(function)]["Properties"]["Environment"]["Variables"]
+
+    assert env(built)["RERANKER"] == "off"
+    assert "RERANK_MODEL_ID" not in env(built)
+    assert resources_for(built, "RankAssemble", "bedrock:Rerank") == []
+    assert resources_for(built, "RankAssemble", "bedrock:InvokeModel") == []
+    assert env(variant(**{"heirloom:reranker": "lexical"}))["RERANKER"] == "lexical"
+    assert resources_for(variant(**{"heirloom:reranker": "lexical"}), "RankAssemble", "bedrock:Rerank") == []
+    bedrock = variant(**{"heirloom:reranker": "bedrock"})
+    assert env(bedrock)["RERANKER"] == "bedrock"
+    assert env(bedrock)["RERANK_MODEL_ID"] == RERANK_MODEL_ID
+    (arn,) = [_arn_text(r) for r in resources_for(bedrock, "RankAssemble", "bedrock:InvokeModel")]
+    assert arn.endswith(f"::foundation-model/{RERANK_MODEL_ID}")
+    # Rerank has no resource type, so it is on '*' (CDK merges it with X-Ray's) and nothing else
+    (wildcard,) = [a for a, r in statements(bedrock, "RankAssemble") if "bedrock:Rerank" in a]
+    assert wildcard <= XRAY | {"bedrock:Rerank"}
+    assert resources_for(bedrock, "RankAssemble", "bedrock:Rerank") == ["*"]
+    # the grant is RankAssemble's only: no other function may rerank
+    assert [cid for cid in FUNCTIONS if "bedrock:Rerank" in actions_of(bedrock, cid)] == ["RankAssemble"]
 
 
 def test_the_code_default_and_the_stack_name_the_same_haiku():

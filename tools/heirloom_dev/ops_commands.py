@@ -166,7 +166,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.cold_path:
         return _cmd_cold_path(args)
 
-    result = run_bench(args.stories, args.queries, Path(args.json) if args.json else None, not args.no_write)
+    result = run_bench(
+        args.stories,
+        args.queries,
+        Path(args.json) if args.json else None,
+        not args.no_write,
+        reranker=args.reranker,
+    )
     print(format_report(result))
     # the cold-path rows: their own stack (the sample legacy on the local stack), after the rest
     return 0 if args.no_cold_path else _cmd_cold_path(args)
@@ -250,6 +256,12 @@ def add_commands(sub: Any) -> None:
     )
     bench.add_argument("--runs", type=int, default=7, help="fresh interpreters per function (--cold-path)")
     bench.add_argument("--no-cold-path", action="store_true", help="skip the cold-path rows of a full run")
+    bench.add_argument(
+        "--reranker",
+        choices=("off", "lexical", "bedrock"),
+        default="off",
+        help="also time this reranking stage on its own (row rerank.<name>); domain_pipeline stays without it",
+    )
     smoke = sub.add_parser(
         "smoke",
         help="one question against a deployed stack as a user (HEIRLOOM_SMOKE_PASSWORD, "

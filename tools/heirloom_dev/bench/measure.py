@@ -20,6 +20,7 @@ from heirloom_dev.bench.stats import _Sink
 
 if TYPE_CHECKING:
     from heirloom.domain.ingestion import IngestionPorts
+    from heirloom.domain.rerank import RerankStage
 
 WORKFLOW_SAMPLES = 30
 
@@ -30,12 +31,19 @@ def _ms(start: float) -> float:
 
 
 def measure_stages(
-    stack: BenchStack, samples: Sequence[Sample], workflow_samples: int
+    stack: BenchStack,
+    samples: Sequence[Sample],
+    workflow_samples: int,
+    rerank_stage: RerankStage | None = None,
 ) -> tuple[dict[str, list[float]], Counter[str]]:
+    """Each stage's times; with `rerank_stage`, the reranking stage is timed on its own
+    (`rerank.<name>`, over the same ranked candidates) and the pipeline stays without it."""
     from heirloom.domain.assembly import assemble
     from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
     from heirloom.domain.intent_step import GazetteerCache, build_gazetteer
     from heirloom.domain.personas import load_personas
+    from heirloom.domain.ranking import rank_candidates
+    from heirloom.domain.rerank import rerank
     from heirloom.domain.traversal import NeighbourhoodCache
     from heirloom.settings import Settings
     from heirloom.steps.access_filter import filter_context
@@ -85,6 +93,13 @@ def measure_stages(
         t4 = time.perf_counter()
         assemble(request, filtered, personas[request.persona], ports.tokenizer)
         t5 = time.perf_counter()
+        if rerank_stage is not None:
+            ranked = rank_candidates(filtered.candidates, personas[request.persona].traversal, request.mode)
+            t6 = time.perf_counter()
+            _, report = rerank(request.query, ranked, rerank_stage)
+            if timed:
+                record(f"rerank.{rerank_stage.reranker.name}", _ms(t6))
+                statuses[f"rerank {report.status}"] += 1
         if timed:
             for stage, a, b in (
                 ("intent", t0, t1),

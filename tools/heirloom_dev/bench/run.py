@@ -62,12 +62,14 @@ def run_bench(
     docs_path: Path | None = None,
     progress: ProgressFn | None = _stderr,
     seed: int = SEED,
+    reranker: str = "off",
 ) -> dict[str, Any]:
     """Generate (or reuse) the corpus, measure, and return the figures (see module docstring).
 
     `embedder` defaults to the local ONNX model and `extract` to the spaCy extractor; tests pass a
     `HashingEmbedder` and `extract=False`. `postgres_uri` / `falkor_socket` default to the bench's
-    own stack under `.heirloom/bench`."""
+    own stack under `.heirloom/bench`. `reranker` (RERANKER's values) times that reranking stage
+    on its own beside the stages (`rerank.<name>`); the domain pipeline is timed without it."""
     from heirloom_dev.runtime import project_root
 
     if queries < 1:
@@ -90,7 +92,11 @@ def run_bench(
     # (0.7 s each at 10k stories) would land in whichever stage happened to trigger them
     gc.collect()
     gc.freeze()
-    times, statuses = measure_stages(stack, samples, min(workflow_samples, queries))
+    from heirloom.adapters.factory import build_rerank_stage
+    from heirloom.settings import settings_from_env
+
+    stage = build_rerank_stage(settings_from_env({"RERANKER": reranker}))
+    times, statuses = measure_stages(stack, samples, min(workflow_samples, queries), stage)
     gc.unfreeze()
     if progress:
         progress("bench: cold imports and layer sizes")
@@ -99,7 +105,8 @@ def run_bench(
     layers, missing = layer_sizes(root)
     order = ["gazetteer_build", "intent", "vector_search", "vector_search.query_embedding", "graph_traversal"]
     order += sorted(k for k in times if k.startswith("traversal."))
-    order += ["access_filter", "rank_budget_format", "domain_pipeline", "workflow_local"]
+    order += ["access_filter", "rank_budget_format", "domain_pipeline"]
+    order += sorted(k for k in times if k.startswith("rerank.")) + ["workflow_local"]
     result: dict[str, Any] = {
         "stories": stories,
         "queries": queries,
