@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from heirloom.contracts.context import (
     AccessFilterInput,
+    ContextRequest,
+    FilteredContext,
     GraphTraversalInput,
 )
 from heirloom_dev.bench.corpus import Sample, template_params
@@ -20,6 +22,7 @@ from heirloom_dev.bench.stats import _Sink
 
 if TYPE_CHECKING:
     from heirloom.domain.ingestion import IngestionPorts
+    from heirloom.domain.personas import TraversalConfig
     from heirloom.domain.rerank import RerankStage
 
 WORKFLOW_SAMPLES = 30
@@ -42,8 +45,6 @@ def measure_stages(
     from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
     from heirloom.domain.intent_step import GazetteerCache, build_gazetteer
     from heirloom.domain.personas import load_personas
-    from heirloom.domain.ranking import rank_candidates
-    from heirloom.domain.rerank import rerank
     from heirloom.domain.traversal import NeighbourhoodCache
     from heirloom.settings import Settings
     from heirloom.steps.access_filter import filter_context
@@ -94,12 +95,8 @@ def measure_stages(
         assemble(request, filtered, personas[request.persona], ports.tokenizer)
         t5 = time.perf_counter()
         if rerank_stage is not None:
-            ranked = rank_candidates(filtered.candidates, personas[request.persona].traversal, request.mode)
-            t6 = time.perf_counter()
-            _, report = rerank(request.query, ranked, rerank_stage)
-            if timed:
-                record(f"rerank.{rerank_stage.reranker.name}", _ms(t6))
-                statuses[f"rerank {report.status}"] += 1
+            traversal = personas[request.persona].traversal
+            _time_rerank(request, filtered, traversal, rerank_stage, record if timed else None, statuses)
         if timed:
             for stage, a, b in (
                 ("intent", t0, t1),
@@ -122,6 +119,26 @@ def measure_stages(
     if workflow_samples > 0:
         times["workflow_local"] = _workflow_times(stack, samples[:workflow_samples], breaker)
     return times, statuses
+
+
+def _time_rerank(
+    request: ContextRequest,
+    filtered: FilteredContext,
+    traversal: TraversalConfig,
+    stage: RerankStage,
+    record: Callable[[str, float], None] | None,
+    statuses: Counter[str],
+) -> None:
+    """The reranking stage alone, over what ranking ordered (`rerank.<name>`)."""
+    from heirloom.domain.ranking import rank_candidates
+    from heirloom.domain.rerank import rerank
+
+    ranked = rank_candidates(filtered.candidates, traversal, request.mode)
+    t = time.perf_counter()
+    _, report = rerank(request.query, ranked, stage)
+    if record is not None:
+        record(f"rerank.{stage.reranker.name}", _ms(t))
+        statuses[f"rerank {report.status}"] += 1
 
 
 def _time_parts(
