@@ -177,6 +177,17 @@ def test_every_caller_is_told_which_sources_answered_and_which_are_missing():
     assert status == 200 and body["degraded"] == []
 
 
+class RerankGaveUpWorkflow(FakeWorkflow):
+    def run(self, request):
+        out = super().run(request)
+        return out.model_copy(update={"degraded": ("rerank",)})
+
+
+def test_a_reranking_stage_that_gave_up_is_said_too():
+    status, body, _ = call(workflow=RerankGaveUpWorkflow())
+    assert status == 200 and body["degraded"] == ["rerank"]
+
+
 def test_the_openapi_document_describes_sources_used_and_degraded():
     import importlib.util
 
@@ -187,8 +198,8 @@ def test_the_openapi_document_describes_sources_used_and_degraded():
     doc = json.loads(module.app.get_openapi_json_schema(title="Heirloom context API", version="1"))
     response = doc["components"]["schemas"]["ContextResponse"]
     assert {"sources_used", "degraded"} <= set(response["required"])
-    for field in ("sources_used", "degraded"):
-        assert response["properties"][field]["items"]["enum"] == ["vector", "graph"]
+    for field, values in (("sources_used", ["vector", "graph"]), ("degraded", ["vector", "graph", "rerank"])):
+        assert response["properties"][field]["items"]["enum"] == values
         assert response["properties"][field]["description"]
 
 

@@ -312,6 +312,57 @@ def test_an_unusable_intent_model_keeps_the_local_intent(rig, sample_ports, answ
     assert result.metadata.latency_ms["intent"] < 1000
 
 
+def bedrock_reranker():
+    """The real Bedrock reranker on a real bedrock-agent-runtime client, answered by botocore's
+    Stubber (no network)."""
+    import boto3
+    from botocore.config import Config
+    from botocore.stub import Stubber
+
+    from heirloom.adapters.rerank import BedrockReranker
+
+    client = boto3.client("bedrock-agent-runtime", region_name="us-east-1",
+                          config=Config(retries={"mode": "standard", "total_max_attempts": 1}))  # fmt: skip
+    return BedrockReranker(client, model_id="amazon.rerank-v1:0", region="us-east-1"), Stubber(client)
+
+
+@pytest.mark.parametrize("answer", ["throttled", "slow"])
+def test_a_reranker_that_gives_up_keeps_the_order_and_marks_the_context_degraded(rig, sample_ports, answer):
+    from heirloom.domain.rerank import RerankStage
+
+    baseline = local_only_context(rig, sample_ports, FLOOD)
+    reranker, stub = bedrock_reranker()
+    fault = Fault()
+    if answer == "throttled":
+        stub.add_client_error("rerank", service_error_code="ThrottlingException", http_status_code=429,
+                              service_message="Too many requests")  # fmt: skip
+    else:
+        fault.slow(3.0)  # far beyond the stage's budget, and the state's timeout
+    stage = RerankStage(faulty(reranker, fault), top_n=10, budget_s=0.2)
+    rig.workflows.services = rig_services(sample_ports, rig, rerank=stage)
+    with stub:
+        result = rig.context(FLOOD)
+    fault.release()
+    assert result.degraded == ("rerank",) and result.sources_used == ("vector", "graph")
+    assert result.metadata.rerank is not None
+    assert result.metadata.rerank.status == ("failed" if answer == "throttled" else "timeout")
+    assert result.ranked_story_ids == baseline.ranked_story_ids  # the first ranking's order
+    assert not result.formatted_context.startswith("Note:")  # no story is missing
+
+
+def test_a_reranker_that_answers_reorders_only_the_stories_it_was_given(rig, sample_ports):
+    from heirloom.adapters.rerank import LexicalReranker
+    from heirloom.domain.rerank import RerankStage
+
+    baseline = local_only_context(rig, sample_ports, FLOOD)
+    stage = RerankStage(LexicalReranker(), top_n=10, budget_s=1.0)
+    rig.workflows.services = rig_services(sample_ports, rig, rerank=stage)
+    result = rig.context(FLOOD)
+    assert result.degraded == () and result.metadata.rerank is not None
+    assert result.metadata.rerank.status == "ok" and result.metadata.rerank.candidates > 1
+    assert set(result.ranked_story_ids) == set(baseline.ranked_story_ids)
+
+
 # -- vector store and embedder ---------------------------------------------------------------------
 def test_vector_store_down_leaves_graph_facts_and_titles_only(rig):
     rig.vectors.down(connection_refused("pgvector"))
