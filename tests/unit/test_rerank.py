@@ -417,3 +417,22 @@ def test_the_largest_budget_fits_inside_the_rank_assemble_task():
     largest = RerankSettings.model_fields["budget_ms"].metadata
     le = next(m.le for m in largest if hasattr(m, "le"))
     assert le < task["TimeoutSeconds"] * 1000
+
+
+def test_the_bench_times_the_stage_on_its_own_row():
+    from collections import Counter
+
+    from heirloom_dev.bench.measure import _time_rerank
+
+    times: dict[str, list[float]] = {}
+    statuses: Counter[str] = Counter()
+    filtered = FilteredContext(
+        intent=QueryIntent(), subject_name="Ada Marsh", legacy_name="Ada Marsh", candidates=CANDIDATES
+    )
+    stage = RerankStage(LexicalReranker(), top_n=10, budget_s=5)
+    _time_rerank(
+        request(), filtered, TRAVERSAL, stage, lambda k, v: times.setdefault(k, []).append(v), statuses
+    )
+    _time_rerank(request(), filtered, TRAVERSAL, stage, None, statuses)  # a warm-up: not recorded
+    assert list(times) == ["rerank.lexical"] and len(times["rerank.lexical"]) == 1
+    assert statuses == Counter({"rerank ok": 1})

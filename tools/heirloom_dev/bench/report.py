@@ -314,7 +314,10 @@ def render_docs(result: dict[str, Any]) -> str:
         "`vector_search.query_embedding` is the local model embedding each sample's query alone (a part of "
         "`vector_search`, which embeds while the words are searched). "
         f"`workflow_local` is the whole context-assembly ASL in moto's interpreter ({WORKFLOW_SAMPLES} "
-        "requests by default, handlers in process), polling included.",
+        "requests by default, handlers in process), polling included. With `--reranker lexical|bedrock`, "
+        "`rerank.<name>` is that reranking stage alone (`heirloom.domain.rerank` over the same request's "
+        "ranked candidates, RERANK_TOP_N and RERANK_BUDGET_MS at their defaults), timed outside "
+        "`domain_pipeline`, which stays the pipeline with the reranker off.",
         "- p50/p95: linear interpolation between closest ranks. Cold import: a fresh `python -c` per "
         "run importing `functions/<name>/handler.py` by path, interpreter start-up excluded, bytecode "
         "cached. Layer sizes: files under `layers/shared/python` (without `__pycache__`) and `build/layers/*`.",
