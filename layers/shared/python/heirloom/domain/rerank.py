@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from heirloom.contracts.context import Candidate, RerankReport
 from heirloom.domain.deadline import DeadlineExceeded, call_within
@@ -52,16 +53,13 @@ def rerank(
     name = stage.reranker.name
     started = time.perf_counter()
 
-    def report(status: str, reason: str | None = None) -> RerankReport:
-        latency = round((time.perf_counter() - started) * 1000, 2)
-        return RerankReport.model_validate(
-            {
-                "reranker": name,
-                "status": status,
-                "candidates": len(head) if status == "ok" else 0,
-                "latency_ms": latency,
-                "reason": reason,
-            }
+    def report(status: Literal["ok", "timeout", "failed"], reason: str | None = None) -> RerankReport:
+        return RerankReport(
+            reranker=name,
+            status=status,
+            candidates=len(head) if status == "ok" else 0,
+            latency_ms=round((time.perf_counter() - started) * 1000, 2),
+            reason=reason,
         )
 
     if len(head) < 2:
