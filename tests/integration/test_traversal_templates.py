@@ -230,6 +230,15 @@ def test_traverse_colleague_stays_in_the_primary_legacy(graph, fx):
     assert "s-sil" not in {fname(h.story_id) for h in result.hits}
 
 
+def test_a_cross_legacy_question_asked_as_colleague_stays_in_the_primary_legacy(graph, fx):
+    ada = EntityMatch(mention="Ada", node_id=fx.sister_in_law, label="Person", name="Ada Reed")
+    intent = _intent(Intent.CROSS_LEGACY, matches=(ada,), people=("Ada Reed",))
+    family = traverse(graph, _request(fx), intent, load_personas()["family"].traversal)
+    assert "s-sil" in {fname(h.story_id) for h in family.hits}  # the persona reaches the link
+    colleague = traverse(graph, _request(fx, "colleague"), intent, load_personas()["colleague"].traversal)
+    assert "s-sil" not in {fname(h.story_id) for h in colleague.hits}  # the intent does not widen it
+
+
 def test_traverse_entity_matches_carry_the_entity_bonus(graph, fx):
     match = EntityMatch(mention="the flood", node_id="event-flood", label="Event", name="the flood")
     intent = _intent(Intent.ENTITY_FOCUSED, [match], events=("the flood",))

@@ -18,6 +18,7 @@ from heirloom.domain.intent_step import (
     analyse_intent,
     build_gazetteer,
 )
+from heirloom.domain.personas import reaches_links
 from heirloom.ports import GraphStore, StoryStore
 from heirloom.services import Services
 
@@ -72,7 +73,10 @@ def intent_analysis_step(
         local,
     )
     try:
-        intent = with_asker_kin(intent, asker_kin(request.query, request.user_id, request.legacy_id, stories))
+        kin = asker_kin(
+            request.query, request.user_id, request.legacy_id, stories, cross_legacy=reaches_links(request)
+        )
+        intent = with_asker_kin(intent, kin)
     except Exception as exc:  # the asker's relatives help; their absence must not fail the request
         log.warning("asker_kin_unavailable: %s", type(exc).__name__)
     if connections:  # every message's names: the story's text or the whole conversation
