@@ -104,6 +104,9 @@ class QueryIntent(Edge):
     #: the graph breaker as IntentAnalysis read it; the Choice skips traversal when "open"
     breaker_state: BreakerState = "unknown"
     latency_ms: float = 0.0
+    #: what the analysis could not decide ("he": two people of the conversation could be him),
+    #: in the words the user wrote
+    notes: tuple[str, ...] = ()
 
 
 # -- retrieval --------------------------------------------------------------------------------
