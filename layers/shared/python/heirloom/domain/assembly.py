@@ -207,12 +207,14 @@ def assemble(
     tokenizer: Tokenizer,
     *,
     fence: str | None = None,
+    recency: float = 0.0,
 ) -> AssembledContext:
     """Rank the readable candidates and format them within `request.token_budget` tokens.
-    `fence` is the story blocks' nonce (a fresh one per call unless given)."""
+    `fence` is the story blocks' nonce (a fresh one per call unless given); `recency`: the decay
+    per year of a story's age, when the request wants recent material (else 0)."""
     started = time.perf_counter()
     budget = request.token_budget
-    ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
+    ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode, recency=recency)
 
     # 0. what is missing, said first; 1. known connections under their cap
     sources_used, degraded = source_report(request, filtered)

@@ -113,6 +113,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
                 legacy_id=meta.legacy_id,
                 legacy_name=legacy_name(meta.legacy_id),
                 title=meta.title,
+                written_at=meta.updated_at,
                 primary=primary,
                 shared_via=None if primary else shared_via.get(meta.legacy_id),  # type: ignore[arg-type]
                 chunks=tuple(chunks_out),

@@ -18,7 +18,8 @@ from heirloom.domain.intent_step import (
     analyse_intent,
     build_gazetteer,
 )
-from heirloom.domain.personas import reaches_links
+from heirloom.domain.life_timeline import with_life
+from heirloom.domain.personas import load_personas, reaches_links
 from heirloom.ports import GraphStore, StoryStore
 from heirloom.services import Services
 
@@ -79,6 +80,12 @@ def intent_analysis_step(
         intent = with_asker_kin(intent, kin)
     except Exception as exc:  # the asker's relatives help; their absence must not fail the request
         log.warning("asker_kin_unavailable: %s", type(exc).__name__)
+    if not connections:  # "in her twenties", "after he retired": the subject's years
+        try:
+            persona = load_personas()[request.persona].traversal
+            intent = with_life(intent, request, stories, names_from, persona.temporal_range)
+        except Exception as exc:  # the timeline helps; its absence must not fail the request
+            log.warning("life_timeline_unavailable: %s", type(exc).__name__)
     if connections:  # every message's names: the story's text or the whole conversation
         seen = {m.node_id for m in intent.matches}
         more = [m for msg in request.history for m in gazetteer.match(msg.content)]
