@@ -316,7 +316,7 @@ class CurationSettings(_Frozen):
 
 
 class RetrievalSettings(_Frozen):
-    """Ranking choices that are not a persona's (docs/architecture.md#life-and-time)."""
+    """Ranking choices that are not a persona's (docs/architecture.md#life-and-time-what-a-persona-reaches)."""
 
     #: recency decay per year of a story's age (since written or last updated), applied when the
     #: persona (`temporal_range: recent`) or the question asks for recent material
