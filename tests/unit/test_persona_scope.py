@@ -9,6 +9,7 @@ from uuid import UUID, uuid4
 import pytest
 
 from heirloom.adapters.memory import memory_services
+from heirloom.contracts.connections import ConnectionsPlanInput, ConnectionsPlanOutput, ConnectionsRequest
 from heirloom.contracts.context import (
     AccessFilterInput,
     Candidate,
@@ -34,9 +35,10 @@ from heirloom.contracts.records import (
 )
 from heirloom.domain.asker import asker_kin
 from heirloom.domain.personas import load_personas
+from heirloom.errors import NotFound
 from heirloom.services import Services
 from heirloom.settings import Settings
-from heirloom.steps import access_filter, intent_analysis, story_events, vector_search
+from heirloom.steps import access_filter, connections_plan, intent_analysis, story_events, vector_search
 
 LEGACY, LINKED = uuid4(), uuid4()
 SUBJECT, OPA, ME, USER = uuid4(), uuid4(), uuid4(), uuid4()
@@ -147,3 +149,15 @@ def test_the_askers_relatives_stay_in_the_legacy_when_the_persona_does(svc):
             IntentAnalysisInput(request=_request(persona, "What did my grandfather build?")), svc
         )
         assert (str(OPA) in {m.node_id for m in intent.matches}) is expected
+
+
+def test_connections_open_a_linked_story_only_for_a_persona_that_reaches_it(svc):
+    def plan(persona: str) -> ConnectionsPlanOutput:
+        conn = ConnectionsRequest(
+            kind="opening", legacy_id=LEGACY, user_id=USER, persona=persona, story_id=LINKED_STORY
+        )  # type: ignore[arg-type]
+        return connections_plan.run(ConnectionsPlanInput(connections=conn), svc)
+
+    assert plan("family").story_title == "The harbour"
+    with pytest.raises(NotFound):
+        plan("colleague")
