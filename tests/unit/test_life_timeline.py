@@ -16,6 +16,7 @@ from heirloom.contracts.context import (
     ContextRequest,
     FilteredContext,
     Intent,
+    QueryEntities,
     QueryIntent,
     RankAssembleInput,
 )
@@ -172,19 +173,25 @@ def test_recency_reorders_by_when_a_story_was_written():
     assert decayed[0].score == pytest.approx(1.0 * 0.7 / 0.8, abs=1e-6)  # the newest keeps its score
 
 
+TIME = QueryIntent(intent=Intent.TEMPORAL, confidence=0.7)
+DATED = QueryIntent(intent=Intent.TEMPORAL, confidence=0.7, entities=QueryEntities(time_periods=("1962",)))
+
+
 @pytest.mark.parametrize(
-    ("persona", "query", "order"),
+    ("persona", "query", "intent", "order"),
     [
-        ("biographer", "Tell me about her work", [OLD, NEW]),  # full: no decay
-        ("family", "Tell me about her work", [OLD, NEW]),
-        ("friend", "Tell me about her work", [NEW, OLD]),  # temporal_range: recent
-        ("biographer", "What has she been doing lately?", [NEW, OLD]),  # the question asks
+        ("biographer", "Tell me about her work", QueryIntent(), [OLD, NEW]),  # full: no decay
+        ("family", "What was she up to then?", TIME, [OLD, NEW]),
+        ("friend", "Tell me about her work", QueryIntent(), [OLD, NEW]),  # about content
+        ("friend", "What was she up to then?", TIME, [NEW, OLD]),  # temporal_range: recent
+        ("friend", "What did she do in 1962?", DATED, [OLD, NEW]),  # a period of her life, not recency
+        ("biographer", "What has she been doing lately?", QueryIntent(), [NEW, OLD]),  # the question asks
     ],
 )
-def test_the_decay_applies_only_when_the_persona_or_question_asks(persona, query, order):
+def test_the_decay_applies_only_when_the_persona_or_question_asks(persona, query, intent, order):
     svc = memory_services()
     filtered = FilteredContext(
-        intent=QueryIntent(), subject_name="Lucia Ferro", legacy_name="Lucia", candidates=CANDIDATES
+        intent=intent, subject_name="Lucia Ferro", legacy_name="Lucia", candidates=CANDIDATES
     )
     out = rank_assemble.run(RankAssembleInput(request=_request(query, persona), filtered=filtered), svc)
     assert list(out.ranked_story_ids) == order

@@ -201,6 +201,18 @@ def asks_recent(text: str, phrases: LifePhrases | None = None) -> bool:
     return any(_phrase_pattern(p).search(text) for ps in cfg.recent.values() for p in ps)
 
 
+def wants_recent(query: str, intent: QueryIntent, temporal_range: str) -> bool:
+    """Whether ranking decays with a story's age: the question asks for recent material, or a
+    `temporal_range: recent` persona asks a time question that names no period ("What has she
+    been up to?"). A recent persona's other questions ("What did Nell do in the flood?") are
+    about their content and keep their order (measured: docs/evaluation.md, decision 0014)."""
+    if asks_recent(query):
+        return True
+    return (
+        temporal_range == "recent" and intent.intent is Intent.TEMPORAL and not intent.entities.time_periods
+    )
+
+
 def anchor_years(
     events: Iterable[tuple[str, Iterable[int]]], phrases: LifePhrases | None = None
 ) -> dict[str, int]:
