@@ -181,10 +181,10 @@ DATED = QueryIntent(intent=Intent.TEMPORAL, confidence=0.7, entities=QueryEntiti
     ("persona", "query", "intent", "order"),
     [
         ("biographer", "Tell me about her work", QueryIntent(), [OLD, NEW]),  # full: no decay
-        ("family", "What was she up to then?", TIME, [OLD, NEW]),
-        ("friend", "Tell me about her work", QueryIntent(), [OLD, NEW]),  # about content
-        ("friend", "What was she up to then?", TIME, [NEW, OLD]),  # temporal_range: recent
-        ("friend", "What did she do in 1962?", DATED, [OLD, NEW]),  # a period of her life, not recency
+        ("family", "Tell me about her", QueryIntent(), [OLD, NEW]),
+        ("friend", "Tell me about her", QueryIntent(), [NEW, OLD]),  # temporal_range: recent, open
+        ("friend", "When did she finish school?", TIME, [OLD, NEW]),  # about a time of her life
+        ("friend", "What did she do in 1962?", DATED, [OLD, NEW]),
         ("biographer", "What has she been doing lately?", QueryIntent(), [NEW, OLD]),  # the question asks
     ],
 )

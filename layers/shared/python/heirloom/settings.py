@@ -319,7 +319,7 @@ class RetrievalSettings(_Frozen):
     """Ranking choices that are not a persona's (docs/architecture.md#life-and-time-what-a-persona-reaches)."""
 
     #: recency decay per year of a story's age (since written or last updated), applied when the
-    #: question asks for recent material or a recent persona asks an open time question
+    #: question asks for recent material or a recent persona asks an open question
     recency_decay: float = env("RECENCY_DECAY_RATE", default=0.1, ge=0.0, le=5.0)
 
 

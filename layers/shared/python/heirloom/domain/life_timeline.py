@@ -203,14 +203,13 @@ def asks_recent(text: str, phrases: LifePhrases | None = None) -> bool:
 
 def wants_recent(query: str, intent: QueryIntent, temporal_range: str) -> bool:
     """Whether ranking decays with a story's age: the question asks for recent material, or a
-    `temporal_range: recent` persona asks a time question that names no period ("What has she
-    been up to?"). A recent persona's other questions ("What did Nell do in the flood?") are
-    about their content and keep their order (measured: docs/evaluation.md, decision 0014)."""
+    `temporal_range: recent` persona asks an open question (intent `general`: "Tell me about
+    her"). A recent persona's questions about something ("What did Nell do in the flood?",
+    "When did she finish school?") keep their order: the write date of a story says nothing of
+    when what it tells happened (measured: docs/evaluation.md, decision 0014)."""
     if asks_recent(query):
         return True
-    return (
-        temporal_range == "recent" and intent.intent is Intent.TEMPORAL and not intent.entities.time_periods
-    )
+    return temporal_range == "recent" and intent.intent is Intent.GENERAL
 
 
 def anchor_years(
