@@ -33,6 +33,7 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.postgres.curation import PgCurationStore
 from heirloom.contracts.context import ContextRequest, Intent, Persona
 from heirloom.domain.ingestion import IngestionPorts
+from heirloom.domain.personas import load_personas
 from heirloom.errors import AccessDenied
 from heirloom.services import Services
 from heirloom_dev.functions import LambdaContext, load_handler
@@ -250,6 +251,11 @@ def check(world: World, q: dict[str, Any], run: Any) -> None:
     out = run(request, q["intent"] if q["force"] else None)
     problems = violations(world, q["user"], q["legacy"], out)
     assert not problems, f"{q['query']!r} as {q['user']} on {q['legacy']}:\n" + "\n".join(problems)
+    if not load_personas()[q["persona"]].traversal.include_cross_legacy:  # the persona stays home
+        legacy_of = {st["id"]: st["legacy_id"] for st in world.data()["stories"]}
+        away = [sid for sid in out["ranked_story_ids"] if legacy_of.get(str(sid)) != q["legacy"]]
+        assert not away, f"{q['query']!r} as {q['persona']}: linked-legacy stories {away}"
+        STATS["stayed_home"] += 1
     STATS["stories_shown"] += len(out["ranked_story_ids"])
     STATS["connections_shown"] += len(connection_sentences(out["formatted_context"]))
 

@@ -230,6 +230,15 @@ def test_traverse_colleague_stays_in_the_primary_legacy(graph, fx):
     assert "s-sil" not in {fname(h.story_id) for h in result.hits}
 
 
+def test_a_cross_legacy_question_asked_as_colleague_stays_in_the_primary_legacy(graph, fx):
+    ada = EntityMatch(mention="Ada", node_id=fx.sister_in_law, label="Person", name="Ada Reed")
+    intent = _intent(Intent.CROSS_LEGACY, matches=(ada,), people=("Ada Reed",))
+    family = traverse(graph, _request(fx), intent, load_personas()["family"].traversal)
+    assert "s-sil" in {fname(h.story_id) for h in family.hits}  # the persona reaches the link
+    colleague = traverse(graph, _request(fx, "colleague"), intent, load_personas()["colleague"].traversal)
+    assert "s-sil" not in {fname(h.story_id) for h in colleague.hits}  # the intent does not widen it
+
+
 def test_traverse_entity_matches_carry_the_entity_bonus(graph, fx):
     match = EntityMatch(mention="the flood", node_id="event-flood", label="Event", name="the flood")
     intent = _intent(Intent.ENTITY_FOCUSED, [match], events=("the flood",))
@@ -321,3 +330,16 @@ def test_story_connections_from_a_story_its_years_and_the_names_given(graph, fx)
     assert {str(h.story_id) for h in traverse_connections(graph, named, ada, config).hits} == {fid("s-sil")}
     colleague = load_personas()["colleague"].traversal  # include_cross_legacy: false
     assert traverse_connections(graph, named, ada, colleague).hits == ()
+
+
+def test_dated_events_anchor_the_life_timeline(graph, fx):
+    from heirloom.domain.entity_sync import years_property
+    from heirloom.domain.life_timeline import DATED_EVENTS, anchor_years, parse_year_keys
+
+    graph.run(
+        "MERGE (e:Event {id: 'e-retired'}) SET e.legacy_id = $l, e.name = 'the retirement party', e.years = $y",
+        {"l": fx.legacy, "y": years_property([1999, 2000])},
+    )
+    rows = graph.run(DATED_EVENTS, {"legacy_id": fx.legacy})
+    assert anchor_years((r["name"], parse_year_keys(r["years"])) for r in rows) == {"retirement": 1999}
+    assert graph.run(DATED_EVENTS, {"legacy_id": fx.linked}) == []  # the other legacy's events: none

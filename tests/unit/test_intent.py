@@ -343,3 +343,53 @@ def test_sequence_and_duration_questions_are_temporal(query):
 )
 def test_things_people_and_accounts(query, intent):
     assert classify(query, (), Gazetteer.build([]), "Ada Marsh", "primary").intent is intent
+
+
+# -- pronouns and gender ----------------------------------------------------------------------
+@pytest.fixture
+def lucia() -> Gazetteer:
+    return Gazetteer.build(
+        [
+            ("s", "Person", "Ida Brandt", []),
+            ("lu", "Person", "Lucia Ferro", ["Aunt Lucy"]),  # the alias records her gender
+            ("ma", "Person", "Marco Ferro", []),
+            ("te", "Person", "Teo Ferro", []),
+            ("na", "Place", "Naples", []),
+        ]
+    )
+
+
+def _ask(gaz: Gazetteer, query: str, *messages: str):
+    return classify(query, tuple(user(m) for m in messages), gaz, "Ida Brandt")
+
+
+def test_a_pronoun_never_takes_someone_recorded_as_the_other_gender(lucia):
+    result = _ask(lucia, "Did he ever go back?", "Tell me about Lucia and Naples.")
+    assert [m.node_id for m in result.matches if m.label == "Person"] == []
+    assert result.notes and '"he"' in result.notes[0]
+    she = _ask(lucia, "Did she ever go back?", "Tell me about Lucia and Naples.")
+    assert ("she", "lu") in [(m.mention, m.node_id) for m in she.matches] and she.notes == ()
+
+
+def test_a_pronoun_skips_the_latest_person_when_the_gender_says_so(lucia):
+    result = _ask(lucia, "Did she ever go back?", "Lucia came to Naples with Marco. He drove.")
+    assert [m.node_id for m in result.matches if m.label == "Person"] == ["lu"]
+    # someone of unknown gender named after her could be "she" too: not decided
+    unsure = _ask(lucia, "Did she ever go back?", "Lucia came with Marco, then Teo.")
+    assert [m.node_id for m in unsure.matches if m.label == "Person"] == [] and unsure.notes
+
+
+def test_two_people_of_unknown_gender_are_not_guessed_between(lucia):
+    result = _ask(lucia, "Did he ever go back?", "Marco came, then Teo.")
+    assert [m.node_id for m in result.matches if m.label == "Person"] == []
+    assert result.notes == ('"he": could be Teo or Marco; gender of Teo unknown',)
+
+
+def test_the_conversation_words_give_a_gender(lucia):
+    # "He" opening the sentence after Marco's; "rode with him" after Teo is no evidence of Teo's
+    said = _ask(lucia, "Did he ever go back?", "Teo met Marco in Naples. He stayed a year.")
+    assert [m.node_id for m in said.matches if m.label == "Person"] == ["ma"]
+    kin = _ask(lucia, "Did she ever go back?", "Marco and her sister Teo left.")
+    assert [m.node_id for m in kin.matches if m.label == "Person"] == ["te"]
+    neutral = _ask(lucia, "Did he ever go back?", "Teo rode with him. Marco drove.")
+    assert neutral.notes and neutral.matches == tuple(m for m in neutral.matches if m.label != "Person")

@@ -342,6 +342,14 @@ class CurationSettings(_Frozen):
         return self
 
 
+class RetrievalSettings(_Frozen):
+    """Ranking choices that are not a persona's (docs/architecture.md#life-and-time-what-a-persona-reaches)."""
+
+    #: recency decay per year of a story's age (since written or last updated), applied when the
+    #: question asks for recent material or a recent persona asks an open question
+    recency_decay: float = env("RECENCY_DECAY_RATE", default=0.1, ge=0.0, le=5.0)
+
+
 class LocalStackSettings(_Frozen):
     #: where the embedded PostgreSQL and FalkorDB keep their data
     home: Path = env("HEIRLOOM_HOME", default=Path(".heirloom/local"))
@@ -359,6 +367,7 @@ class Settings(_Frozen):
     resilience: ResilienceSettings = ResilienceSettings()
     workflow: WorkflowSettings = WorkflowSettings()
     curation: CurationSettings = CurationSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
     local: LocalStackSettings = LocalStackSettings()
 
 

@@ -3,6 +3,7 @@ decide who may read it (resolved by heirloom.domain.access)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -33,6 +34,8 @@ class StoryMeta(BaseModel):
     author_user_id: UUID
     visibility: Visibility
     title: str = ""
+    #: when the story was written or last updated (recency), not when its events happened
+    updated_at: datetime | None = None
 
 
 class ReadScope(BaseModel):

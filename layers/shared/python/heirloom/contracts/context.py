@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from heirloom.contracts.records import NonBlankText, Text
 
@@ -104,6 +104,9 @@ class QueryIntent(Edge):
     #: the graph breaker as IntentAnalysis read it; the Choice skips traversal when "open"
     breaker_state: BreakerState = "unknown"
     latency_ms: float = 0.0
+    #: what the analysis could not decide ("he": two people of the conversation could be him),
+    #: in the words the user wrote
+    notes: tuple[str, ...] = ()
 
 
 # -- retrieval --------------------------------------------------------------------------------
@@ -214,6 +217,8 @@ class Candidate(Edge):
     legacy_name: str
     title: str
     year: int | None = None
+    #: when the story was written or last updated (for recency), never when its events happened
+    written_at: AwareDatetime | None = None
     primary: bool
     #: how the story crossed a link: "all" or "selective"; None for the primary legacy
     shared_via: Literal["all", "selective"] | None = None

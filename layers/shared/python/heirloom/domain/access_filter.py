@@ -40,18 +40,24 @@ GRAPH_ONLY_CHUNKS = 2
 
 
 def scope_for(
-    store: StoryStore, user_id: UUID, legacy_id: UUID, *, legacy: Legacy | None = None
+    store: StoryStore,
+    user_id: UUID,
+    legacy_id: UUID,
+    *,
+    legacy: Legacy | None = None,
+    cross_legacy: bool = True,
 ) -> ReadScope:
     """The user's read scope on `legacy_id`; raises AccessDenied / NotFound. `legacy`: its row,
-    when the caller has read it already."""
+    when the caller has read it already. `cross_legacy=False` (a persona with
+    `include_cross_legacy: false`): the legacy alone, no linked legacy."""
     if (legacy or store.get_legacy(legacy_id)) is None:
         raise NotFound(f"legacy {legacy_id} does not exist")
     return resolve_scope(
         user_id=user_id,
         legacy_id=legacy_id,
         role=store.role_of(user_id, legacy_id),
-        links=store.links_of(legacy_id),
-        member_legacy_ids=store.member_legacy_ids(user_id),
+        links=store.links_of(legacy_id) if cross_legacy else (),
+        member_legacy_ids=store.member_legacy_ids(user_id) if cross_legacy else (),
     )
 
 

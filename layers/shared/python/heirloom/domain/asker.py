@@ -135,10 +135,13 @@ def resolve_kin(
     return out[:MAX_PEOPLE]
 
 
-def asker_kin(text: str, user_id: UUID, legacy_id: UUID, store: StoryStore) -> list[AskerKin]:
+def asker_kin(
+    text: str, user_id: UUID, legacy_id: UUID, store: StoryStore, *, cross_legacy: bool = True
+) -> list[AskerKin]:
     """The people `text` names relative to the user asking, among the persons of the legacy,
     its actively linked legacies and the asker's own relatives; nothing when the text has no
-    kin phrase (and then no store read) or the user is no known person."""
+    kin phrase (and then no store read) or the user is no known person. `cross_legacy=False`:
+    the persons of the legacy alone (the persona stays in it)."""
     phrases = kin_phrases(text)
     if not phrases:
         return []
@@ -147,7 +150,7 @@ def asker_kin(text: str, user_id: UUID, legacy_id: UUID, store: StoryStore) -> l
         return []
     legacy_ids = [legacy_id] + [
         link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
-        for link in store.links_of(legacy_id)
+        for link in (store.links_of(legacy_id) if cross_legacy else ())
         if link.status == "active"
     ]
     persons = {p.id: p for p in store.persons_of(legacy_ids)}
@@ -160,7 +163,7 @@ def asker_kin(text: str, user_id: UUID, legacy_id: UUID, store: StoryStore) -> l
         for pid in (rel.from_person_id, rel.to_person_id):
             if pid not in persons and own.id in (rel.from_person_id, rel.to_person_id):
                 person = store.get_person(pid)
-                if person is not None:
+                if person is not None and (cross_legacy or person.legacy_id == legacy_id):
                     persons[pid] = person
     return resolve_kin(phrases, own.id, list(persons.values()), relationships)
 

@@ -216,13 +216,15 @@ def assemble(
     *,
     fence: str | None = None,
     rerank: RerankStage | None = None,
+    recency: float = 0.0,
 ) -> AssembledContext:
     """Rank the readable candidates (reranking the top with `rerank`) and format them within
     `request.token_budget` tokens. `fence` is the story blocks' nonce (a fresh one per call
-    unless given)."""
+    unless given); `recency`: the decay per year of a story's age, when the request wants recent
+    material (else 0)."""
     started = time.perf_counter()
     budget = request.token_budget
-    ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode)
+    ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode, recency=recency)
     reranked: RerankReport | None = None
     if rerank is not None:
         ranked, reranked = rerank_top(request.query, ranked, rerank)

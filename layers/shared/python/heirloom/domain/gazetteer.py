@@ -11,6 +11,7 @@ from typing import Literal, NamedTuple, cast
 
 from heirloom.contracts.context import EntityMatch
 from heirloom.domain.intent_cues import AMBIGUOUS_WORDS, ARTICLES, NAME_PREFIXES, NAME_SUFFIXES, STOPWORDS
+from heirloom.domain.people import alias_gender
 
 Label = Literal["Person", "Place", "Event", "Object"]
 LABELS: frozenset[str] = frozenset({"Person", "Place", "Event", "Object"})
@@ -25,6 +26,8 @@ class GazetteerEntry(NamedTuple):
     legacy_id: str = ""
     #: the person is the subject of an actively linked legacy (whose stories are their own account)
     linked_subject: bool = False
+    #: the person's gender as the records show it ("m", "f"), None when they do not
+    gender: str | None = None
 
 
 # -- gazetteer --------------------------------------------------------------------------------
@@ -127,6 +130,7 @@ class Gazetteer:
             | tuple[str, str, str, Sequence[str]]
             | tuple[str, str, str, Sequence[str], str]
             | tuple[str, str, str, Sequence[str], str, bool]
+            | tuple[str, str, str, Sequence[str], str, bool, str | None]
         ],
     ) -> Gazetteer:
         items: list[GazetteerEntry] = []
@@ -136,8 +140,14 @@ class Gazetteer:
                 raise ValueError(f"gazetteer entry {node_id}: label {label!r} is not one of {sorted(LABELS)}")
             legacy = str(rest[0]) if rest else ""
             subject = bool(rest[1]) if len(rest) > 1 else False
+            gender = cast(str | None, rest[2]) if len(rest) > 2 else None
+            if gender is None and label == "Person":  # "Uncle Otto", "Grandma": the alias says
+                genders = {g for g in map(alias_gender, aliases) if g}
+                gender = genders.pop() if len(genders) == 1 else None
             items.append(
-                GazetteerEntry(str(node_id), cast(Label, label), name, tuple(aliases), legacy, subject)
+                GazetteerEntry(
+                    str(node_id), cast(Label, label), name, tuple(aliases), legacy, subject, gender
+                )
             )
         # a linked legacy's subject as entered in other legacies (same full name) is them too
         voices = {_keys(e.name) for e in items if e.linked_subject}

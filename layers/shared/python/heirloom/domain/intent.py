@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from heirloom.contracts.context import EntityMatch, Intent, Message, QueryEntities, QueryIntent
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry, Mention, _keys
@@ -30,12 +30,14 @@ from heirloom.domain.intent_cues import (
     PERSON_MATCH_WEIGHT,
     PLACE_MATCH_WEIGHT,
     PRIORITY,
+    PRONOUN_GENDER,
     QUESTION_HEADS,
     RESOLVED_PLACE_WEIGHT,
     SETTING_PLACE_WEIGHT,
     THING_MATCH_WEIGHT,
     TIME_WEIGHT,
 )
+from heirloom.domain.kinship import parse_kin
 from heirloom.domain.time_phrases import time_periods
 
 #: below this the classifier answers `general` (docs/design.md §5)
@@ -88,34 +90,106 @@ def _is_subject(entry: GazetteerEntry, subject: tuple[str, ...]) -> bool:
 
 @dataclass(frozen=True)
 class _Recent:
-    person: Mention | None = None
+    #: the people of the last messages, most recent first (one mention per person)
+    people: tuple[Mention, ...] = ()
     place: Mention | None = None
     period: str | None = None
+    #: gender the messages' own words give a person: the pronoun that follows their name, or a
+    #: gendered kin word before it ("her uncle Jim"); conflicting words give none
+    said: dict[str, str | None] = field(default_factory=dict)
+
+
+_SENTENCE_END = re.compile(r"[.!?]+[\"”’)]*\s+")
+_NEXT_SUBJECT = re.compile(r"(he|she)\b", re.IGNORECASE)
+
+
+def said_gender(text: str, mentions: Sequence[Mention], seen: dict[str, set[str]]) -> None:
+    """Gender evidence for each person named in `text`: a gendered kin word just before the name
+    ("her uncle Jim"), else "He"/"She" opening the next sentence when no one else was named in
+    between ("Lucia left in 1960. She ..."). Object and possessive pronouns are no evidence:
+    "Sabine rode with him" says nothing of Sabine."""
+    people = [m for m in mentions if m.entries[0].label == "Person"]
+    for i, mention in enumerate(people):
+        before = _WORD.findall(text[max(0, mention.start - 24) : mention.start])
+        kin = parse_kin(before[-1]) if before else None
+        gender = kin.gender if kin else None
+        if gender is None:
+            stop = people[i + 1].start if i + 1 < len(people) else len(text)
+            end = _SENTENCE_END.search(text, mention.end, stop)
+            opener = _NEXT_SUBJECT.match(text, end.end(), stop) if end else None
+            gender = PRONOUN_GENDER[opener.group(1).lower()] if opener else None
+        if gender:
+            for entry in mention.entries:
+                seen.setdefault(entry.node_id, set()).add(gender)
 
 
 def _recent(history: Sequence[Message], gazetteer: Gazetteer) -> _Recent:
-    """The most recent person, place and time period of the last messages."""
-    person = place = None
+    """The people (most recent first), the most recent place and time period of the last messages."""
+    people: list[Mention] = []
+    ids: set[tuple[str, ...]] = set()
+    place = None
     period = None
+    seen: dict[str, set[str]] = {}
     for message in reversed(history[-HISTORY_WINDOW:]):
         mentions = gazetteer.find(message.content)
-        if person is None:
-            person = next((m for m in reversed(mentions) if m.entries[0].label == "Person"), None)
+        said_gender(message.content, mentions, seen)
+        for m in reversed(mentions):
+            key = tuple(e.node_id for e in m.entries)
+            if m.entries[0].label == "Person" and key not in ids:
+                ids.add(key)
+                people.append(m)
         if place is None:
             place = next((m for m in reversed(mentions) if m.entries[0].label == "Place"), None)
         if period is None:
             periods = [p for p in time_periods(message.content) if p[0].isdigit()]
             period = periods[-1] if periods else None
-    return _Recent(person, place, period)
+    said = {k: next(iter(v)) if len(v) == 1 else None for k, v in seen.items()}
+    return _Recent(tuple(people), place, period, said)
 
 
-def _anaphora(query: str, recent: _Recent, subject: tuple[str, ...], periods: list[str]) -> list[EntityMatch]:
+def _gender_of(entries: Sequence[GazetteerEntry], said: dict[str, str | None]) -> str | None:
+    """The gender the records give (else the conversation's words); None unless all agree."""
+    genders = {e.gender or said.get(e.node_id) for e in entries}
+    return genders.pop() if len(genders) == 1 else None
+
+
+def _resolve_pronoun(
+    pronoun: str, recent: _Recent, subject: tuple[str, ...], notes: list[str]
+) -> list[EntityMatch]:
+    """The person of the conversation a pronoun stands for: the most recent one whose known
+    gender is the pronoun's. Someone of unknown gender is taken only when no one else could be
+    meant; when two could, nothing is resolved and `notes` says so (never a guess)."""
+    gender = PRONOUN_GENDER[pronoun.lower()]
+    fitting: list[tuple[Mention, tuple[GazetteerEntry, ...], str | None]] = []
+    named = False
+    for mention in recent.people:
+        entries = tuple(e for e in mention.entries if not _is_subject(e, subject))
+        if not entries:
+            continue
+        named = True
+        known = _gender_of(entries, recent.said)
+        if known in (gender, None):
+            fitting.append((mention, entries, known))
+    if not fitting:
+        if named:
+            notes.append(f'"{pronoun}": no one the conversation named is known to be {pronoun}')
+        return []
+    mention, entries, known = fitting[0]
+    if known is None and len(fitting) > 1:
+        other = fitting[1][0].text
+        notes.append(f'"{pronoun}": could be {mention.text} or {other}; gender of {mention.text} unknown')
+        return []
+    return list(Mention(0, 0, pronoun, entries, False).matches())
+
+
+def _anaphora(
+    query: str, recent: _Recent, subject: tuple[str, ...], periods: list[str], notes: list[str]
+) -> list[EntityMatch]:
     """ "she", "there" and "that summer" resolved against the last messages: the matches they
-    stand for (the period goes into `periods`)."""
+    stand for (the period goes into `periods`, what cannot be decided into `notes`)."""
     resolved: list[EntityMatch] = []
-    if (pronoun := _PERSON_PRONOUN.search(query)) and recent.person is not None:
-        people = [e for e in recent.person.entries if not _is_subject(e, subject)]
-        resolved.extend(Mention(0, 0, pronoun.group(), tuple(people), False).matches())
+    if (pronoun := _PERSON_PRONOUN.search(query)) and recent.people:
+        resolved.extend(_resolve_pronoun(pronoun.group(), recent, subject, notes))
     if _TIME_ANAPHOR.search(query) and recent.period and recent.period not in periods:
         periods.append(recent.period)
     if recent.place is not None and locative_there(query):
@@ -188,7 +262,8 @@ def classify(
         named.extend(Mention(mention.start, mention.end, mention.text, kept, mention.derived).matches())
     periods = time_periods(query)
     recent = _recent(history, gazetteer) if history else _Recent()
-    resolved = _anaphora(query, recent, subject, periods)
+    notes: list[str] = []
+    resolved = _anaphora(query, recent, subject, periods, notes)
     have = {m.node_id for m in named}
     matches = list(dict.fromkeys([*named, *(m for m in resolved if m.node_id not in have)]))[:MAX_MATCHES]
 
@@ -222,6 +297,7 @@ def classify(
         confidence=round(confidence, 3),
         source="rules",
         latency_ms=round((time.perf_counter() - started) * 1000, 3),
+        notes=tuple(notes),
     )
 
 

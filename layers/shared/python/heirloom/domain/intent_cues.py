@@ -216,6 +216,11 @@ TIME_WEIGHT = 0.6  # temporal: a year, a range or a decade
 RESOLVED_PLACE_WEIGHT = 0.35  # spatial: "there" resolved to a place of the conversation
 
 _PERSON_PRONOUN = re.compile(r"\b(?:she|he|her|him|his|hers|herself|himself)\b", re.IGNORECASE)
+#: the gender a third-person pronoun names ("m", "f", as kinship's genders)
+PRONOUN_GENDER: dict[str, str] = {
+    **dict.fromkeys(("she", "her", "hers", "herself"), "f"),
+    **dict.fromkeys(("he", "him", "his", "himself"), "m"),
+}
 _TIME_ANAPHOR = re.compile(
     r"\b(?:that (?:summer|winter|spring|autumn|fall|year|decade|season|time|era)|back then|"
     r"at the time|in those days)\b",

@@ -19,9 +19,11 @@ from heirloom.contracts.context import (
     QueryEntities,
     QueryIntent,
 )
+from heirloom.contracts.records import Visibility
 from heirloom.domain.deadline import call_within
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, classify, entity_features
+from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, classify, entity_features, said_gender
+from heirloom.domain.people import gender_evidence
 from heirloom.ports import Embedder, GraphStore, StoryStore
 
 if TYPE_CHECKING:
@@ -86,6 +88,8 @@ def build_gazetteer(
     ]
     persons = stories.persons_of(ids)
     linked_subjects = {lg.subject_person_id for lg in (stories.get_legacy(i) for i in ids[1:]) if lg}
+    # gender from the records: kin words of the known relationships, aliases such as "Aunt Lucy"
+    genders = gender_evidence(persons, stories.relationships_of([p.id for p in persons])) if persons else {}
     entries = [
         GazetteerEntry(
             str(p.id),
@@ -94,6 +98,7 @@ def build_gazetteer(
             tuple(p.aliases),
             str(p.legacy_id),
             linked_subject=p.id in linked_subjects,
+            gender=genders.get(p.id),
         )
         for p in persons
     ]
@@ -113,7 +118,26 @@ def build_gazetteer(
             if degraded is not None:
                 degraded.append(type(exc).__name__)
     subject = stories.get_person(legacy.subject_person_id) if legacy else None
-    return Gazetteer.build(entries), subject.name if subject else ""
+    return _with_story_genders(Gazetteer.build(entries), stories, ids), subject.name if subject else ""
+
+
+def _with_story_genders(gazetteer: Gazetteer, stories: StoryStore, legacy_ids: list[UUID]) -> Gazetteer:
+    """Persons the records give no gender get the one the legacies' public stories use for them
+    ("Marco left Naples in 1960. He ..."); stories that disagree give none."""
+    if all(e.gender or e.label != "Person" for e in gazetteer.entries):
+        return gazetteer
+    seen: dict[str, set[str]] = {}
+    for legacy_id in legacy_ids:
+        for story in stories.stories_of(legacy_id):
+            if story.visibility is Visibility.PUBLIC:
+                said_gender(story.content, gazetteer.find(story.content), seen)
+    if not seen:
+        return gazetteer
+    said = {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
+    return Gazetteer.build(
+        e._replace(gender=said.get(e.node_id)) if e.label == "Person" and e.gender is None else e
+        for e in gazetteer.entries
+    )
 
 
 # -- the classifier port ----------------------------------------------------------------------
@@ -246,6 +270,7 @@ def _merge(rules: QueryIntent, model: QueryIntent) -> QueryIntent:
     r, m = rules.entities, model.entities
     return model.model_copy(
         update={
+            "notes": (*rules.notes, *model.notes),
             "matches": matches,
             "entities": QueryEntities(
                 people=union(_names(matches, "Person"), r.people, m.people),

@@ -165,6 +165,15 @@ def _name_fits(known: _Known, words: list[str]) -> bool:
     return len(words) == 1 or words[-1] == known.last
 
 
+def alias_gender(alias: str) -> str | None:
+    """The gender an alias names: a gendered kin word alone ("Dad") or as a title ("Aunt Lucy")."""
+    words = normalize_name(alias).lower().split()
+    kin = parse_kin(words[0]) if words else None
+    if kin and kin.gender and (len(words) == 1 or words[0] in _KIN_TITLES):
+        return kin.gender
+    return None
+
+
 def gender_evidence(known: Sequence[Person], relationships: Sequence[Relationship]) -> dict[UUID, str | None]:
     """Gender evidence: a gendered kin word in a FAMILY_OF detail names the `to` person's gender;
     an alias such as "Grandma Rose" or "Dad" names the person's own. Conflicts cancel out."""
@@ -175,10 +184,8 @@ def gender_evidence(known: Sequence[Person], relationships: Sequence[Relationshi
             seen.setdefault(rel.to_person_id, set()).add(kin.gender)
     for person in known:
         for alias in person.aliases:
-            words = normalize_name(alias).lower().split()
-            kin = parse_kin(words[0]) if words else None
-            if kin and kin.gender and (len(words) == 1 or words[0] in _KIN_TITLES):
-                seen.setdefault(person.id, set()).add(kin.gender)
+            if gender := alias_gender(alias):
+                seen.setdefault(person.id, set()).add(gender)
     return {pid: next(iter(g)) if len(g) == 1 else None for pid, g in seen.items()}
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from heirloom.contracts.context import Persona
+from heirloom.contracts.context import ContextRequest, Persona
 from heirloom.domain.graph_schema import SOCIAL_TYPES
 
 
@@ -79,3 +79,10 @@ def load_personas() -> dict[Persona, PersonaDefinition]:
     config = resources.files("heirloom.config")
     raw = yaml.safe_load(config.joinpath("personas.yaml").read_text())
     return parse_personas(raw, lambda rel: config.joinpath(rel).read_text())
+
+
+def reaches_links(request: ContextRequest) -> bool:
+    """Whether the request's persona reads linked legacies (`include_cross_legacy`). Every
+    retrieval path asks this, whatever the intent: a cross_legacy question asked as a persona
+    that stays in its own legacy gets that legacy's stories only."""
+    return load_personas()[request.persona].traversal.include_cross_legacy

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from heirloom.contracts.context import (
@@ -233,6 +233,25 @@ def score_candidate(
     )
 
 
+#: seconds in a year, for a story's age in years
+YEAR_S = 365.25 * 24 * 3600
+
+
+def recency_factors(candidates: Sequence[Candidate], rate: float) -> dict[str, float]:
+    """exp(-rate x years) of each story's age since written or last updated, counted from the
+    newest candidate (1.0): the order is the same whatever "now" is. A story without a date keeps
+    1.0 (no evidence it is old)."""
+    dated = [c.written_at for c in candidates if c.written_at is not None]
+    if rate <= 0 or not dated:
+        return {}
+    newest = max(dated)
+    return {
+        str(c.story_id): math.exp(-rate * (newest - c.written_at).total_seconds() / YEAR_S)
+        for c in candidates
+        if c.written_at is not None
+    }
+
+
 def rank_key(scored: ScoredCandidate) -> tuple[int, bool, float, bool, str]:
     """Tier, reranked first, score desc, primary legacy first, then story id."""
     return (
@@ -245,9 +264,14 @@ def rank_key(scored: ScoredCandidate) -> tuple[int, bool, float, bool, str]:
 
 
 def rank_candidates(
-    candidates: Iterable[Candidate], traversal: TraversalConfig, mode: Mode = "hybrid"
+    candidates: Iterable[Candidate],
+    traversal: TraversalConfig,
+    mode: Mode = "hybrid",
+    *,
+    recency: float = 0.0,
 ) -> list[ScoredCandidate]:
-    """Scored candidates, best first (`rank_key`)."""
+    """Scored candidates, best first (`rank_key`). `recency` > 0: each score decays with the
+    story's age at that rate per year (`recency_factors`), for requests that want recent material."""
     candidates = list(candidates)
     top = max((c.embedding_score for c in candidates if c.embedding_score is not None), default=None)
     stories_by_path: dict[tuple[str, str, str], set[str]] = {}
@@ -262,4 +286,8 @@ def rank_candidates(
         )
         if s is not None
     ]
+    if factors := recency_factors(candidates, recency):
+        scored = [
+            replace(s, score=round(s.score * factors.get(str(s.candidate.story_id), 1.0), 6)) for s in scored
+        ]
     return sorted(scored, key=rank_key)

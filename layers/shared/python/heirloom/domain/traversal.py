@@ -207,6 +207,9 @@ def _spatial(w: _Walk) -> None:
 
 
 def _cross_legacy(w: _Walk) -> None:
+    if not w.config.include_cross_legacy:  # the persona stays home: the subject's own stories
+        _general_if_nothing(w)
+        return
     params = {**w.base, "legacy_id": w.legacy_id, "ids": w.person_ids + w.entity_ids}
     for row in w.run.query("cross_legacy", params):
         w.add(
@@ -284,7 +287,8 @@ def traverse(
         return GraphResults(traversals=tuple(run.stats), status=run.status)
     subject_id = str(ctx_rows[0]["subject_id"])
     linked = [str(x) for x in ctx_rows[0].get("linked_ids") or [] if x]
-    cross = config.include_cross_legacy or intent.intent is Intent.CROSS_LEGACY
+    # the persona decides, not the intent: a cross_legacy question asked as a colleague stays home
+    cross = config.include_cross_legacy
     walk = _Walk(
         run=run,
         query=request.query,

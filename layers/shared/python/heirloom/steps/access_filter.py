@@ -27,6 +27,7 @@ from heirloom.domain.access_filter import (
     scope_for,
 )
 from heirloom.domain.community_notes import readable_communities, wants_communities
+from heirloom.domain.personas import reaches_links
 from heirloom.domain.relevance import retrieval_score
 from heirloom.ports import StoryStore, VectorIndex
 from heirloom.services import Services
@@ -37,7 +38,12 @@ def run(data: AccessFilterInput, services: Services) -> FilteredContext:
     limit = services.settings.curation.context_communities
     if not wants_communities(data.request, filtered) or not limit:
         return filtered
-    scope = scope_for(services.stories, data.request.user_id, data.request.legacy_id)
+    scope = scope_for(
+        services.stories,
+        data.request.user_id,
+        data.request.legacy_id,
+        cross_legacy=reaches_links(data.request),
+    )
     notes = readable_communities(services.curation, services.stories, scope, limit)
     return filtered.model_copy(update={"communities": notes})
 
@@ -46,7 +52,9 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     started = time.monotonic()
     request = data.request
     legacy = store.get_legacy(request.legacy_id)  # read once: scope, names, subject
-    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy)
+    scope = scope_for(
+        store, request.user_id, request.legacy_id, legacy=legacy, cross_legacy=reaches_links(request)
+    )
     vector = next((b for b in data.branches if isinstance(b, VectorBranch)), VectorBranch(status="skipped"))
     graph_branch = next((b for b in data.branches if isinstance(b, GraphBranch)), None)
     intent = graph_branch.intent if graph_branch else QueryIntent()
@@ -105,6 +113,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
                 legacy_id=meta.legacy_id,
                 legacy_name=legacy_name(meta.legacy_id),
                 title=meta.title,
+                written_at=meta.updated_at,
                 primary=primary,
                 shared_via=None if primary else shared_via.get(meta.legacy_id),  # type: ignore[arg-type]
                 chunks=tuple(chunks_out),

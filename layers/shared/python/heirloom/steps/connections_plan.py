@@ -17,6 +17,7 @@ from heirloom.contracts.context import (
 )
 from heirloom.contracts.records import Story
 from heirloom.domain.access_filter import scope_for
+from heirloom.domain.personas import load_personas
 from heirloom.errors import AccessDenied, NotFound
 from heirloom.ports import StoryStore
 from heirloom.services import Services
@@ -28,7 +29,9 @@ def run(data: ConnectionsPlanInput, services: Services) -> ConnectionsPlanOutput
 
 def plan_connections(data: ConnectionsPlanInput, store: StoryStore) -> ConnectionsPlanOutput:
     conn = data.connections
-    scope = scope_for(store, conn.user_id, conn.legacy_id)
+    # a persona that stays in its legacy opens no linked legacy's story either
+    cross = load_personas()[conn.persona].traversal.include_cross_legacy
+    scope = scope_for(store, conn.user_id, conn.legacy_id, cross_legacy=cross)
     story = readable_story(store, scope, conn.story_id) if conn.story_id else None
     opening = story if conn.kind == "opening" else None
     # an opening traverses from the story's own entities too; an enrichment only from what the

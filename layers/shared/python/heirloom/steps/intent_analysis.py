@@ -18,6 +18,8 @@ from heirloom.domain.intent_step import (
     analyse_intent,
     build_gazetteer,
 )
+from heirloom.domain.life_timeline import with_life
+from heirloom.domain.personas import load_personas, reaches_links
 from heirloom.ports import GraphStore, StoryStore
 from heirloom.services import Services
 
@@ -72,9 +74,18 @@ def intent_analysis_step(
         local,
     )
     try:
-        intent = with_asker_kin(intent, asker_kin(request.query, request.user_id, request.legacy_id, stories))
+        kin = asker_kin(
+            request.query, request.user_id, request.legacy_id, stories, cross_legacy=reaches_links(request)
+        )
+        intent = with_asker_kin(intent, kin)
     except Exception as exc:  # the asker's relatives help; their absence must not fail the request
         log.warning("asker_kin_unavailable: %s", type(exc).__name__)
+    if not connections:  # "in her twenties", "after he retired": the subject's years
+        try:
+            persona = load_personas()[request.persona].traversal
+            intent = with_life(intent, request, stories, names_from, persona.temporal_range)
+        except Exception as exc:  # the timeline helps; its absence must not fail the request
+            log.warning("life_timeline_unavailable: %s", type(exc).__name__)
     if connections:  # every message's names: the story's text or the whole conversation
         seen = {m.node_id for m in intent.matches}
         more = [m for msg in request.history for m in gazetteer.match(msg.content)]

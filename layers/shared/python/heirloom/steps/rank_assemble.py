@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from heirloom.contracts.context import AssembledContext, RankAssembleInput
 from heirloom.domain.assembly import assemble
+from heirloom.domain.life_timeline import wants_recent
 from heirloom.domain.personas import load_personas
 from heirloom.services import Services
 
 
 def run(data: RankAssembleInput, services: Services) -> AssembledContext:
     persona = load_personas()[data.request.persona]
-    return assemble(data.request, data.filtered, persona, services.tokenizer, rerank=services.rerank)
+    recent = wants_recent(data.request.query, data.filtered.intent, persona.traversal.temporal_range)
+    rate = services.settings.retrieval.recency_decay if recent else 0.0
+    return assemble(
+        data.request, data.filtered, persona, services.tokenizer, rerank=services.rerank, recency=rate
+    )

@@ -9,6 +9,7 @@ from uuid import UUID
 from heirloom.contracts.context import ChunkResult, ContextRequest, VectorBranch, VectorSearchInput
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.asker import asker_kin, with_asker_names
+from heirloom.domain.personas import reaches_links
 from heirloom.domain.relevance import retrieval_score
 from heirloom.domain.retrieval import _query_embeddings, query_text, subject_forms, without_subject
 from heirloom.errors import ModelError, VectorUnavailable
@@ -33,11 +34,12 @@ def vector_search(
     if request.mode == "graph":
         return VectorBranch(status="skipped")
     legacy = store.get_legacy(request.legacy_id)  # read once, for the scope and the subject
-    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy)
+    cross = reaches_links(request)
+    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy, cross_legacy=cross)
     text = query_text(request)
     # the subject's names would pull every story titled with them ahead of the answer
     focus = without_subject(text, subject_forms(store, request.legacy_id, legacy=legacy)) or text
-    kin = asker_kin(text, request.user_id, request.legacy_id, store)
+    kin = asker_kin(text, request.user_id, request.legacy_id, store, cross_legacy=cross)
     focus = with_asker_names(focus, kin, legacy.subject_person_id if legacy else None)
     # the query is embedded while the words are searched (that search needs no embedding)
     pending = _query_embeddings().submit(embedder.embed, [focus])
