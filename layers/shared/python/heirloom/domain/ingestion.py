@@ -12,9 +12,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from uuid import UUID
 
+from heirloom.contracts.curation import GraphChange
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import graph_sync
@@ -59,6 +60,20 @@ class IngestionPorts:
     extractor_version: str = ""
     #: where graph changes count toward community rebuilds (None: not counted)
     curation: CurationStore | None = None
+
+
+class GraphWrites(Protocol):
+    """What writing a story's extracted entities needs (IngestionPorts, or the curation API's
+    ports when a staging decision re-syncs a story)."""
+
+    @property
+    def graph(self) -> GraphStore: ...
+    @property
+    def stories(self) -> StoryStore: ...
+    @property
+    def curation(self) -> CurationStore | None: ...
+    @property
+    def extractor_version(self) -> str: ...
 
 
 def _require_legacy(ports: IngestionPorts, field: str, legacy_id: UUID) -> None:
@@ -246,7 +261,7 @@ def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
 
 
 def resolve_mentions(
-    ports: IngestionPorts, story: Story, entities: ExtractedEntities, known: Sequence[Person]
+    ports: GraphWrites, story: Story, entities: ExtractedEntities, known: Sequence[Person]
 ) -> tuple[dict[str, str], list[str]]:
     """The people `entities` name, resolved against the legacy's `known` persons (mention as
     written -> person id), and the names left unresolved. Reads only."""
@@ -265,31 +280,63 @@ def resolve_mentions(
 
 
 def write_entities(
-    ports: IngestionPorts,
+    ports: GraphWrites,
     story: Story,
     entities: ExtractedEntities,
     digest: str,
     mentions: dict[str, str],
     unresolved: Sequence[str],
 ) -> SyncReport:
-    """Replace the story's graph facts, then mark the graph synced with this content."""
+    """Replace the story's graph facts, then mark the graph synced with this content. With its
+    legacy's staging on, only the approved places, events and objects (heirloom.domain.staging)."""
+    version = entities.extractor_version or ports.extractor_version
+    curation = ports.curation
+    pending = 0
+    if curation is not None and curation.staging_enabled(story.legacy_id):
+        from heirloom.domain.staging import admit
+
+        entities, pending = admit(curation, story, entities, digest, version)
     redirects = (
-        {m.absorbed_id: m.survivor_id for m in ports.curation.active_merges(story.legacy_id)}
-        if ports.curation is not None
+        {m.absorbed_id: m.survivor_id for m in curation.active_merges(story.legacy_id)}
+        if curation is not None
         else None
     )
     report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
-    ports.stories.mark_graph_synced(
-        story.id, digest, entities.extractor_version or ports.extractor_version, report.fingerprint
-    )
-    if ports.curation is not None:
+    ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
+    if curation is not None:
         changes = sum(report.entities.values()) + report.mentions + report.person_edges
-        ports.curation.record_impact(story.legacy_id, changes)
+        curation.record_impact(story.legacy_id, changes)
+        detail = {
+            "entities": report.entities,
+            "mentions": report.mentions,
+            "person_edges": report.person_edges,
+            "staged_pending": pending,
+            "content_hash": digest,
+        }
+        change = GraphChange(
+            legacy_id=story.legacy_id, source="story", story_id=story.id, action="story_synced", detail=detail
+        )
+        curation.record_change(change)
     return report
 
 
+def resync_story(ports: GraphWrites, story_id: UUID) -> bool:
+    """Write the story's graph facts again from its saved extraction (a staging decision
+    changed what may enter); False when there is none for its current text (a newer ingestion
+    run will sync it)."""
+    story = ports.stories.get_story(story_id)
+    saved = ports.curation.extraction(story_id) if ports.curation is not None else None
+    if story is None or saved is None:
+        return False
+    digest, version, entities = saved
+    if content_hash(story.content) != digest:
+        return False
+    sync_entities(ports, story, entities.model_copy(update={"extractor_version": version}), digest)
+    return True
+
+
 def sync_entities(
-    ports: IngestionPorts,
+    ports: GraphWrites,
     story: Story,
     entities: ExtractedEntities,
     digest: str,
@@ -426,6 +473,17 @@ def delete_story(
     (heirloom.domain.ordering). With `legacy_id` (story events carry it), a delete that arrives
     before the story's create is remembered, so the late create is skipped."""
     # chunks go with the row (ON DELETE CASCADE)
+    before = ports.stories.get_story(story_id) if ports.curation is not None else None
     change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
     remove_derived(ports, story_id)
+    if ports.curation is not None and before is not None:
+        ports.curation.record_change(
+            GraphChange(
+                legacy_id=before.legacy_id,
+                source="event",
+                story_id=story_id,
+                action="story_deleted",
+                detail={"created_at": before.created_at.isoformat()},
+            )
+        )
     return change

@@ -1,7 +1,7 @@
 """Api: POST /legacies/{legacy_id}/context, .../stories/{story_id}/connections and
 .../enrichment for one verified caller, answered by the context and story_connections workflows,
-and the curation routes (merge suggestions, merge, keep apart, unmerge) for a legacy's creator
-and admins (the handler maps the typed errors to HTTP statuses)."""
+and the curation routes (merge suggestions, merge, keep apart, unmerge, staging, changelog) for a
+legacy's creator and admins (the handler maps the typed errors to HTTP statuses)."""
 
 from __future__ import annotations
 
