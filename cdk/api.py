@@ -17,6 +17,7 @@ from constructs import Construct
 from cdk.config import HeirloomConfig
 from heirloom.contracts.connections import MAX_SURFACED
 from heirloom.contracts.context import (
+    AS_OF_PATTERN,
     MAX_HISTORY_CHARS,
     MAX_HISTORY_MESSAGES,
     MAX_QUERY_CHARS,
@@ -98,6 +99,7 @@ def context_body_schema() -> apigw.JsonSchema:
                 type=S.INTEGER, minimum=MIN_TOKEN_BUDGET, maximum=MAX_TOKEN_BUDGET
             ),
             "elicitation": apigw.JsonSchema(type=S.BOOLEAN),
+            "as_of": apigw.JsonSchema(type=[S.STRING, S.NULL], pattern=AS_OF_PATTERN),
         },
     )
 

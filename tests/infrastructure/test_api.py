@@ -213,6 +213,13 @@ BODIES = [
     ({**OK, "token_budget": 499}, False),
     ({**OK, "token_budget": 16001}, False),
     ({**OK, "linked_story_id": "not-a-uuid"}, False),
+    ({**OK, "as_of": "2020-01-31T12:00:00Z"}, True),
+    ({**OK, "as_of": "2020-01-31T12:00:00.5+02:00"}, True),
+    ({**OK, "as_of": None}, True),
+    ({**OK, "as_of": "2020-01-31"}, False),
+    ({**OK, "as_of": "2020-01-31T12:00:00"}, False),
+    ({**OK, "as_of": "yesterday"}, False),
+    ({**OK, "as_of": 1580472000}, False),
     ({**OK, "user_id": UUID}, False),
 ]
 

@@ -259,6 +259,7 @@ class MemoryStoryStore:
                 author_user_id=s.author_user_id,
                 visibility=s.visibility,
                 title=s.title,
+                created_at=s.created_at,
             )
             for sid in story_ids
             if (stored := self.stories.get(sid)) is not None

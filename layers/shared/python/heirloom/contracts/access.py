@@ -3,6 +3,7 @@ decide who may read it (resolved by heirloom.domain.access)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -33,6 +34,8 @@ class StoryMeta(BaseModel):
     author_user_id: UUID
     visibility: Visibility
     title: str = ""
+    #: when the story was created (a scope with `as_of` reads only stories created by then)
+    created_at: datetime | None = None
 
 
 class ReadScope(BaseModel):
@@ -44,12 +47,16 @@ class ReadScope(BaseModel):
     grants: tuple[Grant, ...]
     #: legacies the user is a member of (any role): for known relationships in the graph
     member_legacy_ids: frozenset[UUID] = frozenset()
+    #: a context "as of" a time: only stories created by then (None: now)
+    as_of: datetime | None = None
 
     @property
     def legacy_ids(self) -> tuple[UUID, ...]:
         return tuple(g.legacy_id for g in self.grants)
 
     def allows(self, story: StoryMeta) -> bool:
+        if self.as_of is not None and (story.created_at is None or story.created_at > self.as_of):
+            return False
         for grant in self.grants:
             if grant.legacy_id != story.legacy_id:
                 continue

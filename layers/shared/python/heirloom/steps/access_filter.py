@@ -37,7 +37,9 @@ def run(data: AccessFilterInput, services: Services) -> FilteredContext:
     limit = services.settings.curation.context_communities
     if not wants_communities(data.request, filtered) or not limit:
         return filtered
-    scope = scope_for(services.stories, data.request.user_id, data.request.legacy_id)
+    scope = scope_for(
+        services.stories, data.request.user_id, data.request.legacy_id, as_of=data.request.as_of
+    )
     notes = readable_communities(services.curation, services.stories, scope, limit)
     return filtered.model_copy(update={"communities": notes})
 
@@ -46,7 +48,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     started = time.monotonic()
     request = data.request
     legacy = store.get_legacy(request.legacy_id)  # read once: scope, names, subject
-    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy)
+    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy, as_of=request.as_of)
     vector = next((b for b in data.branches if isinstance(b, VectorBranch)), VectorBranch(status="skipped"))
     graph_branch = next((b for b in data.branches if isinstance(b, GraphBranch)), None)
     intent = graph_branch.intent if graph_branch else QueryIntent()

@@ -118,6 +118,7 @@ def answer(
         debug=debug,
         graph_enabled=graph_enabled,
         elicitation=body.elicitation,
+        as_of=body.as_of,
     )
     assembled = workflow.run(request)
     sources = [

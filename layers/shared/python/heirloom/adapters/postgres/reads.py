@@ -121,7 +121,7 @@ class AccessReads(StoreBase):
         rows = (
             self.db.connection()
             .execute(
-                "SELECT id, legacy_id, author_user_id, visibility, title FROM stories WHERE id = ANY(%s)",
+                "SELECT id, legacy_id, author_user_id, visibility, title, created_at FROM stories WHERE id = ANY(%s)",
                 (list(story_ids),),
             )
             .fetchall()
