@@ -218,4 +218,23 @@ def test_decisions_and_syncs_are_in_the_changelog_newest_first_and_paged(staged)
     assert page.next_before is not None
     rest = curation_api.changelog_for(cur, legacy, creator, before=page.next_before)
     actions = [c.action for c in rest.changes]
-    assert actions[-1] == "staging_on" and "story_synced" in actions and rest.next_before is None
+    assert {"staging_on", "story_synced", "person_synced"} <= set(actions) and rest.next_before is None
+    assert actions.index("story_synced") < actions.index("staging_on")  # newest first
+
+
+def test_records_and_deletes_are_in_the_changelog_shown_to_whoever_could_read_them(staged):
+    ports, mini, cur = staged
+    legacy, creator = UUID(mini.legacy), UUID(mini.creator)
+    sister = ports.stories.get_person(UUID(mini.sister))
+    ingestion.apply_person(ports, sister.model_copy(update={"name": sister.name + " Hale"}))
+    ingestion.delete_story(ports, UUID(mini.personal_story))  # the admirer's: not the creator's to read
+    ingestion.delete_story(ports, UUID(mini.public_story))
+    changes = curation_api.changelog_for(cur, legacy, creator).changes
+    assert [c.action for c in changes[:2]] == ["story_deleted", "person_synced"]
+    assert changes[0].source == "event" and str(changes[0].story_id) == mini.public_story
+    assert changes[1].detail["person_id"] == mini.sister
+    # the public story's earlier sync stays readable after its delete; nothing of the personal one
+    assert any(c.action == "story_synced" and str(c.story_id) == mini.public_story for c in changes)
+    assert all(str(c.story_id) != mini.personal_story for c in changes)
+    everything = cur.curation.changes(legacy)
+    assert any(c.action == "story_deleted" and str(c.story_id) == mini.personal_story for c in everything)

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from heirloom.contracts.access import ReadScope
+from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.curation import (
     ChangelogPage,
     DecisionBody,
@@ -70,8 +70,22 @@ def suggestions_for(
     )
 
 
-def _log(ports: CurationPorts, legacy_id: UUID, user_id: UUID, action: str, **detail: object) -> None:
-    change = GraphChange(legacy_id=legacy_id, source="person", actor_id=user_id, action=action, detail=detail)
+def _log(
+    ports: CurationPorts,
+    legacy_id: UUID,
+    user_id: UUID,
+    action: str,
+    story_id: UUID | None = None,
+    **detail: object,
+) -> None:
+    change = GraphChange(
+        legacy_id=legacy_id,
+        source="person",
+        actor_id=user_id,
+        story_id=story_id,
+        action=action,
+        detail=detail,
+    )
     ports.curation.record_change(change)
 
 
@@ -168,8 +182,8 @@ def decide_for(
         legacy_id,
         user_id,
         "staged_approved" if approve else "staged_rejected",
+        item.story_id,
         item_id=str(item.id),
-        story_id=str(item.story_id),
         label=item.label,
         name=item.name,
         type=item.type,
@@ -187,13 +201,27 @@ def changelog_for(
     story the caller may not read is left out."""
     scope = require_curator(ports, legacy_id, user_id)
     page = ports.curation.changes(legacy_id, before=before, limit=limit)
-    named = {c.story_id for c in page if c.story_id is not None}
-    readable = _readable_stories(ports, scope, named)
-    # a deleted story has no row left: its delete is shown to curators (its id only)
-    gone = named - {m.id for m in ports.stories.story_meta(named)}
-    shown = tuple(c for c in page if c.story_id is None or c.story_id in readable | gone)
+    metas = {m.id: m for m in ports.stories.story_meta({c.story_id for c in page if c.story_id})}
+    shown = tuple(c for c in page if c.story_id is None or _readable_change(scope, c, metas.get(c.story_id)))
     last = page[-1].id if len(page) == limit and page else None
     return ChangelogPage(changes=shown, next_before=last)
+
+
+def _readable_change(scope: ReadScope, change: GraphChange, meta: StoryMeta | None) -> bool:
+    """A change naming a story: shown if the caller may read the story now, or, once it is
+    deleted, could read it as the change recorded it (no record of that: not shown)."""
+    if meta is not None:
+        return scope.allows(meta)
+    visibility, author = change.detail.get("visibility"), change.detail.get("author_user_id")
+    if change.story_id is None or not visibility or not author:
+        return False
+    try:
+        then = StoryMeta(
+            id=change.story_id, legacy_id=change.legacy_id, author_user_id=author, visibility=visibility
+        )
+    except ValueError:
+        return False
+    return scope.allows(then)
 
 
 #: what a curation route answers

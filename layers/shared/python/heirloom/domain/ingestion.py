@@ -93,6 +93,20 @@ def _require_user(ports: IngestionPorts, field: str, user_id: UUID) -> None:
         raise UnknownReference(field, user_id, "user")
 
 
+def _log_record(
+    ports: IngestionPorts, change: Change, legacy_ids: Sequence[UUID], action: str, **detail: str
+) -> None:
+    """A known record's graph change (person, relationship, link) in the legacies' changelogs."""
+    if ports.curation is None or change not in (Change.CREATED, Change.UPDATED):
+        return
+    for legacy_id in dict.fromkeys(legacy_ids):
+        ports.curation.record_change(
+            GraphChange(
+                legacy_id=legacy_id, source="event", action=action, detail={**detail, "change": change.value}
+            )
+        )
+
+
 def apply_legacy(ports: IngestionPorts, legacy: Legacy) -> Change:
     change = ports.stories.upsert_legacy(legacy)
     graph_sync.sync_legacy(ports.graph, legacy)
@@ -107,7 +121,9 @@ def apply_person(
     person as stored, never a stale event's."""
     _require_legacy(ports, "legacy_id", person.legacy_id)
     change = ports.stories.upsert_person(person, as_of, seq)
-    graph_sync.sync_person(ports.graph, ports.stories.get_person(person.id) or person)
+    stored = ports.stories.get_person(person.id) or person
+    graph_sync.sync_person(ports.graph, stored)
+    _log_record(ports, change, [stored.legacy_id], "person_synced", person_id=str(person.id))
     return change
 
 
@@ -144,6 +160,9 @@ def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
     _require_person(ports, "to_person_id", rel.to_person_id)
     change = ports.stories.upsert_relationship(rel)
     graph_sync.sync_relationship(ports.graph, rel)
+    legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
+    ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
+    _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
     return change
 
 
@@ -158,6 +177,8 @@ def apply_link(
     change = ports.stories.upsert_link(link, as_of, seq)
     stored = next((x for x in ports.stories.links_of(link.legacy_a_id) if x.id == link.id), link)
     graph_sync.sync_link(ports.graph, stored)
+    ends = [stored.legacy_a_id, stored.legacy_b_id]
+    _log_record(ports, change, ends, "link_synced", link_id=str(link.id), status=stored.status.value)
     return change
 
 
@@ -312,6 +333,9 @@ def write_entities(
             "person_edges": report.person_edges,
             "staged_pending": pending,
             "content_hash": digest,
+            # who could read the story then: the changelog shows a deleted story's rows by these
+            "visibility": story.visibility.value,
+            "author_user_id": str(story.author_user_id),
         }
         change = GraphChange(
             legacy_id=story.legacy_id, source="story", story_id=story.id, action="story_synced", detail=detail
@@ -483,7 +507,11 @@ def delete_story(
                 source="event",
                 story_id=story_id,
                 action="story_deleted",
-                detail={"created_at": before.created_at.isoformat()},
+                detail={
+                    "created_at": before.created_at.isoformat(),
+                    "visibility": before.visibility.value,
+                    "author_user_id": str(before.author_user_id),
+                },
             )
         )
     return change
