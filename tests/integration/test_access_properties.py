@@ -23,6 +23,7 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -237,12 +238,15 @@ def questions(draw: st.DrawFn, world: World) -> dict[str, Any]:
         "force": draw(st.booleans()),
         "mode": draw(st.sampled_from(["hybrid", "hybrid", "hybrid", "vector", "graph"])),
         "budget": draw(st.sampled_from([500, 1200, 4000])),
+        # now and then "as of" a day before every story was written: no story may show
+        "before_all": draw(st.sampled_from([False, False, False, True])),
     }
 
 
 def request_of(q: dict[str, Any]) -> ContextRequest:
+    as_of = T0 - timedelta(days=1) if q.get("before_all") else None
     return ContextRequest(legacy_id=q["legacy"], user_id=q["user"], persona=q["persona"], query=q["query"],
-                          mode=q["mode"], token_budget=q["budget"])  # fmt: skip
+                          mode=q["mode"], token_budget=q["budget"], as_of=as_of)  # fmt: skip
 
 
 def count(world: World, q: dict[str, Any]) -> None:
@@ -289,6 +293,11 @@ def check(world: World, q: dict[str, Any], run: Any) -> None:
     out = run(request, q["intent"] if q["force"] else None)
     problems = violations(world, q["user"], q["legacy"], out)
     assert not problems, f"{q['query']!r} as {q['user']} on {q['legacy']}:\n" + "\n".join(problems)
+    if q.get("before_all"):  # as of before every story: nothing any story says
+        STATS["as_of_before_all"] += 1
+        assert out["ranked_story_ids"] == []
+        shown = [t for t in world.tokens.values() if t in out["formatted_context"]]
+        assert not shown, f"as of before every story, yet {shown} shown"
     STATS["stories_shown"] += len(out["ranked_story_ids"])
     STATS["connections_shown"] += len(connection_sentences(out["formatted_context"]))
 
@@ -331,7 +340,10 @@ def api_call(
     event["pathParameters"] = {"legacy_id": q["legacy"]}
     event["requestContext"]["authorizer"]["claims"]["sub"] = q["user"]
     event["queryStringParameters"] = {"debug": "true"} if debug else None
-    event["body"] = json.dumps({"query": q["query"], "persona": q["persona"], "token_budget": q["budget"]})
+    body = {"query": q["query"], "persona": q["persona"], "token_budget": q["budget"]}
+    if q.get("before_all"):
+        body["as_of"] = (T0 - timedelta(days=1)).isoformat()
+    event["body"] = json.dumps(body)
     response = load_handler("api")(event, LambdaContext("Api"), services=services, workflow=runner)
     return response["statusCode"], json.loads(response["body"])
 
@@ -355,6 +367,7 @@ def test_the_workflow_and_the_api_hold_the_same_rules(engines, moto, world, data
                    "embedding_results": [], "graph_results": [],
                    "metadata": {"sources": body["sources"]}}  # fmt: skip
             assert not violations(world, q["user"], q["legacy"], out)
+            assert not (q.get("before_all") and body["sources"])
         # debug metadata (intent matches, traversal counts) is for administrators only
         assert api_call(runner, services, q, debug=True)[0] == 403
         STATS["api_requests"] += 2
