@@ -153,7 +153,8 @@ def _curation_responses(model: Any) -> dict[int, Any]:
         400: "InvalidRequest: the path or body does not match the contract",
         403: "AccessDenied: no verified identity, or not the legacy's creator or an admin",
         404: "NotFound: the legacy, entity, merge or staged item does not exist",
-        409: "Conflict: the merge was undone already, or a later merge must be undone first",
+        409: "Conflict: the merge was undone already, or a later merge must be undone first; the"
+        " staged item's story text changed since it was staged",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
     }
     error = {"application/json": {"schema": ERROR_BODY}}

@@ -24,7 +24,7 @@ from heirloom.contracts.extraction import (
 from heirloom.domain import curation_api, ingestion
 from heirloom.domain.chunking import content_hash
 from heirloom.domain.entity_sync import entity_id
-from heirloom.errors import AccessDenied, InvalidRequest, NotFound
+from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from heirloom_dev.loader import load_dataset, read_dataset
 from tests.integration.test_curation import ScriptedExtractor
 from tests.support.dataset import MiniDataset
@@ -156,6 +156,12 @@ def test_a_rejection_survives_re_extraction_of_the_same_text_but_not_a_change(st
     ingestion.apply_story(ports, edited)
     again = item(cur, mini, "cider")
     assert again.id != cider.id and again.status == "pending"
+    # the earlier text's undecided items are gone (its barn stood for the new one), its decided stay
+    pending = curation_api.staged_for(cur, legacy, creator)
+    assert sorted(i.name for i in pending) == ["barn", "cider"]
+    assert all(i.content_hash == content_hash(edited.content) for i in pending)
+    with pytest.raises(Conflict):  # a decision on the earlier text's item
+        curation_api.decide_for(cur, legacy, creator, cider.id, True)
     assert nodes(ports.graph, "Object") == {"apple trees"}
     assert person_edges(ports.graph, mini.public_story) == {("OWNED", "apple trees")}
 

@@ -92,6 +92,8 @@ def test_a_rejection_holds_for_the_same_text_an_approval_for_every_text():
     assert changed.events == () and pending == 2  # flood and fiddle wait again
     flood = [i for i in store.items.values() if i.name == "flood"]
     assert sorted(i.status for i in flood) == ["pending", "rejected"]
+    fiddles = [i for i in store.items.values() if i.name == "fiddle"]
+    assert [i.content_hash for i in fiddles] == ["h2"]  # the undecided one of h1 is superseded
 
 
 @pytest.mark.parametrize(

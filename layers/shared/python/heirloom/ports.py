@@ -190,10 +190,12 @@ class CurationStore(Protocol):
         """(content hash, extractor version, entities) saved for the story."""
         ...
 
-    def stage(self, items: Sequence[StagedItem]) -> None:
-        """Add items not staged yet (by id); a new item whose story approved the same label and
-        name under an earlier content hash enters approved, with that edit. Rejections stay with
-        their content hash."""
+    def stage(self, story_id: UUID, digest: str, items: Sequence[StagedItem]) -> None:
+        """Stage the story's items for its text `digest`: add those not staged yet (by id); a new
+        item whose story approved the same label and name under an earlier text enters approved,
+        with that edit. Items of the story's earlier texts still pending are dropped (nobody
+        decided them; the new text's items stand for them); decided ones stay (history,
+        rejections keyed on their text)."""
         ...
 
     def staged_of_story(self, story_id: UUID, digest: str) -> list[StagedItem]: ...

@@ -84,7 +84,10 @@ class MemoryCurationStore:
     def extraction(self, story_id: UUID) -> tuple[str, str, ExtractedEntities] | None:
         return self.extractions.get(story_id)
 
-    def stage(self, items: Sequence[StagedItem]) -> None:
+    def stage(self, story_id: UUID, digest: str, items: Sequence[StagedItem]) -> None:
+        for key, old in list(self.items.items()):
+            if old.story_id == story_id and old.content_hash != digest and old.status == "pending":
+                del self.items[key]
         for staged in items:
             if staged.id in self.items:
                 continue

@@ -28,7 +28,7 @@ from heirloom.contracts.records import Role
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.entity_merge import MergePorts, find_entity, merge, unmerge
 from heirloom.domain.merge_suggestions import read_entities, suggest
-from heirloom.errors import AccessDenied, InvalidRequest, NotFound
+from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from heirloom.ports import CurationStore, GraphStore, StoryStore
 
 CURATORS = frozenset({Role.CREATOR, Role.ADMIN})
@@ -163,6 +163,11 @@ def decide_for(
     item = ports.curation.get_staged(item_id)
     if item is None or item.legacy_id != legacy_id or not _readable_stories(ports, scope, {item.story_id}):
         raise NotFound(f"no staged item {item_id} in this legacy")
+    saved = ports.curation.extraction(item.story_id)
+    if saved is None or saved[0] != item.content_hash:
+        raise Conflict(
+            "the story's text changed since this item was staged; decide the item of its current text"
+        )
     edit = body or DecisionBody()
     if not approve and (edit.name or edit.type):
         raise InvalidRequest("a rejection takes no edit")

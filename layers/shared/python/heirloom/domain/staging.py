@@ -133,6 +133,6 @@ def admit(
     """Stage what `entities` names (kept decisions stand), save the extraction for re-syncs, and
     return what the graph may hold now with the number of items still pending."""
     curation.save_extraction(story.id, digest, version, entities)
-    curation.stage(items_of(story, entities, digest))
+    curation.stage(story.id, digest, items_of(story, entities, digest))
     items = curation.staged_of_story(story.id, digest)
     return admitted(entities, items), sum(1 for i in items if i.status == "pending")

@@ -214,10 +214,14 @@ class PgCurationStore(StoreBase):
             ExtractedEntities.model_validate(row["entities"]),
         )
 
-    def stage(self, items: Sequence[StagedItem]) -> None:
+    def stage(self, story_id: UUID, digest: str, items: Sequence[StagedItem]) -> None:
         from heirloom.domain.names import name_key
 
         with self.db.transaction() as conn:
+            conn.execute(
+                "DELETE FROM staged_entities WHERE story_id = %s AND content_hash <> %s AND status = 'pending'",
+                (story_id, digest),
+            )
             for i in items:
                 # an approval of the same label and name in this story's earlier text carries over
                 conn.execute(
