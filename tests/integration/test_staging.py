@@ -244,3 +244,38 @@ def test_records_and_deletes_are_in_the_changelog_shown_to_whoever_could_read_th
     assert all(str(c.story_id) != mini.personal_story for c in changes)
     everything = cur.curation.changes(legacy)
     assert any(c.action == "story_deleted" and str(c.story_id) == mini.personal_story for c in everything)
+
+
+def test_stage_then_approve_makes_an_entity_retrievable_by_the_context_workflow(staged):
+    from heirloom.contracts.context import ContextRequest, Intent
+    from tests.support import pipeline
+    from tests.support.services import services_with
+
+    ports, mini, cur = staged
+    request = ContextRequest(
+        legacy_id=mini.legacy,
+        user_id=mini.creator,
+        persona="biographer",
+        query="Tell me about the apple trees.",
+    )
+
+    def graph_entities() -> set[str]:
+        # a new container each time: the gazetteer is cached per container (GAZETTEER_TTL_S)
+        services = services_with(
+            {"TRAVERSAL_BUDGET_MS": "10000"},
+            stories=ports.stories,
+            vectors=ports.vectors,
+            graph=ports.graph,
+            embedder=ports.embedder,
+            tokenizer=ports.tokenizer,
+        )
+        out = pipeline.assemble(services, request, Intent.ENTITY_FOCUSED)
+        return {str(h.get("entity")) for h in out["graph_results"]} | {
+            str(h.get("via")) for h in out["graph_results"]
+        }
+
+    assert "apple trees" not in graph_entities()  # staged: the graph cannot find it
+    curation_api.decide_for(
+        cur, UUID(mini.legacy), UUID(mini.creator), item(cur, mini, "apple trees").id, True
+    )
+    assert "apple trees" in graph_entities()
