@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.curation import (
@@ -267,8 +267,8 @@ class CurationCall(BaseModel):
     status: StagedStatus | None = "pending"
     item_id: UUID | None = None
     decision: DecisionBody | None = None
-    before: int | None = None
-    limit: int = 50
+    before: int | None = Field(default=None, ge=1)
+    limit: int = Field(default=50, ge=1, le=200)
 
 
 def curate(call: CurationCall, ports: CurationPorts) -> CurationAnswer:
