@@ -355,6 +355,8 @@ def resync_story(ports: GraphWrites, story_id: UUID) -> bool:
     digest, version, entities = saved
     if content_hash(story.content) != digest:
         return False
+    # unmarked first: if the re-sync fails, the story is behind and the next run rebuilds it
+    ports.stories.forget_graph_synced([story_id])
     sync_entities(ports, story, entities.model_copy(update={"extractor_version": version}), digest)
     return True
 
