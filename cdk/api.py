@@ -1,6 +1,7 @@
 """REST API: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections,
 /legacies/{legacy_id}/enrichment and the curation routes (GET merge-suggestions, POST merges, POST
-merges/{merge_id}/undo, POST keep-apart) -> the Api function, behind a Cognito user pool
+merges/{merge_id}/undo, POST keep-apart, GET/POST staging, GET staged, POST staged/{item_id}/approve
+and /reject, GET changelog) -> the Api function, behind a Cognito user pool
 authorizer on every method and a request validator with a JSON schema for the body. The schema's
 limits come from the contracts (heirloom.contracts.context), the same ones the handler enforces."""
 
@@ -16,6 +17,7 @@ from constructs import Construct
 from cdk.config import HeirloomConfig
 from heirloom.contracts.connections import MAX_SURFACED
 from heirloom.contracts.context import (
+    AS_OF_PATTERN,
     MAX_HISTORY_CHARS,
     MAX_HISTORY_MESSAGES,
     MAX_QUERY_CHARS,
@@ -97,6 +99,7 @@ def context_body_schema() -> apigw.JsonSchema:
                 type=S.INTEGER, minimum=MIN_TOKEN_BUDGET, maximum=MAX_TOKEN_BUDGET
             ),
             "elicitation": apigw.JsonSchema(type=S.BOOLEAN),
+            "as_of": apigw.JsonSchema(type=[S.STRING, S.NULL], pattern=AS_OF_PATTERN),
         },
     )
 
@@ -262,7 +265,8 @@ class ContextApi(Construct):
     def _curation_routes(
         self, legacy: apigw.Resource, handler: lambda_.IFunction, validator: apigw.RequestValidator
     ) -> None:
-        """Merge suggestions, merge, unmerge, keep apart (the handler checks the caller's role)."""
+        """Merge suggestions, merge, unmerge, keep apart; staging (the switch, staged items,
+        approve, reject); the changelog (the handler checks the caller's role)."""
         integration = apigw.LambdaIntegration(handler)
         params = {"method.request.path.legacy_id": True}
         legacy.add_resource("merge-suggestions").add_method(
@@ -278,6 +282,22 @@ class ContextApi(Construct):
         )
         legacy.add_resource("keep-apart").add_method(
             "POST", integration, request_validator=validator, request_parameters=params
+        )
+        staging = legacy.add_resource("staging")
+        for method in ("GET", "POST"):
+            staging.add_method(method, integration, request_validator=validator, request_parameters=params)
+        staged = legacy.add_resource("staged")
+        staged.add_method("GET", integration, request_validator=validator, request_parameters=params)
+        item = staged.add_resource("{item_id}")
+        for decision in ("approve", "reject"):
+            item.add_resource(decision).add_method(
+                "POST",
+                integration,
+                request_validator=validator,
+                request_parameters={**params, "method.request.path.item_id": True},
+            )
+        legacy.add_resource("changelog").add_method(
+            "GET", integration, request_validator=validator, request_parameters=params
         )
 
     def _acknowledge_api(self) -> None:

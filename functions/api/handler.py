@@ -1,8 +1,9 @@
 """Api: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections
 and /legacies/{legacy_id}/enrichment behind API Gateway (Cognito authorizer), and the curation
-routes (merge suggestions, merge, undo, keep apart) for a legacy's creator and admins."""
+routes (merge suggestions, merge, undo, keep apart; the staging switch, staged entities and their
+approval or rejection; the changelog) for a legacy's creator and admins."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -12,7 +13,16 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.connections import StoryConnections
-from heirloom.contracts.curation import KeepApartBody, MergeBody, MergeResult, MergeSuggestion
+from heirloom.contracts.curation import (
+    ChangelogPage,
+    DecisionBody,
+    KeepApartBody,
+    MergeBody,
+    MergeResult,
+    MergeSuggestion,
+    StagedItem,
+    StagingSetting,
+)
 from heirloom.domain.context_api import (
     ConnectionsCall,
     ContextBody,
@@ -142,8 +152,9 @@ def _curation_responses(model: Any) -> dict[int, Any]:
     reasons = {
         400: "InvalidRequest: the path or body does not match the contract",
         403: "AccessDenied: no verified identity, or not the legacy's creator or an admin",
-        404: "NotFound: the legacy, entity or merge does not exist",
-        409: "Conflict: the merge was undone already, or a later merge must be undone first",
+        404: "NotFound: the legacy, entity, merge or staged item does not exist",
+        409: "Conflict: the merge was undone already, or a later merge must be undone first; the"
+        " staged item's story text changed since it was staged",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
     }
     error = {"application/json": {"schema": ERROR_BODY}}
@@ -170,6 +181,46 @@ def post_unmerge(legacy_id: UUID, merge_id: UUID) -> MergeResult:
 @app.post("/legacies/<legacy_id>/keep-apart", responses=_curation_responses(KeepApartBody))
 def post_keep_apart(legacy_id: UUID, body: Annotated[KeepApartBody, Body()]) -> KeepApartBody:
     return _curate(action="keep_apart", legacy_id=legacy_id, keep_apart=body)
+
+
+@app.get("/legacies/<legacy_id>/staging", responses=_curation_responses(StagingSetting))
+def get_staging(legacy_id: UUID) -> StagingSetting:
+    return _curate(action="staging", legacy_id=legacy_id)
+
+
+@app.post("/legacies/<legacy_id>/staging", responses=_curation_responses(StagingSetting))
+def post_staging(legacy_id: UUID, body: Annotated[StagingSetting, Body()]) -> StagingSetting:
+    """Staging on: extracted places, events and objects wait for approval before any retrieval."""
+    return _curate(action="set_staging", legacy_id=legacy_id, staging=body)
+
+
+@app.get("/legacies/<legacy_id>/staged", responses=_curation_responses(list[StagedItem]))
+def get_staged(
+    legacy_id: UUID,
+    status: Annotated[Literal["pending", "approved", "rejected", "all"], Query()] = "pending",
+) -> list[StagedItem]:
+    return _curate(action="staged", legacy_id=legacy_id, status=None if status == "all" else status)
+
+
+@app.post("/legacies/<legacy_id>/staged/<item_id>/approve", responses=_curation_responses(StagedItem))
+def post_approve(legacy_id: UUID, item_id: UUID, body: Annotated[DecisionBody, Body()]) -> StagedItem:
+    """Approve a staged item (`name`, `type`: an optional edit) into the graph."""
+    return _curate(action="approve", legacy_id=legacy_id, item_id=item_id, decision=body)
+
+
+@app.post("/legacies/<legacy_id>/staged/<item_id>/reject", responses=_curation_responses(StagedItem))
+def post_reject(legacy_id: UUID, item_id: UUID) -> StagedItem:
+    return _curate(action="reject", legacy_id=legacy_id, item_id=item_id)
+
+
+@app.get("/legacies/<legacy_id>/changelog", responses=_curation_responses(ChangelogPage))
+def get_changelog(
+    legacy_id: UUID,
+    before: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> ChangelogPage:
+    """The legacy's graph changes, newest first; `before` (a change id) pages on."""
+    return _curate(action="changelog", legacy_id=legacy_id, before=before, limit=limit)
 
 
 def _curate(**fields: Any) -> Any:

@@ -63,7 +63,8 @@ def test_every_method_requires_a_cognito_token(built, resources):
 def test_context_route_validates_body_and_parameters(built, resources):
     methods = post_methods(resources)
     assert sorted(methods) == [
-        "/context", "/enrichment", "/keep-apart", "/merges", "/merges/{merge_id}/undo", "/stories/{story_id}/connections",
+        "/context", "/enrichment", "/keep-apart", "/merges", "/merges/{merge_id}/undo",
+        "/staged/{item_id}/approve", "/staged/{item_id}/reject", "/staging", "/stories/{story_id}/connections",
     ]  # fmt: skip
     method = methods["/context"]
     validator = resources[method["RequestValidatorId"]["Ref"]]["Properties"]
@@ -91,6 +92,12 @@ def test_context_route_validates_body_and_parameters(built, resources):
         "{merge_id}",
         "undo",
         "keep-apart",
+        "staging",
+        "staged",
+        "{item_id}",
+        "approve",
+        "reject",
+        "changelog",
     }
 
 
@@ -149,12 +156,16 @@ def test_story_evolution_gateway_and_handler_agree(resources, name, model, body,
 def test_curation_routes_reach_the_api_function_with_their_path_parameters(built, resources):
     api_function = built.logical_id(built.stack.node.find_child("Api"))
     methods = [m for m in of_type(resources, "AWS::ApiGateway::Method").values() if "RequestModels" not in m]
-    assert sorted(m["HttpMethod"] for m in methods) == ["GET", "POST", "POST", "POST"]
+    # merges: GET suggestions, POST merge, undo, keep apart; staging: GET/POST the switch, GET
+    # staged, POST approve and reject; GET changelog
+    assert sorted(m["HttpMethod"] for m in methods) == ["GET"] * 4 + ["POST"] * 6
     for method in methods:
         assert method["RequestParameters"]["method.request.path.legacy_id"] is True
         assert {"Fn::GetAtt": [api_function, "Arn"]} in method["Integration"]["Uri"]["Fn::Join"][1]
     undo = [m for m in methods if "method.request.path.merge_id" in m["RequestParameters"]]
     assert len(undo) == 1 and undo[0]["HttpMethod"] == "POST"
+    decisions = [m for m in methods if "method.request.path.item_id" in m["RequestParameters"]]
+    assert [m["HttpMethod"] for m in decisions] == ["POST", "POST"]
 
 
 def test_body_schema_limits(schema):
@@ -202,6 +213,13 @@ BODIES = [
     ({**OK, "token_budget": 499}, False),
     ({**OK, "token_budget": 16001}, False),
     ({**OK, "linked_story_id": "not-a-uuid"}, False),
+    ({**OK, "as_of": "2020-01-31T12:00:00Z"}, True),
+    ({**OK, "as_of": "2020-01-31T12:00:00.5+02:00"}, True),
+    ({**OK, "as_of": None}, True),
+    ({**OK, "as_of": "2020-01-31"}, False),
+    ({**OK, "as_of": "2020-01-31T12:00:00"}, False),
+    ({**OK, "as_of": "yesterday"}, False),
+    ({**OK, "as_of": 1580472000}, False),
     ({**OK, "user_id": UUID}, False),
 ]
 

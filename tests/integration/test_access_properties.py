@@ -6,9 +6,11 @@ built by the production ingestion path from the stories' text (then some stories
 deleted, links changed, members removed). Random users then ask every persona questions of
 every intent, and everything they receive is checked against `tests.support.oracle`, by id and
 by the tokens planted in each story and entity (`tests.support.leaks`). Each world is curated
-first: in each legacy two entities of one label are merged (a merge moves facts of every
-visibility onto one node) and the communities are built, so the `general` intent's community
-summaries and the merged entities' facts face the same checks.
+first: the first legacy's stories are extracted again with staging on and a third of the staged
+entities approved (a third rejected, a third left pending: none of those may reach the graph),
+then in each legacy two entities of one label are merged (a merge moves facts of every
+visibility onto one node) and the communities are built, so the approved entities, the
+`general` intent's community summaries and the merged entities' facts face the same checks.
 
 Default: 25 worlds in process + 3 through moto's interpreter and the API handler (~30 s).
 `HEIRLOOM_LONG=1` runs many more (see `tests/conftest.py`).
@@ -17,9 +19,11 @@ Default: 25 worlds in process + 3 through moto's interpreter and the API handler
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +97,7 @@ class Engines:
         )
         ingest(ports, world)
         self.check_stored(world)
+        stage(ports, PgCurationStore(self.db), world)
         curate(ports, PgCurationStore(self.db), world)
         services = services_with(
             {"TRAVERSAL_BUDGET_MS": "10000"},
@@ -124,6 +129,41 @@ class Engines:
         stories = {(r["id"], r["l"], r["visibility"], r["title"]) for r in conn.execute(
             "SELECT id::text AS id, legacy_id::text AS l, visibility, title FROM stories").fetchall()}  # fmt: skip
         assert stories == {(s["id"], s["legacy_id"], s["visibility"], s["title"]) for s in world.stories}
+
+
+def stage(ports: IngestionPorts, curation: PgCurationStore, world: World) -> None:
+    """The first legacy's stories extracted again with its staging on; of the staged entities a
+    third approved, a third rejected, a third left pending. Only the approved ones (or the
+    same entity approved from another story) may be in the graph."""
+    from heirloom.domain.chunking import content_hash
+    from heirloom.domain.entity_sync import entity_id
+    from heirloom.domain.ingestion import enrich_story, resync_story
+    from heirloom.domain.names import name_key
+
+    legacy_id = uuid.UUID(world.legacies[0]["id"])
+    staged_ports = dataclasses.replace(ports, curation=curation)
+    curation.set_staging(legacy_id, True)
+    stories = ports.stories.stories_of(legacy_id)
+    ports.stories.forget_graph_synced([s.id for s in stories])
+    for story in stories:
+        enrich_story(staged_ports, story, content_hash(story.content))
+    items = curation.staged(legacy_id)
+    for n, item in enumerate(items):
+        if n % 3 < 2:
+            status = "approved" if n % 3 == 0 else "rejected"
+            curation.decide(item.model_copy(update={"status": status, "decided_by": uuid.UUID(int=1)}))
+    for story_id in {i.story_id for i in items}:
+        resync_story(staged_ports, story_id)
+    approved = {(i.label, name_key(i.name)) for i in curation.staged(legacy_id, "approved")}
+    held = {
+        str(r["id"])
+        for r in ports.graph.run("MATCH (e) WHERE e:Place OR e:Event OR e:Object RETURN e.id AS id")
+    }
+    for item in items:
+        if (item.label, name_key(item.name)) not in approved:
+            assert entity_id(str(legacy_id), item.label, item.name) not in held, item
+    STATS["staged"] += len(items)
+    STATS["staged_approved"] += len(approved)
 
 
 def curate(ports: IngestionPorts, curation: PgCurationStore, world: World) -> None:
@@ -199,12 +239,15 @@ def questions(draw: st.DrawFn, world: World) -> dict[str, Any]:
         "force": draw(st.booleans()),
         "mode": draw(st.sampled_from(["hybrid", "hybrid", "hybrid", "vector", "graph"])),
         "budget": draw(st.sampled_from([500, 1200, 4000])),
+        # now and then "as of" a day before every story was written: no story may show
+        "before_all": draw(st.sampled_from([False, False, False, True])),
     }
 
 
 def request_of(q: dict[str, Any]) -> ContextRequest:
+    as_of = T0 - timedelta(days=1) if q.get("before_all") else None
     return ContextRequest(legacy_id=q["legacy"], user_id=q["user"], persona=q["persona"], query=q["query"],
-                          mode=q["mode"], token_budget=q["budget"])  # fmt: skip
+                          mode=q["mode"], token_budget=q["budget"], as_of=as_of)  # fmt: skip
 
 
 def count(world: World, q: dict[str, Any]) -> None:
@@ -256,6 +299,11 @@ def check(world: World, q: dict[str, Any], run: Any) -> None:
         away = [sid for sid in out["ranked_story_ids"] if legacy_of.get(str(sid)) != q["legacy"]]
         assert not away, f"{q['query']!r} as {q['persona']}: linked-legacy stories {away}"
         STATS["stayed_home"] += 1
+    if q.get("before_all"):  # as of before every story: nothing any story says
+        STATS["as_of_before_all"] += 1
+        assert out["ranked_story_ids"] == []
+        shown = [t for t in world.tokens.values() if t in out["formatted_context"]]
+        assert not shown, f"as of before every story, yet {shown} shown"
     STATS["stories_shown"] += len(out["ranked_story_ids"])
     STATS["connections_shown"] += len(connection_sentences(out["formatted_context"]))
 
@@ -298,7 +346,10 @@ def api_call(
     event["pathParameters"] = {"legacy_id": q["legacy"]}
     event["requestContext"]["authorizer"]["claims"]["sub"] = q["user"]
     event["queryStringParameters"] = {"debug": "true"} if debug else None
-    event["body"] = json.dumps({"query": q["query"], "persona": q["persona"], "token_budget": q["budget"]})
+    body = {"query": q["query"], "persona": q["persona"], "token_budget": q["budget"]}
+    if q.get("before_all"):
+        body["as_of"] = (T0 - timedelta(days=1)).isoformat()
+    event["body"] = json.dumps(body)
     response = load_handler("api")(event, LambdaContext("Api"), services=services, workflow=runner)
     return response["statusCode"], json.loads(response["body"])
 
@@ -322,6 +373,7 @@ def test_the_workflow_and_the_api_hold_the_same_rules(engines, moto, world, data
                    "embedding_results": [], "graph_results": [],
                    "metadata": {"sources": body["sources"]}}  # fmt: skip
             assert not violations(world, q["user"], q["legacy"], out)
+            assert not (q.get("before_all") and body["sources"])
         # debug metadata (intent matches, traversal counts) is for administrators only
         assert api_call(runner, services, q, debug=True)[0] == 403
         STATS["api_requests"] += 2

@@ -149,6 +149,11 @@ def test_vector_search_applies_the_read_scope_in_sql(pair):
     assert ids[(Visibility.PRIVATE, "author")] in found and ids[(Visibility.PERSONAL, "author")] not in found
     hits = index.search([1.0] + [0.0] * 63, advocate, k=10)
     assert all(abs(h.similarity - 1.0) < 1e-6 for h in hits)
+    # "as of" a time: only stories created by then (the word search shares the SQL, `scope_sql`)
+    at_creation = advocate.model_copy(update={"as_of": t})
+    assert {h.story_id for h in index.search([1.0] + [0.0] * 63, at_creation, k=10)} == found
+    before = advocate.model_copy(update={"as_of": t - timedelta(seconds=1)})
+    assert index.search([1.0] + [0.0] * 63, before, k=10) == []
 
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

@@ -13,7 +13,16 @@ from pydantic import BaseModel, ConfigDict
 from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
-from heirloom.contracts.curation import CommunitySummary, ImpactState, MergeRecord, RebuildKind, Tier
+from heirloom.contracts.curation import (
+    CommunitySummary,
+    GraphChange,
+    ImpactState,
+    MergeRecord,
+    RebuildKind,
+    StagedItem,
+    StagedStatus,
+    Tier,
+)
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
@@ -169,6 +178,41 @@ class CurationStore(Protocol):
         ...
 
     def communities(self, legacy_id: UUID, tier: Tier) -> list[CommunitySummary]: ...
+
+    # -- staging (docs/architecture.md#staging) --
+    def staging_enabled(self, legacy_id: UUID) -> bool: ...
+    def set_staging(self, legacy_id: UUID, enabled: bool) -> None: ...
+    def save_extraction(self, story_id: UUID, digest: str, version: str, entities: ExtractedEntities) -> None:
+        """The extraction a staged story's graph is re-synced from when a curator decides."""
+        ...
+
+    def extraction(self, story_id: UUID) -> tuple[str, str, ExtractedEntities] | None:
+        """(content hash, extractor version, entities) saved for the story."""
+        ...
+
+    def stage(self, story_id: UUID, digest: str, items: Sequence[StagedItem]) -> None:
+        """Stage the story's items for its text `digest`: add those not staged yet (by id); a new
+        item whose story approved the same label and name under an earlier text enters approved,
+        with that edit. Items of the story's earlier texts still pending are dropped (nobody
+        decided them; the new text's items stand for them); decided ones stay (history,
+        rejections keyed on their text)."""
+        ...
+
+    def staged_of_story(self, story_id: UUID, digest: str) -> list[StagedItem]: ...
+    def staged(self, legacy_id: UUID, status: StagedStatus | None = None) -> list[StagedItem]:
+        """Oldest first."""
+        ...
+
+    def get_staged(self, item_id: UUID) -> StagedItem | None: ...
+    def decide(self, item: StagedItem) -> None:
+        """Store the item's status, edit and decider."""
+        ...
+
+    # -- changelog --
+    def record_change(self, change: GraphChange) -> None: ...
+    def changes(self, legacy_id: UUID, *, before: int | None = None, limit: int = 50) -> list[GraphChange]:
+        """Newest first; with `before`, those with a smaller id."""
+        ...
 
 
 class VectorIndex(Protocol):

@@ -260,6 +260,7 @@ class MemoryStoryStore:
                 visibility=s.visibility,
                 title=s.title,
                 updated_at=s.updated_at,
+                created_at=s.created_at,
             )
             for sid in story_ids
             if (stored := self.stories.get(sid)) is not None

@@ -54,6 +54,7 @@ class MemoryVectorIndex:
                 legacy_id=story.legacy_id,
                 author_user_id=story.author_user_id,
                 visibility=story.visibility,
+                created_at=story.created_at,
             )
             if scope.allows(meta):
                 out.extend((story, chunk) for chunk in chunks)

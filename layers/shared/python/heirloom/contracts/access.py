@@ -36,6 +36,8 @@ class StoryMeta(BaseModel):
     title: str = ""
     #: when the story was written or last updated (recency), not when its events happened
     updated_at: datetime | None = None
+    #: when the story was created (a scope with `as_of` reads only stories created by then)
+    created_at: datetime | None = None
 
 
 class ReadScope(BaseModel):
@@ -47,12 +49,16 @@ class ReadScope(BaseModel):
     grants: tuple[Grant, ...]
     #: legacies the user is a member of (any role): for known relationships in the graph
     member_legacy_ids: frozenset[UUID] = frozenset()
+    #: a context "as of" a time: only stories created by then (None: now)
+    as_of: datetime | None = None
 
     @property
     def legacy_ids(self) -> tuple[UUID, ...]:
         return tuple(g.legacy_id for g in self.grants)
 
     def allows(self, story: StoryMeta) -> bool:
+        if self.as_of is not None and (story.created_at is None or story.created_at > self.as_of):
+            return False
         for grant in self.grants:
             if grant.legacy_id != story.legacy_id:
                 continue

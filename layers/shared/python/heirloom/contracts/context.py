@@ -22,6 +22,8 @@ MAX_HISTORY_MESSAGES = 20
 MAX_HISTORY_CHARS = 4000
 MIN_TOKEN_BUDGET = 500
 MAX_TOKEN_BUDGET = 16000
+#: `as_of` as a request body may write it: an ISO 8601 date and time with its time zone
+AS_OF_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$"
 
 
 class Persona(StrEnum):
@@ -70,6 +72,8 @@ class ContextRequest(Edge):
     #: the conversation is eliciting a story: the context marks one connection to suggest and
     #: carries the graph suggestion directive
     elicitation: bool = False
+    #: the stories and graph facts as they stood then: only stories created by then are read
+    as_of: AwareDatetime | None = None
 
 
 # -- intent -----------------------------------------------------------------------------------

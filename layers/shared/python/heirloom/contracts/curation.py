@@ -138,3 +138,64 @@ class LegacyRebuild(Frozen):
 
 class CommunitiesRebuildOutput(Frozen):
     rebuilt: tuple[LegacyRebuild, ...]
+
+
+#: a staged entity's state: awaiting a curator, approved into the graph, or rejected for good
+StagedStatus = Literal["pending", "approved", "rejected"]
+#: who changed the graph: a story's extraction, a story event (a delete), a curator
+ChangeSource = Literal["story", "event", "person"]
+
+
+class StagingSetting(Frozen):
+    """GET/POST /legacies/{legacy_id}/staging: whether extracted entities wait for approval."""
+
+    enabled: bool
+
+
+class StagedItem(Frozen):
+    """An entity one story's extraction named while its legacy had staging on: in no retrieval
+    until approved (with the curator's edit of its name or type, if any)."""
+
+    id: UUID
+    legacy_id: UUID
+    story_id: UUID
+    content_hash: str
+    label: EntityLabel
+    name: str
+    type: str
+    #: the story's sentences that name it
+    sentences: tuple[str, ...] = ()
+    status: StagedStatus = "pending"
+    final_name: str | None = None
+    final_type: str | None = None
+    decided_by: UUID | None = None
+    decided_at: datetime | None = None
+
+
+class DecisionBody(Frozen):
+    """POST .../staged/{item_id}/approve (an optional edit of the name or type) and .../reject."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    type: str | None = Field(default=None, min_length=1, max_length=40)
+
+
+class GraphChange(Frozen):
+    """One change to a legacy's graph: what changed it (`source`), which story or person, what."""
+
+    id: int | None = None
+    legacy_id: UUID
+    at: datetime | None = None
+    source: ChangeSource
+    story_id: UUID | None = None
+    actor_id: UUID | None = None
+    #: e.g. "story_synced", "story_deleted", "merge", "unmerge", "keep_apart", "staging_on",
+    #: "staged_approved", "staged_rejected"
+    action: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChangelogPage(Frozen):
+    """GET /legacies/{legacy_id}/changelog: newest first; `next_before` pages on (None: the end)."""
+
+    changes: tuple[GraphChange, ...]
+    next_before: int | None = None

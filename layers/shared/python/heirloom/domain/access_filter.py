@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from uuid import UUID
 
 from heirloom.contracts.access import ReadScope
@@ -46,19 +47,22 @@ def scope_for(
     *,
     legacy: Legacy | None = None,
     cross_legacy: bool = True,
+    as_of: datetime | None = None,
 ) -> ReadScope:
     """The user's read scope on `legacy_id`; raises AccessDenied / NotFound. `legacy`: its row,
     when the caller has read it already. `cross_legacy=False` (a persona with
-    `include_cross_legacy: false`): the legacy alone, no linked legacy."""
+    `include_cross_legacy: false`): the legacy alone, no linked legacy. `as_of`: only stories
+    created by then."""
     if (legacy or store.get_legacy(legacy_id)) is None:
         raise NotFound(f"legacy {legacy_id} does not exist")
-    return resolve_scope(
+    scope = resolve_scope(
         user_id=user_id,
         legacy_id=legacy_id,
         role=store.role_of(user_id, legacy_id),
         links=store.links_of(legacy_id) if cross_legacy else (),
         member_legacy_ids=store.member_legacy_ids(user_id) if cross_legacy else (),
     )
+    return scope if as_of is None else scope.model_copy(update={"as_of": as_of})
 
 
 def fact_allowed(fact: GraphFact, readable: set[str], scope: ReadScope) -> bool:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from heirloom.contracts.connections import MAX_SURFACED
 from heirloom.contracts.context import (
+    AS_OF_PATTERN,
     MAX_HISTORY_MESSAGES,
     MAX_QUERY_CHARS,
     MAX_TOKEN_BUDGET,
@@ -87,6 +90,25 @@ class ContextBody(BaseModel):
         description="The conversation is eliciting a story: the context marks at most one connection"
         " to suggest (`suggestion`) and ends with the graph suggestion directive",
     )
+    as_of: AwareDatetime | None = Field(
+        default=None,
+        description="The stories and graph facts as they stood then (ISO 8601 with a time zone, not in"
+        " the future): stories created later, and the facts only they support, are left out",
+    )
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _as_of_text(cls, value: object) -> object:
+        if value is not None and (not isinstance(value, str) or not re.match(AS_OF_PATTERN, value)):
+            raise ValueError("an ISO 8601 date and time with its time zone, e.g. 2020-01-31T12:00:00Z")
+        return value
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of_past(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value > datetime.now(UTC):
+            raise ValueError("as_of is in the future")
+        return value
 
 
 class OpeningBody(BaseModel):

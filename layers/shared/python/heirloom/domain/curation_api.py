@@ -1,6 +1,7 @@
-"""The curation API: merge suggestions, merge, keep apart and unmerge, for a legacy's creator or
-admins only (their role in the legacy, from PostgreSQL). Suggestions show only entities and
-stories the caller may read."""
+"""The curation API: merge suggestions, merge, keep apart and unmerge; the staging switch, staged
+entities and their approval or rejection; the changelog; for a legacy's creator or admins only
+(their role in the legacy, from PostgreSQL). Suggestions, staged items and changes show only
+entities and stories the caller may read."""
 
 from __future__ import annotations
 
@@ -8,15 +9,26 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from heirloom.contracts.access import ReadScope
-from heirloom.contracts.curation import KeepApartBody, MergeBody, MergeResult, MergeSuggestion
+from heirloom.contracts.access import ReadScope, StoryMeta
+from heirloom.contracts.curation import (
+    ChangelogPage,
+    DecisionBody,
+    GraphChange,
+    KeepApartBody,
+    MergeBody,
+    MergeResult,
+    MergeSuggestion,
+    StagedItem,
+    StagedStatus,
+    StagingSetting,
+)
 from heirloom.contracts.records import Role
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.entity_merge import MergePorts, find_entity, merge, unmerge
 from heirloom.domain.merge_suggestions import read_entities, suggest
-from heirloom.errors import AccessDenied, InvalidRequest
+from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from heirloom.ports import CurationStore, GraphStore, StoryStore
 
 CURATORS = frozenset({Role.CREATOR, Role.ADMIN})
@@ -27,6 +39,8 @@ class CurationPorts:
     graph: GraphStore
     stories: StoryStore
     curation: CurationStore
+    #: the version a re-sync marks when the saved extraction names none
+    extractor_version: str = ""
 
     @property
     def merging(self) -> MergePorts:
@@ -56,14 +70,37 @@ def suggestions_for(
     )
 
 
+def _log(
+    ports: CurationPorts,
+    legacy_id: UUID,
+    user_id: UUID,
+    action: str,
+    story_id: UUID | None = None,
+    **detail: object,
+) -> None:
+    change = GraphChange(
+        legacy_id=legacy_id,
+        source="person",
+        actor_id=user_id,
+        story_id=story_id,
+        action=action,
+        detail=detail,
+    )
+    ports.curation.record_change(change)
+
+
 def merge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, body: MergeBody) -> MergeResult:
     require_curator(ports, legacy_id, user_id)
-    return merge(ports.merging, legacy_id, body.survivor_id, body.absorbed_id, user_id)
+    result = merge(ports.merging, legacy_id, body.survivor_id, body.absorbed_id, user_id)
+    _log(ports, legacy_id, user_id, "merge", **result.model_dump(mode="json"))
+    return result
 
 
 def unmerge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, merge_id: UUID) -> MergeResult:
     require_curator(ports, legacy_id, user_id)
-    return unmerge(ports.merging, legacy_id, merge_id, user_id)
+    result = unmerge(ports.merging, legacy_id, merge_id, user_id)
+    _log(ports, legacy_id, user_id, "unmerge", **result.model_dump(mode="json"))
+    return result
 
 
 def keep_apart_for(
@@ -75,11 +112,133 @@ def keep_apart_for(
     for entity in (body.entity_a, body.entity_b):
         find_entity(ports.graph, legacy_id, entity)  # NotFound outside the legacy
     ports.curation.keep_apart(legacy_id, body.entity_a, body.entity_b, user_id)
+    _log(ports, legacy_id, user_id, "keep_apart", **body.model_dump(mode="json"))
     return body
 
 
+def staging_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID) -> StagingSetting:
+    require_curator(ports, legacy_id, user_id)
+    return StagingSetting(enabled=ports.curation.staging_enabled(legacy_id))
+
+
+def set_staging_for(
+    ports: CurationPorts, legacy_id: UUID, user_id: UUID, body: StagingSetting
+) -> StagingSetting:
+    """Turn staging on or off for stories synced from now on (what is staged stays staged)."""
+    require_curator(ports, legacy_id, user_id)
+    if ports.curation.staging_enabled(legacy_id) != body.enabled:
+        ports.curation.set_staging(legacy_id, body.enabled)
+        _log(ports, legacy_id, user_id, "staging_on" if body.enabled else "staging_off")
+    return body
+
+
+def _readable_stories(ports: CurationPorts, scope: ReadScope, story_ids: set[UUID]) -> set[UUID]:
+    return {m.id for m in ports.stories.story_meta(story_ids) if scope.allows(m)}
+
+
+def staged_for(
+    ports: CurationPorts, legacy_id: UUID, user_id: UUID, status: StagedStatus | None = "pending"
+) -> list[StagedItem]:
+    """The legacy's staged items (of `status`; None: all) from stories the caller may read."""
+    scope = require_curator(ports, legacy_id, user_id)
+    items = ports.curation.staged(legacy_id, status)
+    readable = _readable_stories(ports, scope, {i.story_id for i in items})
+    return [i for i in items if i.story_id in readable]
+
+
+def decide_for(
+    ports: CurationPorts,
+    legacy_id: UUID,
+    user_id: UUID,
+    item_id: UUID,
+    approve: bool,
+    body: DecisionBody | None = None,
+) -> StagedItem:
+    """Approve (with an optional edit of name or type) or reject a staged item, record the
+    decision and re-sync its story's graph facts."""
+    from heirloom.domain.ingestion import resync_story
+    from heirloom.domain.staging import check_edit
+
+    scope = require_curator(ports, legacy_id, user_id)
+    item = ports.curation.get_staged(item_id)
+    if item is None or item.legacy_id != legacy_id or not _readable_stories(ports, scope, {item.story_id}):
+        raise NotFound(f"no staged item {item_id} in this legacy")
+    saved = ports.curation.extraction(item.story_id)
+    if saved is None or saved[0] != item.content_hash:
+        raise Conflict(
+            "the story's text changed since this item was staged; decide the item of its current text"
+        )
+    edit = body or DecisionBody()
+    if not approve and (edit.name or edit.type):
+        raise InvalidRequest("a rejection takes no edit")
+    decided = item.model_copy(
+        update={
+            "status": "approved" if approve else "rejected",
+            "final_name": edit.name if approve else None,
+            "final_type": edit.type if approve else None,
+            "decided_by": user_id,
+        }
+    )
+    if approve:  # the edit must fit the label's contract before anything is stored
+        check_edit(decided)
+    ports.curation.decide(decided)
+    _log(
+        ports,
+        legacy_id,
+        user_id,
+        "staged_approved" if approve else "staged_rejected",
+        item.story_id,
+        item_id=str(item.id),
+        label=item.label,
+        name=item.name,
+        type=item.type,
+        final_name=decided.final_name,
+        final_type=decided.final_type,
+    )
+    resync_story(ports, item.story_id)
+    return ports.curation.get_staged(item_id) or decided
+
+
+def changelog_for(
+    ports: CurationPorts, legacy_id: UUID, user_id: UUID, before: int | None = None, limit: int = 50
+) -> ChangelogPage:
+    """The legacy's graph changes, newest first, a page of up to `limit`; a change that names a
+    story the caller may not read is left out."""
+    scope = require_curator(ports, legacy_id, user_id)
+    page = ports.curation.changes(legacy_id, before=before, limit=limit)
+    metas = {m.id: m for m in ports.stories.story_meta({c.story_id for c in page if c.story_id})}
+    shown = tuple(c for c in page if c.story_id is None or _readable_change(scope, c, metas.get(c.story_id)))
+    last = page[-1].id if len(page) == limit and page else None
+    return ChangelogPage(changes=shown, next_before=last)
+
+
+def _readable_change(scope: ReadScope, change: GraphChange, meta: StoryMeta | None) -> bool:
+    """A change naming a story: shown if the caller may read the story now, or, once it is
+    deleted, could read it as the change recorded it (no record of that: not shown)."""
+    if meta is not None:
+        return scope.allows(meta)
+    visibility, author = change.detail.get("visibility"), change.detail.get("author_user_id")
+    if change.story_id is None or not visibility or not author:
+        return False
+    try:
+        then = StoryMeta(
+            id=change.story_id, legacy_id=change.legacy_id, author_user_id=author, visibility=visibility
+        )
+    except ValueError:
+        return False
+    return scope.allows(then)
+
+
 #: what a curation route answers
-CurationAnswer = list[MergeSuggestion] | MergeResult | KeepApartBody
+CurationAnswer = (
+    list[MergeSuggestion]
+    | MergeResult
+    | KeepApartBody
+    | StagingSetting
+    | list[StagedItem]
+    | StagedItem
+    | ChangelogPage
+)
 
 
 class CurationCall(BaseModel):
@@ -87,12 +246,29 @@ class CurationCall(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    action: Literal["suggestions", "merge", "undo", "keep_apart"]
+    action: Literal[
+        "suggestions",
+        "merge",
+        "undo",
+        "keep_apart",
+        "staging",
+        "set_staging",
+        "staged",
+        "approve",
+        "reject",
+        "changelog",
+    ]
     legacy_id: UUID
     user_id: UUID
     merge: MergeBody | None = None
     merge_id: UUID | None = None
     keep_apart: KeepApartBody | None = None
+    staging: StagingSetting | None = None
+    status: StagedStatus | None = "pending"
+    item_id: UUID | None = None
+    decision: DecisionBody | None = None
+    before: int | None = Field(default=None, ge=1)
+    limit: int = Field(default=50, ge=1, le=200)
 
 
 def curate(call: CurationCall, ports: CurationPorts) -> CurationAnswer:
@@ -105,4 +281,14 @@ def curate(call: CurationCall, ports: CurationPorts) -> CurationAnswer:
         return unmerge_for(ports, legacy, user, call.merge_id)
     if call.action == "keep_apart" and call.keep_apart is not None:
         return keep_apart_for(ports, legacy, user, call.keep_apart)
+    if call.action == "staging":
+        return staging_for(ports, legacy, user)
+    if call.action == "set_staging" and call.staging is not None:
+        return set_staging_for(ports, legacy, user, call.staging)
+    if call.action == "staged":
+        return staged_for(ports, legacy, user, call.status)
+    if call.action in ("approve", "reject") and call.item_id is not None:
+        return decide_for(ports, legacy, user, call.item_id, call.action == "approve", call.decision)
+    if call.action == "changelog":
+        return changelog_for(ports, legacy, user, call.before, call.limit)
     raise InvalidRequest(f"{call.action}: its input is missing")

@@ -12,9 +12,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from uuid import UUID
 
+from heirloom.contracts.curation import GraphChange
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import graph_sync
@@ -61,6 +62,20 @@ class IngestionPorts:
     curation: CurationStore | None = None
 
 
+class GraphWrites(Protocol):
+    """What writing a story's extracted entities needs (IngestionPorts, or the curation API's
+    ports when a staging decision re-syncs a story)."""
+
+    @property
+    def graph(self) -> GraphStore: ...
+    @property
+    def stories(self) -> StoryStore: ...
+    @property
+    def curation(self) -> CurationStore | None: ...
+    @property
+    def extractor_version(self) -> str: ...
+
+
 def _require_legacy(ports: IngestionPorts, field: str, legacy_id: UUID) -> None:
     if ports.stories.get_legacy(legacy_id) is None:
         raise UnknownReference(field, legacy_id, "legacy")
@@ -78,6 +93,20 @@ def _require_user(ports: IngestionPorts, field: str, user_id: UUID) -> None:
         raise UnknownReference(field, user_id, "user")
 
 
+def _log_record(
+    ports: IngestionPorts, change: Change, legacy_ids: Sequence[UUID], action: str, **detail: str
+) -> None:
+    """A known record's graph change (person, relationship, link) in the legacies' changelogs."""
+    if ports.curation is None or change not in (Change.CREATED, Change.UPDATED):
+        return
+    for legacy_id in dict.fromkeys(legacy_ids):
+        ports.curation.record_change(
+            GraphChange(
+                legacy_id=legacy_id, source="event", action=action, detail={**detail, "change": change.value}
+            )
+        )
+
+
 def apply_legacy(ports: IngestionPorts, legacy: Legacy) -> Change:
     change = ports.stories.upsert_legacy(legacy)
     graph_sync.sync_legacy(ports.graph, legacy)
@@ -92,7 +121,9 @@ def apply_person(
     person as stored, never a stale event's."""
     _require_legacy(ports, "legacy_id", person.legacy_id)
     change = ports.stories.upsert_person(person, as_of, seq)
-    graph_sync.sync_person(ports.graph, ports.stories.get_person(person.id) or person)
+    stored = ports.stories.get_person(person.id) or person
+    graph_sync.sync_person(ports.graph, stored)
+    _log_record(ports, change, [stored.legacy_id], "person_synced", person_id=str(person.id))
     return change
 
 
@@ -129,6 +160,9 @@ def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
     _require_person(ports, "to_person_id", rel.to_person_id)
     change = ports.stories.upsert_relationship(rel)
     graph_sync.sync_relationship(ports.graph, rel)
+    legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
+    ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
+    _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
     return change
 
 
@@ -143,6 +177,8 @@ def apply_link(
     change = ports.stories.upsert_link(link, as_of, seq)
     stored = next((x for x in ports.stories.links_of(link.legacy_a_id) if x.id == link.id), link)
     graph_sync.sync_link(ports.graph, stored)
+    ends = [stored.legacy_a_id, stored.legacy_b_id]
+    _log_record(ports, change, ends, "link_synced", link_id=str(link.id), status=stored.status.value)
     return change
 
 
@@ -246,7 +282,7 @@ def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
 
 
 def resolve_mentions(
-    ports: IngestionPorts, story: Story, entities: ExtractedEntities, known: Sequence[Person]
+    ports: GraphWrites, story: Story, entities: ExtractedEntities, known: Sequence[Person]
 ) -> tuple[dict[str, str], list[str]]:
     """The people `entities` name, resolved against the legacy's `known` persons (mention as
     written -> person id), and the names left unresolved. Reads only."""
@@ -265,31 +301,68 @@ def resolve_mentions(
 
 
 def write_entities(
-    ports: IngestionPorts,
+    ports: GraphWrites,
     story: Story,
     entities: ExtractedEntities,
     digest: str,
     mentions: dict[str, str],
     unresolved: Sequence[str],
 ) -> SyncReport:
-    """Replace the story's graph facts, then mark the graph synced with this content."""
+    """Replace the story's graph facts, then mark the graph synced with this content. With its
+    legacy's staging on, only the approved places, events and objects (heirloom.domain.staging)."""
+    version = entities.extractor_version or ports.extractor_version
+    curation = ports.curation
+    pending = 0
+    if curation is not None and curation.staging_enabled(story.legacy_id):
+        from heirloom.domain.staging import admit
+
+        entities, pending = admit(curation, story, entities, digest, version)
     redirects = (
-        {m.absorbed_id: m.survivor_id for m in ports.curation.active_merges(story.legacy_id)}
-        if ports.curation is not None
+        {m.absorbed_id: m.survivor_id for m in curation.active_merges(story.legacy_id)}
+        if curation is not None
         else None
     )
     report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
-    ports.stories.mark_graph_synced(
-        story.id, digest, entities.extractor_version or ports.extractor_version, report.fingerprint
-    )
-    if ports.curation is not None:
+    ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
+    if curation is not None:
         changes = sum(report.entities.values()) + report.mentions + report.person_edges
-        ports.curation.record_impact(story.legacy_id, changes)
+        curation.record_impact(story.legacy_id, changes)
+        detail = {
+            "entities": report.entities,
+            "mentions": report.mentions,
+            "person_edges": report.person_edges,
+            "staged_pending": pending,
+            "content_hash": digest,
+            # who could read the story then: the changelog shows a deleted story's rows by these
+            "visibility": story.visibility.value,
+            "author_user_id": str(story.author_user_id),
+        }
+        change = GraphChange(
+            legacy_id=story.legacy_id, source="story", story_id=story.id, action="story_synced", detail=detail
+        )
+        curation.record_change(change)
     return report
 
 
+def resync_story(ports: GraphWrites, story_id: UUID) -> bool:
+    """Write the story's graph facts again from its saved extraction (a staging decision
+    changed what may enter); False when there is none for its current text (a newer ingestion
+    run will sync it)."""
+    story = ports.stories.get_story(story_id)
+    saved = ports.curation.extraction(story_id) if ports.curation is not None else None
+    if story is None or saved is None:
+        return False
+    digest, version, entities = saved
+    if content_hash(story.content) != digest:
+        return False
+    # unmarked first: if the re-sync fails, the story is behind and the next run rebuilds it
+    ports.stories.forget_graph_synced([story_id])
+    sync_entities(ports, story, entities.model_copy(update={"extractor_version": version}), digest)
+    return True
+
+
 def sync_entities(
-    ports: IngestionPorts,
+    ports: GraphWrites,
     story: Story,
     entities: ExtractedEntities,
     digest: str,
@@ -426,6 +499,21 @@ def delete_story(
     (heirloom.domain.ordering). With `legacy_id` (story events carry it), a delete that arrives
     before the story's create is remembered, so the late create is skipped."""
     # chunks go with the row (ON DELETE CASCADE)
+    before = ports.stories.get_story(story_id) if ports.curation is not None else None
     change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
     remove_derived(ports, story_id)
+    if ports.curation is not None and before is not None:
+        ports.curation.record_change(
+            GraphChange(
+                legacy_id=before.legacy_id,
+                source="event",
+                story_id=story_id,
+                action="story_deleted",
+                detail={
+                    "created_at": before.created_at.isoformat(),
+                    "visibility": before.visibility.value,
+                    "author_user_id": str(before.author_user_id),
+                },
+            )
+        )
     return change

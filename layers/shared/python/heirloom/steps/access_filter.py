@@ -43,6 +43,7 @@ def run(data: AccessFilterInput, services: Services) -> FilteredContext:
         data.request.user_id,
         data.request.legacy_id,
         cross_legacy=reaches_links(data.request),
+        as_of=data.request.as_of,
     )
     notes = readable_communities(services.curation, services.stories, scope, limit)
     return filtered.model_copy(update={"communities": notes})
@@ -53,7 +54,12 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     request = data.request
     legacy = store.get_legacy(request.legacy_id)  # read once: scope, names, subject
     scope = scope_for(
-        store, request.user_id, request.legacy_id, legacy=legacy, cross_legacy=reaches_links(request)
+        store,
+        request.user_id,
+        request.legacy_id,
+        legacy=legacy,
+        cross_legacy=reaches_links(request),
+        as_of=request.as_of,
     )
     vector = next((b for b in data.branches if isinstance(b, VectorBranch)), VectorBranch(status="skipped"))
     graph_branch = next((b for b in data.branches if isinstance(b, GraphBranch)), None)

@@ -1,7 +1,7 @@
 """Api: POST /legacies/{legacy_id}/context, .../stories/{story_id}/connections and
 .../enrichment for one verified caller, answered by the context and story_connections workflows,
-and the curation routes (merge suggestions, merge, keep apart, unmerge) for a legacy's creator
-and admins (the handler maps the typed errors to HTTP statuses)."""
+and the curation routes (merge suggestions, merge, keep apart, unmerge, staging, changelog) for a
+legacy's creator and admins (the handler maps the typed errors to HTTP statuses)."""
 
 from __future__ import annotations
 
@@ -118,6 +118,7 @@ def answer(
         debug=debug,
         graph_enabled=graph_enabled,
         elicitation=body.elicitation,
+        as_of=body.as_of,
     )
     assembled = workflow.run(request)
     sources = [

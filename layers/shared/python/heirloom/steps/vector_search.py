@@ -35,7 +35,14 @@ def vector_search(
         return VectorBranch(status="skipped")
     legacy = store.get_legacy(request.legacy_id)  # read once, for the scope and the subject
     cross = reaches_links(request)
-    scope = scope_for(store, request.user_id, request.legacy_id, legacy=legacy, cross_legacy=cross)
+    scope = scope_for(
+        store,
+        request.user_id,
+        request.legacy_id,
+        legacy=legacy,
+        cross_legacy=cross,
+        as_of=request.as_of,
+    )
     text = query_text(request)
     # the subject's names would pull every story titled with them ahead of the answer
     focus = without_subject(text, subject_forms(store, request.legacy_id, legacy=legacy)) or text

@@ -121,8 +121,8 @@ class AccessReads(StoreBase):
         rows = (
             self.db.connection()
             .execute(
-                "SELECT id, legacy_id, author_user_id, visibility, title, updated_at FROM stories"
-                " WHERE id = ANY(%s)",
+                "SELECT id, legacy_id, author_user_id, visibility, title, updated_at, created_at"
+                " FROM stories WHERE id = ANY(%s)",
                 (list(story_ids),),
             )
             .fetchall()

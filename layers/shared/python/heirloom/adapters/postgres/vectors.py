@@ -30,7 +30,12 @@ def scope_sql(scope: ReadScope) -> tuple[str, list[Any]]:
             parts.append("s.id = ANY(%s)")
             params.append(sorted(grant.story_ids))
         clauses.append("(" + " AND ".join(parts) + ")")
-    return ("(" + " OR ".join(clauses) + ")" if clauses else "FALSE"), params
+    if not clauses:
+        return "FALSE", params
+    if scope.as_of is not None:
+        params.append(scope.as_of)
+        return "((" + " OR ".join(clauses) + ") AND s.created_at <= %s)", params
+    return "(" + " OR ".join(clauses) + ")", params
 
 
 #: a read scope with at most this many chunks is searched exactly rather than through HNSW
