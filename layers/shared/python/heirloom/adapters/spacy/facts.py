@@ -64,19 +64,33 @@ class _Story:
     """The people of a story in order, for pronoun resolution: the most recent compatible person
     who opened a sentence (its likely subject), else the most recent compatible one."""
 
-    def __init__(self, people: list[_Cand], sentences: list[tuple[int, int]]) -> None:
+    def __init__(self, people: list[_Cand], sentences: list[tuple[int, int]], things: list[_Cand]) -> None:
         self.people = sorted(people, key=lambda p: p.start)
+        self.things = sorted(things, key=lambda t: t.start)
+        self.said: dict[str, int] = {}
         self.openers: set[int] = set()
         for start, end in sentences:
             first = next((p for p in self.people if start <= p.start < end), None)
             if first is not None:
                 self.openers.add(first.start)
 
+    def thing_before(self, i: int) -> _Cand | None:
+        """ "it": of the objects named before, the one the story is about (its head word said
+        most often; a story about an heirloom keeps returning to it), the first named on a tie."""
+        found = [t for t in self.things if t.end <= i]
+        if not found:
+            return None
+        return max(enumerate(found), key=lambda it: (self.said.get(_head(it[1]), 0), -it[0]))[1]
+
     def before(self, i: int, pronoun: str, exclude: str = "") -> _Cand | None:
         fits = [p for p in self.people if p.end <= i and p.name != exclude and _compatible(pronoun, p)]
         openers = [p for p in fits if p.start in self.openers]
         found = openers or fits
         return found[-1] if found else None
+
+
+def _head(thing: _Cand) -> str:
+    return (thing.head or thing.name.split()[-1]).lower()
 
 
 def _fact(
@@ -90,7 +104,12 @@ def _fact(
 
 def _facts(doc: Any, cands: list[_Cand]) -> list[ExtractedFact]:
     sentences = _sentences(doc)
-    story = _Story([c for c in cands if c.kind == "people"], sentences)
+    story = _Story(
+        [c for c in cands if c.kind == "people"], sentences, [c for c in cands if c.kind == "objects"]
+    )
+    for tok in doc:
+        if tok.tag_ in ("NN", "NNS"):
+            story.said[tok.lower_] = story.said.get(tok.lower_, 0) + 1
     at = {c.start: c for c in cands}
     out: list[ExtractedFact] = []
     for start, end in sentences:
@@ -174,12 +193,24 @@ def _targets(
                 thing = True
             j = cand.end
             continue
-        if tok.lower_ in ("him", "her") and tok.tag_ == "PRP" and not person and relation not in _THING_ONLY:
+        if tok.lower_ == "it" and tok.tag_ == "PRP" and not thing and relation not in _PERSON_ONLY:
+            found_thing = story.thing_before(k)
+            if found_thing is not None:
+                out.append((found_thing, PRONOUN_CONFIDENCE))
+                thing = True
+        elif (
+            tok.lower_ in ("him", "her") and tok.tag_ == "PRP" and not person and relation not in _THING_ONLY
+        ):
             found = story.before(k, "she" if tok.lower_ == "her" else "he", exclude=subject.name)
             if found is not None:
                 out.append((found, PRONOUN_CONFIDENCE))
                 person = True
         elif tok.tag_.startswith("VB") or tok.text in (";",):
             break
+        elif tok.tag_ == "IN" and not (
+            (relation == "GAVE" and tok.lower_ in ("to", "down"))
+            or (relation in _NEEDS_WITH and tok.lower_ in _WITH)
+        ):
+            break  # "sewed it on the kitchen table": what follows a preposition is no target
         j += 1
     return out
