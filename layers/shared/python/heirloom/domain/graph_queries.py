@@ -161,8 +161,8 @@ MATCH (x)
 WHERE (x:Person OR x:Place OR x:Event OR x:Object) AND x.id IN $ids
 MATCH (x)-[f:FACT]-(y)
 WHERE f.valid_to = '' AND f.legacy_id IN $legacy_ids
-RETURN DISTINCT f.story_id AS story_id, f.relation AS relationship, x.name AS entity, y.name AS via,
-       y.id IN $ids AS linked
+RETURN DISTINCT f.story_id AS story_id, f.relation AS relationship, x.id AS entity_id, x.name AS entity,
+       y.name AS via, y.id IN $ids AS linked
 ORDER BY linked DESC, story_id, relationship, via
 LIMIT $limit
 """

@@ -194,17 +194,18 @@ def _relational(w: _Walk) -> None:
 
 
 def _story_facts(w: _Walk) -> None:
-    """Stories whose facts touch the named persons and things (the subject too when a target is
-    named); a fact joining two named nodes is an entity match. With two hops allowed, the stories
-    of the persons those facts lead to."""
-    named = w.person_ids + w.entity_ids
+    """Stories whose facts touch the named persons and things (and the subject, when a person is
+    named: "who did she marry"); a fact through a node the message names, or joining two nodes
+    it asks about, is an entity match. With two hops allowed, the stories of the persons those
+    facts lead to."""
+    named = set(w.person_ids + w.entity_ids)
     if not named:
         return
-    ids = sorted({*named, w.subject_id}) if w.person_ids or w.described else sorted(set(named))
+    ids = sorted({*named, w.subject_id}) if w.person_ids else sorted(named)
     for row in w.run.query("story_facts", {**w.base, "ids": ids}):
         w.add(
             [row["story_id"]], "story_facts", 1, row["relationship"], row["entity"], row["via"],
-            entity_match=bool(row["linked"]),
+            entity_match=bool(row["linked"]) or row.get("entity_id") in named,
         )  # fmt: skip
     persons = [p for p in w.person_ids if p != w.subject_id]
     if w.config.max_hops >= 2 and persons:
