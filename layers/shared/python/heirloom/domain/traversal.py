@@ -195,8 +195,9 @@ def _relational(w: _Walk) -> None:
 
 def _story_facts(w: _Walk) -> None:
     """Stories whose facts touch the named persons and things (and the subject, when a person is
-    named: "who did she marry"); a fact through a node the message names, or joining two nodes
-    it asks about, is an entity match. With two hops allowed, the stories of the persons those
+    named: "who did she marry"); only a fact joining two nodes the message asks about is an
+    entity match (one through a single named node counted too lost more than it found on
+    dev-legacy: docs/evaluation.md). With two hops allowed, the stories of the persons those
     facts lead to."""
     named = set(w.person_ids + w.entity_ids)
     if not named:
@@ -205,7 +206,7 @@ def _story_facts(w: _Walk) -> None:
     for row in w.run.query("story_facts", {**w.base, "ids": ids}):
         w.add(
             [row["story_id"]], "story_facts", 1, row["relationship"], row["entity"], row["via"],
-            entity_match=bool(row["linked"]) or row.get("entity_id") in named,
+            entity_match=bool(row["linked"]),
         )  # fmt: skip
     persons = [p for p in w.person_ids if p != w.subject_id]
     if w.config.max_hops >= 2 and persons:
