@@ -165,3 +165,68 @@ def test_debug_metadata_is_computed_after_filtering_from_what_the_user_may_read(
     assert counts == {"entity_focused": 0, "spatial": 1, "facts": 0}
     intent_out, counts = debug_of(mini.creator)  # may read everything
     assert intent_out == intent and counts == {"entity_focused": 1, "spatial": 1, "facts": 1}
+
+
+class _FactExtractor:
+    """The private story tells a fact about the subject; every other story tells nothing."""
+
+    def extract(self, text, *, known_names=()):
+        from heirloom.contracts.extraction import (
+            ExtractedEntities,
+            ExtractedFact,
+            ExtractedObject,
+            ExtractedPerson,
+        )
+
+        if "illness" not in text:
+            return ExtractedEntities()
+        return ExtractedEntities(
+            people=(ExtractedPerson(name="Ada Marsh", confidence=0.95),),
+            objects=(ExtractedObject(name="blue quilt", type="textile", confidence=0.9),),
+            facts=(
+                ExtractedFact(
+                    source="Ada Marsh",
+                    relation="MADE",
+                    target="blue quilt",
+                    verb="sewed",
+                    sentence="Ada Marsh sewed the blue quilt in the hospital ward.",
+                    confidence=0.9,
+                ),
+            ),
+        )
+
+
+def test_a_told_fact_shows_its_sentence_only_to_those_who_may_read_its_story(ports, tmp_path):
+    """Leak probe for the fact sentences of the known-connections block: a fact told only by a
+    private story reaches the trusted roles, quoted with its story; an admirer gets no trace."""
+    import dataclasses
+
+    from heirloom.contracts.context import Intent
+    from heirloom.domain.format import fact_sentences
+    from heirloom.domain.personas import load_personas
+    from heirloom.domain.traversal import traverse
+
+    data = MiniDataset()
+    p = dataclasses.replace(ports, extractor=_FactExtractor(), extractor_version="scripted-1")
+    load_dataset(p, data.write(tmp_path / "ds"))
+    request = ContextRequest(legacy_id=data.legacy, user_id=data.creator, persona="family", query="the quilt")
+    found = traverse(
+        ports.graph, request, QueryIntent(intent=Intent.ENTITY_FOCUSED), load_personas()["family"].traversal
+    )
+    told = [f for f in found.facts if f.sentence]
+    assert [(f.predicate, f.object, f.story_ids) for f in told] == [
+        ("MADE", "blue quilt", (data.private_story,))
+    ]
+    sentence = "Ada Marsh sewed the blue quilt in the hospital ward."
+
+    def visible(user):
+        request = ContextRequest(legacy_id=data.legacy, user_id=user, persona="family", query="the quilt")
+        graph = GraphBranch(intent=QueryIntent(), graph=found)
+        out = filter_context(
+            AccessFilterInput(request=request, branches=(graph, VectorBranch())), ports.stories, ports.vectors
+        )
+        return " ".join(fact_sentences(out.facts))
+
+    assert f'"{sentence}" (from "The long illness")' in visible(data.creator)
+    shown = visible(data.admirer)
+    assert "quilt" not in shown and "long illness" not in shown

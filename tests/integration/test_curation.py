@@ -15,6 +15,7 @@ from heirloom.contracts.curation import KeepApartBody, MergeBody
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
+    ExtractedFact,
     ExtractedObject,
     ExtractedPerson,
     ExtractedPlace,
@@ -69,6 +70,16 @@ PRIVATE = ExtractedEntities(
         ),
         ExtractedRelationship(
             subject="Ada Marsh", predicate="PARTICIPATED_IN", object="Uncle Dommie's wedding", confidence=0.9
+        ),
+    ),
+    facts=(
+        ExtractedFact(
+            source="Ada Marsh",
+            relation="KEPT",
+            target="Papa Sal's accordion",
+            verb="kept",
+            sentence="Ada Marsh kept Papa Sal's accordion by the bed.",
+            confidence=0.9,
         ),
     ),
 )
@@ -130,7 +141,14 @@ def test_merge_moves_edges_and_keeps_aliases_and_unmerge_restores_the_exact_grap
         {"id": survivor},
     )
     assert sorted(r["sid"] for r in owned) == sorted([mini.public_story, mini.private_story])
-    assert result.moved_edges == 1  # OWNED from the private story; its REFERENCES was there already
+    # the fact edge moves too, with its sentence and provenance
+    kept = ports.graph.run(
+        "MATCH (p:Person)-[r:FACT]->(o:Object {id: $id}) RETURN r.story_id AS sid, r.sentence AS s, r.name AS n",
+        {"id": survivor},
+    )
+    assert kept == [{"sid": mini.private_story, "s": "Ada Marsh kept Papa Sal's accordion by the bed.",
+                     "n": "Papa Sal's accordion"}]  # fmt: skip
+    assert result.moved_edges == 2  # OWNED and the KEPT fact from the private story (REFERENCES was there)
     # the moved stories' sync marks follow the graph (no "lost graph" on the next load)
     held = graph_fingerprints(ports.graph)
     assert {str(k): v for k, v in ports.stories.graph_fingerprints().items()} == held

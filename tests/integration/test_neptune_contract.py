@@ -42,6 +42,7 @@ from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
 from heirloom.contracts.extraction import (
     ExtractedEntities,
+    ExtractedFact,
     ExtractedObject,
     ExtractedPerson,
     ExtractedRelationship,
@@ -222,11 +223,18 @@ def _traversals(twin: TwinGraph) -> None:
 
 
 ACCORDIONS = ExtractedEntities(
-    people=(ExtractedPerson(name="Ada Marsh", confidence=0.95),),
+    people=(ExtractedPerson(name="Ada Marsh", confidence=0.95), ExtractedPerson(name="Ivy Marsh", confidence=0.95)),
     objects=tuple(ExtractedObject(name=n, type="other", confidence=0.9) for n in ("accordion", "Papa Sal's accordion")),
     relationships=tuple(ExtractedRelationship(subject="Ada Marsh", predicate="OWNED", object=n, confidence=0.9)
                         for n in ("accordion", "Papa Sal's accordion")),
+    facts=(ExtractedFact(source="Ada Marsh", relation="KEPT", target="accordion", verb="kept",
+                         sentence="Ada kept the accordion, Papa Sal's accordion.", confidence=0.9),
+           ExtractedFact(source="Ada Marsh", relation="TAUGHT", target="Ivy Marsh", verb="taught",
+                         sentence="Ada taught Ivy Marsh the accordion.", confidence=0.9)),
 )  # fmt: skip
+#: the same narrator's later story denies it: the fact resolution supersedes the first telling
+DENIED = ExtractedFact(source="Ada Marsh", relation="KEPT", target="accordion", verb="played",
+                       sentence="Ada played the accordion.", negated=True, confidence=0.9)  # fmt: skip
 
 
 def _curation(ports: ingestion.IngestionPorts, mini: MiniDataset, story: Any) -> None:
@@ -239,7 +247,11 @@ def _curation(ports: ingestion.IngestionPorts, mini: MiniDataset, story: Any) ->
 
     ports.extractor.table["Papa Sal"] = ACCORDIONS  # type: ignore[union-attr]
     ports.extractor.table["played"] = ACCORDIONS.model_copy(  # type: ignore[union-attr]
-        update={"objects": ACCORDIONS.objects[:1], "relationships": ACCORDIONS.relationships[:1]}
+        update={
+            "objects": ACCORDIONS.objects[:1],
+            "relationships": ACCORDIONS.relationships[:1],
+            "facts": (DENIED,),
+        }
     )
     written = [
         story.model_copy(update={"id": uuid.uuid4(), "content": text})
@@ -300,6 +312,14 @@ def workload(twin, module_db, tokenizer, tmp_path_factory):
     assert entity_sync.graph_fingerprints(twin)  # the lost-graph repair's reads
     rebuild_graph(bumped, [uuid.UUID(mini.legacy), uuid.UUID(mini.other_legacy)])  # drop + rebuild
     _curation(bumped, mini, story)
+    assert entity_sync.graph_fingerprints(twin)  # now with fact edges
+    told = {"legacy_ids": [mini.legacy], "limit": 10}
+    for name, params in {  # the fact templates over the facts the curation stories told
+        "story_facts": {**told, "ids": [mini.subject]},
+        "fact_neighbours": {**told, "ids": [mini.subject]},
+        "fact_sentences": {**told, "ids": [mini.subject], "subject_id": mini.subject},
+    }.items():
+        assert twin.run(TEMPLATES[name], params), name
     _traversals(twin)
     for query in story_commands.EXAMPLE_QUERIES.values():  # `heirloom stats`
         twin.run(query)

@@ -9,7 +9,7 @@ import inspect
 import pytest
 from _pytest.fixtures import FixtureFunctionDefinition
 
-from tests.integration import test_entity_sync, test_graph_store, test_traversal_templates
+from tests.integration import test_entity_sync, test_fact_edges, test_graph_store, test_traversal_templates
 from tests.support.neptune import new_neptune_graph
 
 #: fixtures of those modules that stand on the graph
@@ -39,7 +39,7 @@ def _adopt(module) -> list[str]:
     return adopted
 
 
-ADOPTED = [name for module in (test_traversal_templates, test_entity_sync, test_graph_store)
+ADOPTED = [name for module in (test_traversal_templates, test_entity_sync, test_graph_store, test_fact_edges)
            for name in _adopt(module)]  # fmt: skip
 
 

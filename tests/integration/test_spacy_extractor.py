@@ -521,3 +521,21 @@ def test_the_reduced_pipeline_extracts_what_the_full_model_does(extractor: Spacy
         doc = reduced(text)
         assert tokens(doc) == tokens(on_blis(text))
         assert _entities(doc, None, "v") == _entities(full(text), None, "v")
+
+
+def test_facts_between_people_and_things(extractor: SpacyEntityExtractor) -> None:
+    text = (
+        "Lucille Hart married Frank Dorsey in 1951. "
+        "Years later she gave the silver locket to my cousin Bea. "
+        "Frank never taught Bea to drive. "
+        "Uncle Otto worked alongside Frank Dorsey at the cannery, and he carved a walking stick."
+    )
+    got = extract_entities(extractor, text)
+    facts = {(f.source, f.relation, f.target, f.negated) for f in got.facts}
+    assert ("Lucille Hart", "MARRIED", "Frank Dorsey", False) in facts
+    # "she" is the most recent person who opened a sentence
+    assert ("Lucille Hart", "GAVE", "silver locket", False) in facts
+    assert ("Frank Dorsey", "TAUGHT", "Bea", True) in facts
+    assert ("Uncle Otto", "WORKED_WITH", "Frank Dorsey", False) in facts
+    for f in got.facts:  # each keeps the verb as written and its own sentence
+        assert f.verb.split()[0] in f.sentence and f.sentence in text

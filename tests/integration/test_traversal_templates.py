@@ -186,6 +186,7 @@ def test_traverse_relational_family_persona_reaches_two_hops_across_the_link(gra
         "relational",
         "relational_2hop",
         "facts",
+        "fact_sentences",
     ]
     got = {(fname(h.story_id), h.template, h.hops, h.relationship) for h in result.hits}
     assert got == {
@@ -287,7 +288,7 @@ def test_the_neighbourhood_cache_answers_repeat_traversals_without_the_graph(gra
     assert sent == []  # every template of this intent is a neighbourhood template
     now[0] += 301
     traverse(graph, _request(fx), _intent(Intent.RELATIONAL), config, cache=cache)
-    assert len(sent) == 5  # expired: asked again
+    assert len(sent) == 6  # expired: asked again
 
 
 def test_spatial_names_only_contained_in_a_place_are_weaker_evidence_on_the_word_path(graph, fx):

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
+    ExtractedFact,
     ExtractedObject,
     ExtractedPerson,
     ExtractedPlace,
@@ -178,15 +179,28 @@ class ScriptedExtractor:
         people = [n for n in self.person_names if mentions(text, n)]
         found = [e for e in LABEL_OF if mentions(text, e)]
         relationships = []
+        facts = []  # a told fact (decision 0012) quoting the story's sentence, for every "owned"
         for person in people:
             for entity in found:
                 for predicate in PREDICATES_BY_LABEL[LABEL_OF[entity]]:
-                    if f"{person} {FACT_VERBS[predicate]} {entity}." in text:
+                    sentence = f"{person} {FACT_VERBS[predicate]} {entity}."
+                    if sentence in text:
                         relationships.append(
                             ExtractedRelationship(
                                 subject=person, predicate=predicate, object=entity, confidence=0.9
                             )  # type: ignore[arg-type]
                         )
+                        if predicate == "OWNED":
+                            facts.append(
+                                ExtractedFact(
+                                    source=person,
+                                    relation="KEPT",
+                                    target=entity,
+                                    verb="owned",
+                                    sentence=sentence,
+                                    confidence=0.9,
+                                )
+                            )
         return ExtractedEntities(
             people=tuple(ExtractedPerson(name=n, confidence=0.95) for n in people),
             places=tuple(ExtractedPlace(name=e, confidence=0.9) for e in found if LABEL_OF[e] == "Place"),
@@ -200,6 +214,7 @@ class ScriptedExtractor:
                 TimeReference(period=y) for y in dict.fromkeys(re.findall(r"\b19\d\d\b", text))
             ),
             relationships=tuple(relationships),
+            facts=tuple(facts),
             extractor_version=self.version,
         )
 

@@ -25,7 +25,7 @@ from heirloom.adapters.bedrock import (
     TitanEmbedder,
 )
 from heirloom.contracts.context import ContextRequest, Intent, Message, Persona
-from heirloom.contracts.extraction import extraction_json_schema, extraction_prompt
+from heirloom.contracts.extraction import EXTRACTION_SCHEMA_VERSION, extraction_json_schema, extraction_prompt
 from heirloom.contracts.intent import intent_json_schema
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.extraction import extract_entities
@@ -94,6 +94,24 @@ EXTRACTED = {
             "confidence": 0.75,
         }
     ],
+    "facts": [
+        {
+            "source": "Uncle Jim",
+            "relation": "kept",  # case coerced into the vocabulary
+            "target": "grandfather's pocket watch",
+            "verb": "kept",
+            "sentence": "Uncle Jim, my mother's brother, kept grandfather's pocket watch on a nail by the door.",
+            "confidence": 0.9,
+        },
+        {
+            "source": "Uncle Jim",
+            "relation": "ADMIRED",  # outside the vocabulary: this fact is dropped, not the answer
+            "target": "Lake Michigan cabin",
+            "verb": "loved",
+            "sentence": "He loved the cabin.",
+            "confidence": 0.9,
+        },
+    ],
 }
 
 
@@ -123,13 +141,16 @@ def test_extraction_sends_the_schema_as_a_forced_tool_and_postprocesses_the_answ
         stub.add_response("converse", converse_response(EXTRACTED), expected)
         entities = extract_entities(extractor, STORY, known_names=["Jim Hale"])
         stub.assert_no_pending_responses()
-    assert entities.extractor_version == f"bedrock-{HAIKU}/prompt-v1"
+    assert entities.extractor_version == f"bedrock-{HAIKU}/prompt-v{EXTRACTION_SCHEMA_VERSION}"
     # the shared rules ran: the 0.6 guess is gone, the phone number scrubbed, types coerced
     assert [p.name for p in entities.people] == ["Uncle Jim"]
     assert "555" not in entities.people[0].context
     assert entities.places[0].type == "residence"
     assert entities.events[0].type == "family_gathering"
     assert entities.relationships[0].predicate == "OWNED"
+    assert [(f.source, f.relation, f.target, f.verb) for f in entities.facts] == [
+        ("Uncle Jim", "KEPT", "grandfather's pocket watch", "kept")
+    ]
 
 
 def test_the_tool_schema_is_self_contained_and_leaves_the_version_to_us():
@@ -142,6 +163,7 @@ def test_the_tool_schema_is_self_contained_and_leaves_the_version_to_us():
         "objects",
         "time_references",
         "relationships",
+        "facts",
     }
     intent = intent_json_schema()
     assert "$ref" not in json.dumps(intent)

@@ -84,6 +84,7 @@ class TestContract:
             "objects",
             "time_references",
             "relationships",
+            "facts",
         }
         predicate = schema["properties"]["relationships"]["items"]["properties"]["predicate"]
         assert set(predicate["enum"]) == {

@@ -114,6 +114,37 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_facts_eval(args: argparse.Namespace) -> int:
+    from heirloom_dev import fact_eval
+
+    root = Path(args.dir)
+    if not (root / "facts.json").is_file() or not (root / "stories.jsonl").is_file():
+        print(f"heirloom facts-eval: {root} has no facts.json and stories.jsonl", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        extract = (
+            fact_eval.stubbed_bedrock_extract(Path(args.bedrock_fixture))
+            if args.bedrock_fixture
+            else fact_eval.local_extract()
+        )
+        score = fact_eval.evaluate(root, extract)
+    except (KeyError, ValueError, OSError) as exc:
+        print(f"heirloom facts-eval: bad labels or fixture: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    path = "bedrock (stubbed answers)" if args.bedrock_fixture else "local spaCy rules"
+    print(
+        f"{path}: labelled {score.labelled}, extracted {score.extracted}, matched {score.matched}: "
+        f"precision {score.precision:.3f} recall {score.recall:.3f}"
+    )
+    for relation, row in sorted(score.by_relation.items()):
+        print(
+            f"  {relation:12} labelled {row['labelled']:3} extracted {row['extracted']:3} matched {row['matched']:3}"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(score.as_dict(), indent=2))
+    return 0
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from heirloom.settings import get_settings
     from heirloom_dev.eval import dataset_digest, evaluate, format_table, read_jsonl
@@ -320,3 +351,16 @@ def add_commands(sub: Any) -> None:
         "gold, predicted and expected intent",
     )
     ev.set_defaults(func=_cmd_eval)
+
+    fe = sub.add_parser(
+        "facts-eval", help="precision/recall of extracted facts against DIR/facts.json (hand labels)"
+    )
+    fe.add_argument("dir")
+    fe.add_argument(
+        "--bedrock-fixture",
+        metavar="FILE",
+        help="score the Bedrock extractor on these tool answers through a botocore Stubber "
+        "(tests parsing and post-processing, not a model)",
+    )
+    fe.add_argument("--json", help="write the scores as JSON to this file")
+    fe.set_defaults(func=_cmd_facts_eval)

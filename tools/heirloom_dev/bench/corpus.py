@@ -487,4 +487,7 @@ def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
             "subject_id": subject,
             "limit": 2 * limit,
         },
+        "story_facts": {**base, "ids": [subject, sample.person_id, sample.obj[0]]},
+        "fact_neighbours": {**base, "ids": [sample.person_id]},
+        "fact_sentences": {**base, "ids": sorted({subject, sample.person_id}), "subject_id": subject},
     }

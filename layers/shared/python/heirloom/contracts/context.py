@@ -157,6 +157,11 @@ class GraphFact(Edge):
     known: bool = False
     #: legacies of the two persons, for the known-relationship rule
     legacy_ids: tuple[str, ...] = ()
+    #: a fact a story told (docs/decisions/0012): its sentence and its story's title (shown only
+    #: when that story, its only `story_ids` entry, is readable), and whether narrators disagree
+    sentence: str | None = None
+    source_title: str | None = None
+    conflicting: bool = False
 
 
 class TraversalStat(Edge):

@@ -20,7 +20,7 @@ from heirloom.contracts.records import Text
 from heirloom.fencing import one_line, untag
 
 #: Bumped when the models or the prompt change in a way a consumer would notice.
-EXTRACTION_SCHEMA_VERSION = "1"
+EXTRACTION_SCHEMA_VERSION = "2"  # 2: `facts` between entities (docs/decisions/0012)
 #: The prompt that goes with this schema version (package resource under heirloom/config).
 PROMPT_RESOURCE = f"prompts/extract_entities.v{EXTRACTION_SCHEMA_VERSION}.txt"
 
@@ -69,10 +69,28 @@ ObjectType = Literal[
 ]
 Predicate = Literal["PARTICIPATED_IN", "LIVED_IN", "WORKED_AT", "OWNED", "TOOK_PLACE_AT"]
 
+#: The controlled vocabulary of facts (docs/decisions/0012); the verb as written rides along.
+FactRelation = Literal[
+    # person -> person
+    "MARRIED",  # married, wed
+    "SIBLING_OF",  # brother/sister of
+    "PARENT_OF",  # raised, had (a child)
+    "FRIEND_OF",  # befriended, was friends with
+    "WORKED_WITH",  # worked/farmed/served alongside
+    "TAUGHT",  # taught, trained, showed how to
+    "MET",  # met, courted
+    # person -> person or thing
+    "GAVE",  # gave, handed down, left (to), passed down
+    "MADE",  # made, built, carved, sewed, wrote
+    "KEPT",  # kept, owned, carried, wore, played
+    "RECEIVED",  # got, inherited, was given
+]
+
 PLACE_TYPES: frozenset[str] = frozenset(get_args(PlaceType))
 EVENT_TYPES: frozenset[str] = frozenset(get_args(EventType))
 OBJECT_TYPES: frozenset[str] = frozenset(get_args(ObjectType))
 PREDICATES: frozenset[str] = frozenset(get_args(Predicate))
+FACT_RELATIONS: frozenset[str] = frozenset(get_args(FactRelation))
 
 EntityName = Annotated[Text, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[Text, StringConstraints(strip_whitespace=True, max_length=300)]
@@ -147,6 +165,23 @@ class ExtractedRelationship(_Model):
     confidence: Confidence
 
 
+class ExtractedFact(_Model):
+    """A fact the story states between two names from the lists above (the source a person, the
+    target a person, place, event or object), typed by `relation` and kept with its words."""
+
+    source: EntityName = Field(description="The person the fact is about, e.g. 'Grandma Rose'")
+    relation: FactRelation
+    target: EntityName = Field(description="The other person or the thing, e.g. 'Anna', 'the ring'")
+    verb: Annotated[Text, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)] = Field(
+        description="The verb as written, e.g. 'handed down'"
+    )
+    sentence: Annotated[Text, StringConstraints(strip_whitespace=True, min_length=1, max_length=400)] = Field(
+        description="The story's sentence that states the fact, verbatim"
+    )
+    negated: bool = Field(default=False, description="True when the sentence denies it ('never married')")
+    confidence: Confidence
+
+
 class ExtractedEntities(_Model):
     people: tuple[ExtractedPerson, ...] = ()
     places: tuple[ExtractedPlace, ...] = ()
@@ -154,8 +189,26 @@ class ExtractedEntities(_Model):
     objects: tuple[ExtractedObject, ...] = ()
     time_references: tuple[TimeReference, ...] = ()
     relationships: tuple[ExtractedRelationship, ...] = ()
+    facts: tuple[ExtractedFact, ...] = ()
     #: set by the extractor (e.g. "spacy-en_core_web_sm-3.8.0/rules-1"), never by the model
     extractor_version: SkipJsonSchema[str] = ""
+
+    @field_validator("facts", mode="before")
+    @classmethod
+    def _known_relations(cls, value: object) -> object:
+        """A fact typed outside the vocabulary is dropped, not the whole story's extraction."""
+        if not isinstance(value, list | tuple):
+            return value
+        out = []
+        for item in value:
+            if isinstance(item, dict) and isinstance(item.get("relation"), str):
+                relation = "_".join(item["relation"].strip().upper().replace("-", " ").split())
+                if relation not in FACT_RELATIONS:
+                    continue
+                out.append({**item, "relation": relation})
+            else:
+                out.append(item)
+        return tuple(out)
 
 
 def _inline_refs(node: Any, defs: dict[str, Any]) -> Any:

@@ -39,10 +39,11 @@ EDGES = (
 CREATE_EDGE = (
     "MATCH (a:{a_label} {{id: $a}}) MATCH (b:{b_label} {{id: $b}}) CREATE (a)-[r:{type}]->(b) SET r += $props"
 )
-#: an edge by its identity: a provenance edge by its story ('' for an edge without one)
+#: an edge by its identity: a provenance edge by its story ('' for an edge without one), a fact
+#: edge by its `fact_id` too (one story may state several facts between the same two nodes)
 DELETE_EDGE = (
     "MATCH (a:{a_label} {{id: $a}})-[r:{type}]->(b:{b_label} {{id: $b}})"
-    " WHERE coalesce(r.story_id, '') = $story_id DELETE r"
+    " WHERE coalesce(r.story_id, '') = $story_id AND coalesce(r.fact_id, '') = $fact_id DELETE r"
 )
 DELETE_NODE = "MATCH (e:{label} {{id: $id}}) DETACH DELETE e"
 RESTORE_NODE = "MERGE (e:{label} {{id: $id}}) SET e += $props"
@@ -52,8 +53,8 @@ def _plain(value: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if not k.startswith("_")}
 
 
-def _edge_key(edge: EdgeRecord) -> tuple[str, str, str, Any]:
-    return (edge.type, edge.direction, edge.other_id, edge.props.get("story_id"))
+def _edge_key(edge: EdgeRecord) -> tuple[str, str, str, Any, Any]:
+    return (edge.type, edge.direction, edge.other_id, edge.props.get("story_id"), edge.props.get("fact_id"))
 
 
 def read_node(graph: GraphStore, label: str, node_id: str) -> dict[str, Any] | None:
@@ -119,7 +120,15 @@ def _write_edge(graph: GraphStore, label: str, node_id: str, edge: EdgeRecord) -
 def _delete_edge(graph: GraphStore, label: str, node_id: str, edge: EdgeRecord) -> None:
     ends = _ends(label, node_id, edge)
     query = DELETE_EDGE.format(a_label=ends["a_label"], b_label=ends["b_label"], type=edge.type)
-    graph.run(query, {"a": ends["a"], "b": ends["b"], "story_id": str(edge.props.get("story_id") or "")})
+    graph.run(
+        query,
+        {
+            "a": ends["a"],
+            "b": ends["b"],
+            "story_id": str(edge.props.get("story_id") or ""),
+            "fact_id": str(edge.props.get("fact_id") or ""),
+        },
+    )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ node as one display string `unresolved_people`, never as orphan Person nodes.
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Story
+from heirloom.domain.fact_resolution import FactEdge, FactState, resolve_edges
 from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
 from heirloom.domain.names import name_key
 from heirloom.ports import GraphStore
@@ -110,6 +112,46 @@ MERGE (p)-[r:{predicate} {{story_id: $sid}}]->(e)
 SET r.kind = '{predicate}', r.name = edge.name
 """
 
+#: fact edges (docs/decisions/0012): person -> entity, one per telling, scalar properties only;
+#: a new telling starts current, `resolve_facts` then sets its state
+UPSERT_FACTS = """
+UNWIND $facts AS f
+MATCH (a:Person {{id: f.source_id}})
+MATCH (b:{label} {{id: f.target_id}})
+MERGE (a)-[r:FACT {{fact_id: f.fact_id}}]->(b)
+SET r.kind = 'FACT', r.relation = f.relation, r.verb = f.verb, r.sentence = f.sentence,
+    r.story_id = $sid, r.legacy_id = $legacy_id, r.narrator = $narrator, r.told_at = $told_at,
+    r.confidence = f.confidence, r.negated = f.negated, r.years = f.years, r.name = f.name,
+    r.valid_to = '', r.invalid_reason = '', r.superseded_by = '', r.conflicting = false
+"""
+#: a story's fact edges start at persons it mentions (withdrawn before its mentions are)
+STORY_FACT_ENDS = """
+MATCH (s:Story {id: $sid})-[m:MENTIONS]->(p:Person)-[f:FACT]->(b)
+WHERE f.story_id = $sid
+RETURN p.id AS source_id, b.id AS target_id
+"""
+DELETE_STORY_FACTS = """
+MATCH (s:Story {id: $sid})-[m:MENTIONS]->(p:Person)-[f:FACT]->(b)
+WHERE f.story_id = $sid
+DELETE f
+"""
+#: every telling of a fact from these persons, with its resolution state
+FACTS_FROM = """
+MATCH (a:Person)-[f:FACT]->(b)
+WHERE a.id IN $ids
+RETURN f.fact_id AS fact_id, a.id AS source_id, b.id AS target_id, f.relation AS relation,
+       f.story_id AS story_id, f.narrator AS narrator, f.told_at AS told_at, f.negated AS negated,
+       f.years AS years, f.sentence AS sentence, f.valid_to AS valid_to,
+       f.invalid_reason AS invalid_reason, f.superseded_by AS superseded_by, f.conflicting AS conflicting
+"""
+SET_FACT_STATE = """
+UNWIND $rows AS row
+MATCH (a:Person {id: row.source_id})-[f:FACT]->(b)
+WHERE f.fact_id = row.fact_id
+SET f.valid_to = row.valid_to, f.invalid_reason = row.invalid_reason,
+    f.superseded_by = row.superseded_by, f.conflicting = row.conflicting
+"""
+
 SET_STORY_FACTS = """
 MATCH (s:Story {id: $sid})
 SET s.years = $years, s.periods = $periods, s.unresolved_people = $unresolved, s.extractor_version = $version
@@ -139,6 +181,18 @@ MATCH (p:Person)-[r:PARTICIPATED_IN|LIVED_IN|WORKED_AT|OWNED]->(e)
 WHERE r.story_id IN $ids
 RETURN r.story_id AS sid, r.kind + '|' + p.id + '|' + e.id AS part
 """
+#: the fact edges, by their story
+FACT_PARTS = """
+MATCH (p:Person)-[r:FACT]->(e)
+RETURN r.story_id AS sid, 'FACT|' + r.fact_id AS part
+"""
+FACT_PARTS_OF = """
+MATCH (p:Person)-[r:FACT]->(e)
+WHERE r.story_id IN $ids
+RETURN r.story_id AS sid, 'FACT|' + r.fact_id AS part
+"""
+
+_YEAR_IN_TEXT = re.compile(r"\b(1[6-9]\d\d|20\d\d)\b")
 
 
 def entity_id(legacy_id: str, label: str, name: str) -> str:
@@ -170,18 +224,65 @@ class SyncReport:
     entities: dict[str, int] = field(default_factory=dict)
     mentions: int = 0
     person_edges: int = 0
+    facts: int = 0
     unresolved: list[str] = field(default_factory=list)
     #: what the graph now holds for the story (`fingerprint`), kept with its sync mark
     fingerprint: str = ""
 
 
-def withdraw_story(graph: GraphStore, story_id: str) -> None:
-    """Remove every graph contribution of `story_id` (its node stays)."""
+def withdraw_story(graph: GraphStore, story_id: str, *, resolve: bool = True) -> set[str]:
+    """Remove every graph contribution of `story_id` (its node stays); what its facts had
+    superseded is current again (`resolve_facts`, unless the caller resolves later). Returns
+    the persons whose facts it touched."""
     params = {"sid": story_id}
+    touched = {str(v) for row in graph.run(STORY_FACT_ENDS, params) for v in row.values() if v}
+    graph.run(DELETE_STORY_FACTS, params)
+    if resolve and touched:
+        resolve_facts(graph, touched)
     graph.run(DELETE_PERSON_EDGES, params)
     graph.run(DELETE_UNSUPPORTED_ENTITIES, params)
     graph.run(DELETE_ENTITY_EDGES, params)
     graph.run(WITHDRAW_MENTIONS, params)
+    return touched
+
+
+def resolve_facts(graph: GraphStore, person_ids: Iterable[str]) -> int:
+    """Recompute the state of every fact told from `person_ids` (heirloom.domain.fact_resolution)
+    and write the states that changed; returns how many changed."""
+    ids = sorted(set(person_ids))
+    if not ids:
+        return 0
+    rows = graph.run(FACTS_FROM, {"ids": ids})
+    edges = [
+        FactEdge(
+            fact_id=str(r["fact_id"]),
+            source_id=str(r["source_id"]),
+            target_id=str(r["target_id"]),
+            relation=str(r["relation"]),
+            story_id=str(r["story_id"]),
+            narrator=str(r.get("narrator") or ""),
+            told_at=str(r.get("told_at") or ""),
+            negated=bool(r.get("negated")),
+            years=str(r.get("years") or ""),
+            sentence=str(r.get("sentence") or ""),
+        )
+        for r in rows
+    ]
+    states = resolve_edges(edges)
+    changed = []
+    for r in rows:
+        state = states[str(r["fact_id"])]
+        have = FactState(
+            valid_to=str(r.get("valid_to") or ""),
+            invalid_reason=str(r.get("invalid_reason") or ""),
+            superseded_by=str(r.get("superseded_by") or ""),
+            conflicting=bool(r.get("conflicting")),
+        )
+        if have != state:
+            changed.append({"fact_id": str(r["fact_id"]), "source_id": str(r["source_id"]), **vars(state)})
+    if changed:
+        graph.run(SET_FACT_STATE, {"rows": changed})
+    return len(changed)
 
 
 def sync_story_entities(
@@ -196,7 +297,7 @@ def sync_story_entities(
     `redirects` maps merged-away entity ids to their survivors (heirloom.domain.entity_merge)."""
     plan = plan_story_entities(story, entities, resolved, unresolved, redirects)
     sid = plan.sid
-    withdraw_story(graph, sid)
+    touched = withdraw_story(graph, sid, resolve=False)
     report = SyncReport(unresolved=list(unresolved), fingerprint=plan.fingerprint(str(story.legacy_id)))
     for label, rows in plan.by_label.items():
         if rows:
@@ -218,6 +319,21 @@ def sync_story_entities(
             if batch:
                 graph.run(query.format(predicate=predicate, label=label), {"sid": sid, "edges": batch})
         report.person_edges += len(edges)
+    for label, rows in plan.fact_edges.items():
+        if rows:
+            graph.run(
+                UPSERT_FACTS.format(label=label),
+                {
+                    "sid": sid,
+                    "facts": rows,
+                    "legacy_id": str(story.legacy_id),
+                    "narrator": str(story.author_user_id),
+                    "told_at": story.created_at.isoformat(),
+                },
+            )
+            report.facts += len(rows)
+            touched |= {r["source_id"] for r in rows} | {r["target_id"] for r in rows if label == "Person"}
+    resolve_facts(graph, touched)
     graph.run(SET_STORY_FACTS, {"sid": sid, **plan.facts})
     return report
 
@@ -234,6 +350,8 @@ class EntityPlan:
     facts: dict[str, Any]
     #: rows of entities merged into another one: their survivor's id, the name the story used
     redirected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: fact edges by the label of their target (docs/decisions/0012)
+    fact_edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def fingerprint(self, legacy_id: str) -> str:
         """The hash `graph_fingerprints` gives this story once the plan is written."""
@@ -250,6 +368,7 @@ class EntityPlan:
             for (predicate, _), edges in self.person_edges.items()
             for edge in edges
         }
+        parts |= {f"FACT|{row['fact_id']}" for rows in self.fact_edges.values() for row in rows}
         return fingerprint(str(self.facts["years"]), parts)
 
 
@@ -273,6 +392,9 @@ def graph_fingerprints(graph: GraphStore, story_ids: Sequence[str] | None = None
         years[sid] = str(row.get("years") or "")
         parts.setdefault(sid, set()).update(str(x) for x in row.get("parts") or () if x)
     for row in graph.run(PERSON_EDGE_PARTS_OF if only else PERSON_EDGE_PARTS, params if only else None):
+        if row.get("sid") and str(row["sid"]) in parts:
+            parts[str(row["sid"])].add(str(row["part"]))
+    for row in graph.run(FACT_PARTS_OF if only else FACT_PARTS, params if only else None):
         if row.get("sid") and str(row["sid"]) in parts:
             parts[str(row["sid"])].add(str(row["part"]))
     return {sid: fingerprint(years[sid], found) for sid, found in parts.items()}
@@ -336,6 +458,7 @@ def plan_story_entities(
         plain = {(e["person_id"], e["entity_id"]) for e in edges if "name" not in e}
         grouped[key] = [e for e in edges if "name" not in e or (e["person_id"], e["entity_id"]) not in plain]
     periods = [t.period for t in entities.time_references]
+    fact_edges = _fact_rows(str(story.id), entities, resolved, ids_by_name)
     return EntityPlan(
         sid=str(story.id),
         by_label=by_label,
@@ -348,4 +471,56 @@ def plan_story_entities(
             "version": entities.extractor_version,
         },
         redirected=redirected,
+        fact_edges=fact_edges,
     )
+
+
+def fact_id(story_id: str, source_id: str, relation: str, target_id: str, negated: bool) -> str:
+    return str(uuid.uuid5(ENTITY_NAMESPACE, f"fact|{story_id}|{source_id}|{relation}|{target_id}|{negated}"))
+
+
+def _fact_rows(
+    sid: str,
+    entities: ExtractedEntities,
+    resolved: Mapping[str, str],
+    ids_by_name: Mapping[tuple[str, str], tuple[str, str | None]],
+) -> dict[str, list[dict[str, Any]]]:
+    """A story's facts as edge rows by target label: the source a resolved person, the target a
+    resolved person or an entity the story names (its survivor if merged away)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    seen: set[str] = set()
+    for fact in entities.facts:
+        source = resolved.get(fact.source)
+        if source is None:
+            continue
+        target: tuple[str, str] | None = None
+        if fact.target in resolved:
+            target = ("Person", resolved[fact.target])
+        else:
+            for label in ("Object", "Event", "Place"):
+                found = ids_by_name.get((label, name_key(fact.target)))
+                if found is not None:
+                    target = (label, found[0])
+                    break
+        if target is None or target[1] == source:
+            continue
+        fid = fact_id(sid, source, fact.relation, target[1], fact.negated)
+        if fid in seen:
+            continue
+        seen.add(fid)
+        years = years_property(int(y) for y in _YEAR_IN_TEXT.findall(fact.sentence))
+        out.setdefault(target[0], []).append(
+            {
+                "fact_id": fid,
+                "source_id": source,
+                "target_id": target[1],
+                "relation": fact.relation,
+                "verb": fact.verb,
+                "sentence": fact.sentence,
+                "confidence": fact.confidence,
+                "negated": fact.negated,
+                "years": years,
+                "name": fact.target,
+            }
+        )
+    return out

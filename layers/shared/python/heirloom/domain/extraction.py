@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
+    ExtractedFact,
     ExtractedObject,
     ExtractedPerson,
     ExtractedPlace,
@@ -41,6 +42,7 @@ class ExtractionLimits:
     objects: int = 15
     time_references: int = 15
     relationships: int = 30
+    facts: int = 30
 
 
 DEFAULT_LIMITS = ExtractionLimits()
@@ -183,6 +185,40 @@ def _relationships(
     )
 
 
+#: relations whose target must be a person (the rest may point at a person or a thing)
+PERSON_RELATIONS = frozenset(
+    {"MARRIED", "SIBLING_OF", "PARENT_OF", "FRIEND_OF", "WORKED_WITH", "TAUGHT", "MET"}
+)
+
+
+def _facts(
+    items: Iterable[ExtractedFact], names: dict[str, dict[str, str]], floor: float, limit: int
+) -> list[ExtractedFact]:
+    """Facts whose source is a kept person and whose target a kept entity, under the kept names;
+    the sentence scrubbed of contact data. Person -> person relations need a person target."""
+    out = []
+    for f in items:
+        source_name = _clean_name(f.source, person=True) if f.confidence >= floor else None
+        source = names["people"].get(name_key(source_name)) if source_name else None
+        target = None
+        for kind in (
+            ("people",) if f.relation in PERSON_RELATIONS else ("people", "objects", "events", "places")
+        ):
+            cleaned = _clean_name(f.target, person=kind == "people")
+            target = names[kind].get(name_key(cleaned)) if cleaned else None
+            if target:
+                break
+        sentence = _clean_text(f.sentence)
+        verb = _clean_text(f.verb)
+        if source and target and sentence and verb and name_key(source) != name_key(target):
+            out.append(
+                f.model_copy(update={"source": source, "target": target, "sentence": sentence, "verb": verb})
+            )
+    return _dedupe_and_limit(
+        out, lambda f: f"{name_key(f.source)}|{f.relation}|{name_key(f.target)}|{f.negated}", limit
+    )
+
+
 def postprocess(
     entities: ExtractedEntities,
     *,
@@ -209,5 +245,6 @@ def postprocess(
         relationships=tuple(
             _relationships(entities.relationships, names, min_confidence, limits.relationships)
         ),
+        facts=tuple(_facts(entities.facts, names, min_confidence, limits.facts)),
         extractor_version=entities.extractor_version,
     )

@@ -51,8 +51,19 @@ def _period(since: str | None, until: str | None) -> str | None:
     return None
 
 
+def told_fact_sentence(fact: GraphFact) -> str:
+    """A fact a story told: the story's own sentence quoted, with the story it comes from."""
+    said = quoted_title(clean_text(fact.sentence or ""))  # story text: one line, quotes escaped
+    title = quoted_title(clean_text(fact.source_title or ""))
+    source = f' (from "{title}")' if title else ""
+    disputed = " Other accounts differ." if fact.conflicting else ""
+    return f'"{said}"{source}{disputed}'
+
+
 def fact_sentence(fact: GraphFact) -> str:
     """A fact as one plain sentence. `detail` reads as what the object is to the subject."""
+    if fact.sentence:
+        return told_fact_sentence(fact)
     subject, obj = clean_text(fact.subject), clean_text(fact.object)
     detail = clean_text(fact.detail) if fact.detail and fact.detail.strip() else None
     if fact.predicate == "FAMILY_OF":
@@ -73,6 +84,8 @@ def fact_sentences(facts: Iterable[GraphFact]) -> list[str]:
     out: list[str] = []
     for fact in facts:
         key = (fact.predicate, frozenset({fact.subject_id, fact.object_id}))
+        if fact.sentence:  # every telling of a told fact is its own (accounts may differ)
+            key = (f"{fact.predicate}|{fact.story_ids}", key[1])
         sentence = fact_sentence(fact)
         if key in seen_pairs or sentence in out:
             continue

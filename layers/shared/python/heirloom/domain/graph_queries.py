@@ -154,6 +154,53 @@ ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, p
 LIMIT $limit
 """
 
+#: stories whose current facts (docs/decisions/0012) touch the named persons or things: "who gave
+#: her the ring", "the friend he worked with"; `linked` says the fact joins two named nodes
+STORY_FACTS = """
+MATCH (x)
+WHERE (x:Person OR x:Place OR x:Event OR x:Object) AND x.id IN $ids
+MATCH (x)-[f:FACT]-(y)
+WHERE f.valid_to = '' AND f.legacy_id IN $legacy_ids
+RETURN DISTINCT f.story_id AS story_id, f.relation AS relationship, x.id AS entity_id, x.name AS entity,
+       y.name AS via, y.id IN $ids AS linked
+ORDER BY linked DESC, story_id, relationship, via
+LIMIT $limit
+"""
+
+#: persons the named ones have current facts with, and the stories that mention them (the
+#: second hop of a multi-hop question: "the man she married ... his brother")
+FACT_NEIGHBOURS = """
+MATCH (x:Person)
+WHERE x.id IN $ids
+MATCH (x)-[f:FACT]-(y:Person)
+WHERE f.valid_to = '' AND f.legacy_id IN $legacy_ids AND NOT y.id IN $ids
+WITH DISTINCT y, f.relation AS relationship
+ORDER BY y.name, y.id
+LIMIT $limit
+MATCH (s:Story)-[:MENTIONS]->(y)
+WHERE s.legacy_id IN $legacy_ids
+RETURN s.id AS story_id, relationship, y.name AS via
+ORDER BY story_id
+LIMIT $limit
+"""
+
+#: the current facts of the named persons and things, each with its sentence and its story (for
+#: the known-connections block; the access filter keeps only those whose story the user may read)
+FACT_SENTENCES = """
+MATCH (x)
+WHERE (x:Person OR x:Place OR x:Event OR x:Object) AND x.id IN $ids
+MATCH (x)-[f:FACT]-(y)
+WHERE f.valid_to = '' AND f.legacy_id IN $legacy_ids
+WITH DISTINCT f, startNode(f) AS a, endNode(f) AS b
+MATCH (s:Story {id: f.story_id})
+RETURN a.id AS subject_id, a.name AS subject, f.relation AS predicate, b.id AS object_id,
+       CASE WHEN b:Person THEN b.name ELSE coalesce(f.name, b.name) END AS object, f.verb AS verb,
+       f.sentence AS sentence, f.story_id AS story_id, s.title AS title, f.conflicting AS conflicting,
+       a.legacy_id AS subject_legacy, b.legacy_id AS object_legacy
+ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, predicate, object, story_id
+LIMIT $limit
+"""
+
 #: every template, by name (the integration tests run each one)
 TEMPLATES: dict[str, str] = {
     "legacy_context": LEGACY_CONTEXT,
@@ -168,4 +215,7 @@ TEMPLATES: dict[str, str] = {
     "general": GENERAL,
     "overview": OVERVIEW,
     "facts": FACTS,
+    "story_facts": STORY_FACTS,
+    "fact_neighbours": FACT_NEIGHBOURS,
+    "fact_sentences": FACT_SENTENCES,
 }

@@ -19,6 +19,7 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
         "LIVED_IN",  # (Person)-[:LIVED_IN]->(Place)
         "WORKED_AT",  # (Person)-[:WORKED_AT]->(Place)
         "OWNED",  # (Person)-[:OWNED]->(Object)
+        "FACT",  # (Person)-[:FACT {relation, verb, sentence, story_id, ...}]->(Person|Place|Event|Object)
     }
 )
 

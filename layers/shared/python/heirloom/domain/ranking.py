@@ -64,6 +64,22 @@ RELATIONSHIP_REASONS: dict[str, str] = {
     "MENTIONS": "person mentioned",
     "LINKED_TO": "cross-legacy traversal",
     "TIME": "time period match",
+    # facts a story told (docs/decisions/0012)
+    **{
+        rel: f"told fact ({rel})"
+        for rel in (
+            "MARRIED",
+            "SIBLING_OF",
+            "PARENT_OF",
+            "FRIEND_OF",
+            "TAUGHT",
+            "MET",
+            "GAVE",
+            "MADE",
+            "KEPT",
+            "RECEIVED",
+        )
+    },
 }
 
 

@@ -36,7 +36,17 @@ OVERVIEW_STORIES = 3
 #: templates whose rows depend only on the graph around a person or legacy (docs/design.md §6:
 #: "person neighbourhood"), cached per container for NeighbourhoodCache.ttl_s
 NEIGHBOURHOOD_TEMPLATES = frozenset(
-    {"legacy_context", "relational", "relational_2hop", "general", "facts", "described"}
+    {
+        "legacy_context",
+        "relational",
+        "relational_2hop",
+        "general",
+        "facts",
+        "described",
+        "story_facts",
+        "fact_neighbours",
+        "fact_sentences",
+    }
 )
 
 
@@ -183,6 +193,27 @@ def _relational(w: _Walk) -> None:
             )
 
 
+def _story_facts(w: _Walk) -> None:
+    """Stories whose facts touch the named persons and things (and the subject, when a person is
+    named: "who did she marry"); only a fact joining two nodes the message asks about is an
+    entity match (one through a single named node counted too lost more than it found on
+    dev-legacy: docs/evaluation.md). With two hops allowed, the stories of the persons those
+    facts lead to."""
+    named = set(w.person_ids + w.entity_ids)
+    if not named:
+        return
+    ids = sorted({*named, w.subject_id}) if w.person_ids else sorted(named)
+    for row in w.run.query("story_facts", {**w.base, "ids": ids}):
+        w.add(
+            [row["story_id"]], "story_facts", 1, row["relationship"], row["entity"], row["via"],
+            entity_match=bool(row["linked"]),
+        )  # fmt: skip
+    persons = [p for p in w.person_ids if p != w.subject_id]
+    if w.config.max_hops >= 2 and persons:
+        for row in w.run.query("fact_neighbours", {**w.base, "ids": persons}):
+            w.add([row["story_id"]], "fact_neighbours", 2, row["relationship"], via=row["via"])
+
+
 def _temporal(w: _Walk) -> None:
     ranges = [r for r in (year_range(p) for p in w.intent.entities.time_periods) if r]
     for start, end in ranges[:3]:
@@ -241,11 +272,11 @@ def _overview(w: _Walk) -> None:
 
 #: intent -> what runs after the named and described entities are looked up
 INTENT_STEPS: dict[Intent, tuple[Callable[[_Walk], None], ...]] = {
-    Intent.RELATIONAL: (_relational,),
+    Intent.RELATIONAL: (_relational, _story_facts),
     Intent.TEMPORAL: (_temporal,),
     Intent.SPATIAL: (_spatial,),
     Intent.CROSS_LEGACY: (_cross_legacy,),
-    Intent.ENTITY_FOCUSED: (_general_if_nothing,),
+    Intent.ENTITY_FOCUSED: (_story_facts, _general_if_nothing),
     Intent.GENERAL: (_general, _overview),
 }
 
@@ -263,6 +294,22 @@ def _fact(r: dict[str, Any]) -> GraphFact:
         story_ids=tuple(r.get("story_ids") or ()),
         known=bool(r.get("known")),
         legacy_ids=tuple(x for x in (r.get("subject_legacy"), r.get("object_legacy")) if x),
+    )
+
+
+def _told_fact(r: dict[str, Any]) -> GraphFact:
+    return GraphFact(
+        subject_id=str(r["subject_id"]),
+        subject=str(r["subject"]),
+        predicate=str(r["predicate"]),
+        object_id=str(r["object_id"]),
+        object=str(r["object"]),
+        detail=str(r.get("verb") or "") or None,
+        story_ids=(str(r["story_id"]),),
+        legacy_ids=tuple(x for x in (r.get("subject_legacy"), r.get("object_legacy")) if x),
+        sentence=str(r.get("sentence") or "") or None,
+        source_title=str(r.get("title") or "") or None,
+        conflicting=bool(r.get("conflicting")),
     )
 
 
@@ -306,9 +353,18 @@ def traverse(
         "facts",
         {"person_ids": sorted({subject_id, *walk.person_ids}), "subject_id": subject_id, "limit": 2 * limit},
     )
+    told_rows = run.query(
+        "fact_sentences",
+        {
+            **walk.base,
+            "ids": sorted({subject_id, *walk.person_ids, *walk.entity_ids}),
+            "subject_id": subject_id,
+        },
+    )
+    told = [_told_fact(r) for r in told_rows if r.get("subject") and r.get("object") and r.get("story_id")]
     return GraphResults(
         hits=tuple(_dedupe(walk.hits)[: limit * 2]),
-        facts=tuple(_fact(r) for r in facts_rows if r.get("subject") and r.get("object")),
+        facts=tuple([*(_fact(r) for r in facts_rows if r.get("subject") and r.get("object")), *told]),
         traversals=tuple(run.stats),
         status=run.status,
         latency_ms=round((clock() - started) * 1000, 2),

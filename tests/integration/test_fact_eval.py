@@ -1,0 +1,61 @@
+"""`heirloom facts-eval`: fact precision/recall against the sample legacy's hand labels, on the
+local extractor and on the Bedrock path with stubbed answers (that one tests parsing and
+post-processing: the answers are a fixture, not a model)."""
+
+import json
+from pathlib import Path
+
+from heirloom.contracts.extraction import ExtractedFact
+from heirloom_dev.cli import main
+from heirloom_dev.fact_eval import FactScore, score_story
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "examples" / "sample-legacy"
+ANSWERS = ROOT / "tests" / "support" / "bedrock_facts_answers.json"
+
+
+def _fact(source, relation, target):
+    return ExtractedFact(
+        source=source, relation=relation, target=target, verb="v", sentence="s", confidence=0.9
+    )
+
+
+def test_scoring_matches_names_by_form_once_and_symmetric_either_way():
+    labels = [
+        {"source": ["Uncle Ray", "Ray"], "relation": "MET", "target": ["Uncle Dommie"]},
+        {"source": ["Mom"], "relation": "MADE", "target": ["dress"]},
+    ]
+    score = FactScore()
+    got = [_fact("Uncle Dommie", "MET", "Uncle Ray"), _fact("Mom", "MADE", "the wedding dress"),
+           _fact("Mom", "MADE", "dress"), _fact("Mom", "KEPT", "dress")]  # fmt: skip
+    score_story(got, labels, score)
+    assert (score.labelled, score.extracted, score.matched) == (2, 4, 2)  # a label matches once
+    assert score.precision == 0.5 and score.recall == 1.0
+
+
+def test_the_bedrock_path_keeps_what_the_vocabulary_and_the_floor_allow(tmp_path, capsys):
+    out = tmp_path / "bedrock.json"
+    assert main(["facts-eval", str(SAMPLE), "--bedrock-fixture", str(ANSWERS), "--json", str(out)]) == 0
+    score = json.loads(out.read_text())
+    labelled = sum(len(v) for v in json.loads((SAMPLE / "facts.json").read_text())["stories"].values())
+    # every labelled fact parses and survives; of the four noisy ones only the wrong fact in the
+    # vocabulary is kept (out-of-vocabulary, under 0.7 and unlisted-target facts are dropped)
+    assert score["labelled"] == labelled and score["matched"] == labelled
+    assert score["extracted"] == labelled + 1
+    assert score["false_positives"] == [
+        "Uncle Walt GAVE dock | the next summer Uncle Walt built the dock out of old railroad ties"
+    ]
+    assert "bedrock (stubbed answers)" in capsys.readouterr().out
+
+
+def test_the_local_extractor_is_scored_on_the_labels(tmp_path):
+    out = tmp_path / "local.json"
+    assert main(["facts-eval", str(SAMPLE), "--json", str(out)]) == 0
+    score = json.loads(out.read_text())
+    assert score["extracted"] == score["matched"] + len(score["false_positives"])
+    assert score["labelled"] == score["matched"] + len(score["misses"])
+
+
+def test_a_folder_without_labels_is_refused(tmp_path, capsys):
+    assert main(["facts-eval", str(tmp_path)]) != 0
+    assert "no facts.json" in capsys.readouterr().err
