@@ -115,7 +115,7 @@ LIMIT $limit
 
 GENERAL = """
 MATCH (p:Person {id: $person_id})-[r]-(c)
-WHERE r.kind <> 'BELONGS_TO'
+WHERE r.kind <> 'BELONGS_TO' AND r.kind <> 'REMEMBERS'
 WITH c, r, CASE WHEN c:Story THEN 'Story' WHEN c:Person THEN 'Person' WHEN c:Place THEN 'Place'
               WHEN c:Event THEN 'Event' WHEN c:Object THEN 'Object' ELSE 'Other' END AS label
 RETURN c.id AS node_id, label, coalesce(c.name, c.title) AS name, r.kind AS relationship
