@@ -49,7 +49,9 @@ def rebuild_graph(ports: IngestionPorts, legacy_ids: Sequence[UUID]) -> RebuildR
         for user_id in stories.member_user_ids(legacy.id):
             user = stories.get_user(user_id)
             if user is not None:
-                graph_sync.sync_membership(ports.graph, legacy, user.person_id, stories.role_of(user_id, legacy.id))
+                graph_sync.sync_membership(
+                    ports.graph, legacy, user.person_id, stories.role_of(user_id, legacy.id)
+                )
     relationships = stories.relationships_of([p.id for p in persons])
     for rel in relationships:
         graph_sync.sync_relationship(ports.graph, rel)
