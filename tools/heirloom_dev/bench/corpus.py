@@ -487,4 +487,5 @@ def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
             "subject_id": subject,
             "limit": 2 * limit,
         },
+        "ambient": {"node_ids": [sample.place[0], sample.event[0], sample.obj[0]], "limit": limit},
     }

@@ -62,6 +62,24 @@ def fact_allowed(fact: GraphFact, readable: set[str], scope: ReadScope) -> bool:
     return fact.known and any(lid in members for lid in fact.legacy_ids)
 
 
+def readable_facts(
+    facts: Iterable[GraphFact], titles: dict[str, str], scope: ReadScope
+) -> tuple[GraphFact, ...]:
+    """The facts the user may see, each naming only the readable stories that support it
+    (`titles`: every readable story's title, by id)."""
+    readable = set(titles)
+    return tuple(
+        f.model_copy(
+            update={
+                "story_ids": (kept := tuple(s for s in f.story_ids if s in readable)),
+                "titles": tuple(titles[s] for s in kept),
+            }
+        )
+        for f in facts
+        if fact_allowed(f, readable, scope)
+    )
+
+
 def _pick_chunks(chunks: list[ChunkResult], hints: Iterable[str]) -> list[ChunkResult]:
     """Chunks that name a hint (entity or person the graph followed) first, else the opening."""
     words = [h.lower() for h in hints if h]

@@ -154,6 +154,24 @@ ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, p
 LIMIT $limit
 """
 
+#: ambient memory: the facts about the places, events and objects the message names (persons'
+#: come from FACTS), each entity by its label's id index, grouped per fact like FACTS
+_AMBIENT_PART = """
+MATCH (e:{label})
+WHERE e.id IN $node_ids
+MATCH (a:Person)-[r:{types}]->(e)
+WITH a, e, r.kind AS predicate, r.detail AS detail, r.since AS since, r.until AS until, r.known AS known,
+     coalesce(r.name, e.name) AS object, collect(r.story_id) AS story_ids
+RETURN a.id AS subject_id, a.name AS subject, predicate, e.id AS object_id, object,
+       detail, since, until, story_ids, known, a.legacy_id AS subject_legacy, e.legacy_id AS object_legacy
+ORDER BY predicate, object, object_id, subject_id
+LIMIT $limit
+"""
+AMBIENT = "UNION".join(
+    _AMBIENT_PART.format(label=label, types=types)
+    for label, types in (("Place", "LIVED_IN|WORKED_AT"), ("Event", "PARTICIPATED_IN"), ("Object", "OWNED"))
+)
+
 #: every template, by name (the integration tests run each one)
 TEMPLATES: dict[str, str] = {
     "legacy_context": LEGACY_CONTEXT,
@@ -168,4 +186,5 @@ TEMPLATES: dict[str, str] = {
     "general": GENERAL,
     "overview": OVERVIEW,
     "facts": FACTS,
+    "ambient": AMBIENT,
 }

@@ -302,9 +302,14 @@ def traverse(
         "facts",
         {"person_ids": sorted({subject_id, *walk.person_ids}), "subject_id": subject_id, "limit": 2 * limit},
     )
+    named_entities = _ids(intent, ["Place", "Event", "Object"])
+    ambient_rows = (
+        run.query("ambient", {"node_ids": named_entities, "limit": limit}) if named_entities else []
+    )
     return GraphResults(
         hits=tuple(_dedupe(walk.hits)[: limit * 2]),
         facts=tuple(_fact(r) for r in facts_rows if r.get("subject") and r.get("object")),
+        ambient_facts=tuple(_fact(r) for r in ambient_rows if r.get("subject") and r.get("object")),
         traversals=tuple(run.stats),
         status=run.status,
         latency_ms=round((clock() - started) * 1000, 2),

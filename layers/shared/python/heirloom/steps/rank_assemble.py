@@ -1,5 +1,5 @@
 """RankAssemble: rank what AccessFilter kept, deduplicate, fit the persona's token budget and
-format the context with provenance."""
+format the context with provenance, ambient memory included."""
 
 from __future__ import annotations
 
@@ -11,4 +11,6 @@ from heirloom.services import Services
 
 def run(data: RankAssembleInput, services: Services) -> AssembledContext:
     persona = load_personas()[data.request.persona]
-    return assemble(data.request, data.filtered, persona, services.tokenizer)
+    return assemble(
+        data.request, data.filtered, persona, services.tokenizer, ambient=services.settings.ambient
+    )
