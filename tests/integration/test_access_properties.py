@@ -339,12 +339,11 @@ def _links_ignore_status(**kw):
 
 from heirloom.domain import access as _access  # noqa: E402
 from heirloom.domain import access_filter as _access_filter  # noqa: E402
-from heirloom.steps import access_filter as _access_filter_step  # noqa: E402
 
 ORIGINAL_RESOLVE = _access_filter.resolve_scope
 BREAKAGES = {
     "visibility ignored": (_access.ReadScope, "allows", _ignore_visibility),
-    "every fact kept": (_access_filter_step, "fact_allowed", _every_fact),
+    "every fact kept": (_access_filter, "fact_allowed", _every_fact),
     "link status ignored": (_access_filter, "resolve_scope", _links_ignore_status),
 }
 
