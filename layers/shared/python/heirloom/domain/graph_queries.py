@@ -154,9 +154,11 @@ ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, p
 LIMIT $limit
 """
 
+
 #: ambient memory: the facts about the places, events and objects the message names (persons'
 #: come from FACTS), each entity by its label's id index, grouped per fact like FACTS
-_AMBIENT_PART = """
+def _ambient() -> str:
+    part = """
 MATCH (e:{label})
 WHERE e.id IN $node_ids
 MATCH (a:Person)-[r:{types}]->(e)
@@ -167,10 +169,11 @@ RETURN a.id AS subject_id, a.name AS subject, predicate, e.id AS object_id, obje
 ORDER BY predicate, object, object_id, subject_id
 LIMIT $limit
 """
-AMBIENT = "UNION".join(
-    _AMBIENT_PART.format(label=label, types=types)
-    for label, types in (("Place", "LIVED_IN|WORKED_AT"), ("Event", "PARTICIPATED_IN"), ("Object", "OWNED"))
-)
+    labels = (("Place", "LIVED_IN|WORKED_AT"), ("Event", "PARTICIPATED_IN"), ("Object", "OWNED"))
+    return "UNION".join(part.format(label=label, types=types) for label, types in labels)
+
+
+AMBIENT = _ambient()
 
 #: every template, by name (the integration tests run each one)
 TEMPLATES: dict[str, str] = {
