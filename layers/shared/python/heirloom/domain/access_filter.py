@@ -137,17 +137,21 @@ def readable_intent(
 
 
 def readable_traversals(
-    stats: Sequence[TraversalStat], candidates: Sequence[Candidate], facts: Sequence[GraphFact]
+    stats: Sequence[TraversalStat],
+    candidates: Sequence[Candidate],
+    facts: Sequence[GraphFact],
+    ambient_facts: Sequence[GraphFact] = (),
 ) -> tuple[TraversalStat, ...]:
     """Each traversal's `results` recounted from what the user may read: the readable stories
-    its hits reached (`facts`: the facts kept; a template that reaches no story: 0)."""
+    its hits reached (`facts`, `ambient`: the facts kept; a template that reaches no story: 0)."""
+    kept = {"facts": len(facts), "ambient": len(ambient_facts)}
     reached: dict[str, set[UUID]] = defaultdict(set)
     for c in candidates:
         for h in c.graph_hits:
             reached[h.template].add(c.story_id)
     return tuple(
         s.model_copy(
-            update={"results": len(facts) if s.template == "facts" else len(reached.get(s.template, ()))}
+            update={"results": kept[s.template] if s.template in kept else len(reached.get(s.template, ()))}
         )
         for s in stats
     )

@@ -126,7 +126,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
         candidates=tuple(candidates),
         facts=facts,
         ambient_facts=ambient_facts,
-        traversals=readable_traversals(graph.traversals, candidates, facts),
+        traversals=readable_traversals(graph.traversals, candidates, facts, ambient_facts),
         vector_status=vector.status,
         graph_status=graph.status,
         dropped_stories=len(ids) - len(readable),
