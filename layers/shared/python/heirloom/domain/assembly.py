@@ -12,7 +12,9 @@ every story the graph did not reach). Ties: score desc, primary legacy first, st
 Token budget (cl100k_base through the `Tokenizer` port)
     1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
        "## Circles in the Stories" (community summaries, the `general` intent) follows with at
-       most min(300, 8% of the budget), whole summaries only; both count as R below.
+       most min(300, 8% of the budget), whole summaries only, then ambient memory
+       (domain/ambient.py: facts about what the message named) with at most
+       min(AMBIENT_TOKEN_BUDGET, 5% of the budget), whole lines only; all count as R below.
     2. What remains after the note (if degraded) and the connections used (R) is split 60/30/10%:
        stories found by embedding (alone or with the graph), stories only the graph found, and
        the metadata that frames every story (section headers, "###" headings, story markers,
@@ -23,8 +25,8 @@ Token budget (cl100k_base through the `Tokenizer` port)
        request where the graph found nothing new) and spends it in the same ranked order, first
        lengthening an excerpt pass 1 cut short, else adding a story pass 1 had to skip.
     5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
-       ranked story is shortened (then dropped), then the last community summary, then the last
-       connection sentence is dropped.
+       ranked story is shortened (then dropped), then the last ambient line, the last community
+       summary, then the last connection sentence is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
 Reranking (domain/rerank.py, optional): the top stories of that ranking are scored again against
@@ -53,6 +55,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from heirloom.contracts.context import (
+    AmbientLine,
     AssembledContext,
     CommunityNote,
     ContextMetadata,
@@ -62,6 +65,7 @@ from heirloom.contracts.context import (
     RerankReport,
     SourceInfo,
 )
+from heirloom.domain import ambient as ambient_memory
 from heirloom.domain.budget import (
     QUOTE,
     BudgetSplit,
@@ -92,6 +96,7 @@ from heirloom.domain.rerank import rerank as rerank_top
 from heirloom.domain.suggestion import elicitation_block, pick_suggestion
 from heirloom.fencing import nonce, story_close, story_open
 from heirloom.ports import Tokenizer
+from heirloom.settings import AmbientSettings
 
 
 @dataclass
@@ -189,8 +194,9 @@ def _community_notes(filtered: FilteredContext, cap: int, tokenizer: Tokenizer) 
     return kept
 
 
-def _head(connections: str, communities: list[CommunityNote]) -> str:
-    return "\n\n".join(part for part in (connections, communities_block(communities)) if part)
+def _head(connections: str, communities: list[CommunityNote], ambient: Sequence[AmbientLine] = ()) -> str:
+    parts = (connections, communities_block(communities), ambient_memory.ambient_block(ambient))
+    return "\n\n".join(part for part in parts if part)
 
 
 def _slots(ranked: Sequence[ScoredCandidate], fence: str, tokenizer: Tokenizer) -> list[Slot]:
@@ -217,11 +223,12 @@ def assemble(
     fence: str | None = None,
     rerank: RerankStage | None = None,
     recency: float = 0.0,
+    ambient: AmbientSettings | None = None,
 ) -> AssembledContext:
     """Rank the readable candidates (reranking the top with `rerank`) and format them within
     `request.token_budget` tokens. `fence` is the story blocks' nonce (a fresh one per call
     unless given); `recency`: the decay per year of a story's age, when the request wants recent
-    material (else 0)."""
+    material (else 0); `ambient`: the ambient memory settings (None: no ambient section)."""
     started = time.perf_counter()
     budget = request.token_budget
     ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode, recency=recency)
@@ -239,7 +246,8 @@ def assemble(
     facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
     kept = _connection_sentences(facts, connections_cap(budget), tokenizer)
     circles = _community_notes(filtered, communities_cap(budget), tokenizer)
-    connections = _head(connections_block(kept), circles)
+    mind = _ambient_lines(request, filtered, ambient, kept, tokenizer)
+    connections = _head(connections_block(kept), circles, mind)
     used = (tokenizer.count(note) + 2 if note else 0) + (
         tokenizer.count(connections) + 2 if connections else 0
     )
@@ -261,10 +269,10 @@ def assemble(
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
-            if not kept and not circles:  # pragma: no cover - an empty text is 0 tokens
+            if not kept and not circles and not mind:  # pragma: no cover - an empty text is 0 tokens
                 break
-            (circles or kept).pop()
-            connections = _head(connections_block(kept), circles)
+            (mind or circles or kept).pop()
+            connections = _head(connections_block(kept), circles, mind)
         formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
         total = tokenizer.count(formatted)
 
@@ -285,6 +293,7 @@ def assemble(
         sources_used=sources_used,
         degraded=degraded,
         suggestion=suggestion,
+        ambient=tuple(mind),
         ranked_story_ids=_ranked_ids(included),
         metadata=ContextMetadata(
             intent=filtered.intent,
@@ -299,6 +308,23 @@ def assemble(
             rerank=reranked,
         ),
     )
+
+
+def _ambient_lines(
+    request: ContextRequest,
+    filtered: FilteredContext,
+    settings: AmbientSettings | None,
+    said: Sequence[str],
+    tokenizer: Tokenizer,
+) -> list[AmbientLine]:
+    """Ambient memory within its cap (none without settings or the graph's facts)."""
+    if settings is None or request.mode == "vector" or not filtered.intent.matches:
+        return []
+    cap = ambient_memory.ambient_cap(settings, request.token_budget)
+    lines = ambient_memory.candidates(
+        filtered.intent, (*filtered.facts, *filtered.ambient_facts), settings, said
+    )
+    return ambient_memory.fit(lines, settings, cap, tokenizer)
 
 
 def _closed(text: str, closing: str) -> str:
