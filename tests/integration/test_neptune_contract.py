@@ -48,7 +48,7 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
 )
 from heirloom.contracts.records import LinkStatus, RelationshipType, Role
-from heirloom.domain import entity_sync, graph_sync, ingestion, intent_step
+from heirloom.domain import entity_sync, graph_sync, ingestion, intent_step, life_timeline
 from heirloom.domain.connections_graph import traverse_connections
 from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.graph_rebuild import rebuild_graph
@@ -338,6 +338,9 @@ def workload(twin, module_db, tokenizer, tmp_path_factory):
     }.items():
         assert twin.run(TEMPLATES[name], params), name
     _traversals(twin)
+    with pytest.MonkeyPatch.context() as patch:  # the dated events over HTTP, without the budget
+        patch.setattr(life_timeline, "ANCHORS_BUDGET_S", 30.0)
+        life_timeline.subject_life(uuid.UUID(mini.legacy), stories, twin)
     for query in story_commands.EXAMPLE_QUERIES.values():  # `heirloom stats`
         twin.run(query)
     twin.count_nodes()
