@@ -33,7 +33,8 @@ def connection_sentences(text: str) -> list[str]:
     match = re.search(r"^## Known Connections\n(.*?)(?:\n\n## |\Z)", text, re.S | re.M)
     if not match:
         return []
-    return [s for s in re.split(r"(?<=\.)\s+", match.group(1).strip()) if s]
+    # a sentence ends with its period, a quoted fact with its source: '"...." (from "Title")'
+    return [s for s in re.split(r'(?<=\.)\s+|(?<="\))\s+', match.group(1).strip()) if s]
 
 
 def ambient_sentences(text: str) -> list[str]:
