@@ -162,6 +162,8 @@ class GraphFact(Edge):
     sentence: str | None = None
     source_title: str | None = None
     conflicting: bool = False
+    #: a fact of a user's conversation (docs/decisions/0018): shown to that user alone
+    owner_user_id: UUID | None = None
 
 
 class TraversalStat(Edge):
