@@ -129,7 +129,7 @@ def test_a_pronoun_resolves_within_the_last_four_messages_and_not_beyond(api):
     assert [m.seq for m in conversations.messages(UUID(beyond))] == [1, 2, 3, 4, 5]
     # another member cannot write into (or learn of) someone's conversation
     status, body = call("POST", f"/conversations/{within}/messages", mini.creator, {"content": "Hello."})
-    assert status == 404
+    assert status == 404 and body["error"] == "NotFound"
     assert len(conversations.messages(UUID(within))) == 4
 
 
@@ -144,7 +144,7 @@ def test_conversation_facts_reach_only_their_owners_context(api):
 
 
 def test_a_conversation_turned_into_a_story_is_read_like_any_story(api):
-    call, context, mini, conversations = api
+    call, context, mini, _ = api
     call("POST", "/conversation-memory", mini.creator, {"enabled": True})
     cid = str(uuid.uuid4())
     say(call, mini.admirer, cid, WINDOW)
