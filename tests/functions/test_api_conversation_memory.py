@@ -244,3 +244,42 @@ def test_property_no_member_sees_another_members_conversation_facts(memory_world
         for token in tokens:
             if owner != requester:
                 assert token not in text, (owner, requester, token)
+
+
+def test_the_owner_rule_holds_when_the_store_returns_everyones_facts(memory_world, monkeypatch):
+    """Two locks: the store reads the requester's facts, and `fact_allowed` keeps a fact for its
+    owner. With the first broken the second still holds; with both broken the leak shows (so
+    the checks above can fail)."""
+    from heirloom.steps import access_filter as step
+
+    mini, users, conversations, services, _ = memory_world
+    at = datetime.now(UTC)
+    for owner, token in ((mini.creator, "Zqcreator"), (mini.admirer, "Zqadmirer")):
+        cid = uuid.uuid4()
+        message = ConversationMessage(
+            conversation_id=cid, seq=1, legacy_id=mini.legacy, user_id=owner, role="user",
+            content=f"Ada Marsh married {token}.", sent_at=at,
+        )  # fmt: skip
+        fact = ConversationFact(
+            id=uuid.uuid4(), conversation_id=cid, seq=1, legacy_id=mini.legacy, user_id=owner,
+            source="Ada Marsh", relation="MARRIED", target=token, verb="married",
+            sentence=message.content, confidence=0.9, told_at=at,
+        )  # fmt: skip
+        assert conversations.add_message(message, [fact])
+    original = PgConversationStore.facts_of
+
+    def everyones(self, legacy_id, user_id, limit):
+        return [f for u in users for f in original(self, legacy_id, UUID(u), limit)]
+
+    request = ContextRequest(
+        legacy_id=mini.legacy, user_id=mini.admirer, persona="biographer", query="Who did Ada marry?"
+    )
+
+    def shown() -> str:
+        return str(pipeline.assemble(services, request, Intent.RELATIONAL)["formatted_context"])
+
+    assert "Zqadmirer" in shown() and "Zqcreator" not in shown()
+    monkeypatch.setattr(PgConversationStore, "facts_of", everyones)
+    assert "Zqadmirer" in shown() and "Zqcreator" not in shown()
+    monkeypatch.setattr(step, "fact_allowed", lambda fact, readable, scope: True)
+    assert "Zqcreator" in shown()
