@@ -111,6 +111,13 @@ def test_memory_is_off_by_default_and_then_nothing_is_stored(api):
     assert call("GET", "/conversation-memory", mini.creator) == (200, {"enabled": False})
     status, body = call("POST", "/conversation-memory", mini.creator, {"enabled": "yes please"})
     assert status == 400
+    call("POST", "/conversation-memory", mini.creator, {"enabled": True})
+    stranger = str(uuid.uuid4())
+    status, body = call("POST", f"/conversations/{cid}/messages", stranger, {"content": WINDOW[0]})
+    assert status == 403 and body["error"] == "AccessDenied"
+    status, body = call("POST", f"/conversations/{cid}/messages", mini.admirer, {"content": "   "})
+    assert status == 400 and "content" in body["reason"]
+    assert conversations.messages(UUID(cid)) == []
 
 
 def test_a_pronoun_resolves_within_the_last_four_messages_and_not_beyond(api):
