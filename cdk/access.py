@@ -75,8 +75,19 @@ CLASSIFY = frozenset({Model.CLASSIFY})
 #: Each row is what the handler's code path calls (heirloom.services / domain), nothing more.
 ACCESS: dict[str, Access] = {
     # API Gateway -> runs the Express context and story_connections workflows synchronously; the
-    # curation routes read the caller's role and write merges in PostgreSQL and the graph
-    "Api": Access(start_context=True, start_connections=True, database=True, graph=Graph.WRITE, timeout_s=22),
+    # curation routes read the caller's role and write merges in PostgreSQL and the graph; the
+    # conversation routes extract a message's facts (spaCy or Claude Haiku) and start the
+    # ingestion of a story made from a conversation
+    "Api": Access(
+        start_context=True,
+        start_connections=True,
+        start_ingestion=True,
+        database=True,
+        graph=Graph.WRITE,
+        models=CLASSIFY,
+        timeout_s=22,
+        memory_mb=1024,
+    ),
     # -- context_assembly (Express) --
     # gazetteer: the legacy's persons (PostgreSQL) and graph entities; rule-based classifier
     "IntentAnalysis": Access(database=True, graph=Graph.READ, breaker=True, intent_model=True),

@@ -1,7 +1,8 @@
 """Api: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections
 and /legacies/{legacy_id}/enrichment behind API Gateway (Cognito authorizer), and the curation
 routes (merge suggestions, merge, undo, keep apart; the staging switch, staged entities and their
-approval or rejection; the changelog) for a legacy's creator and admins."""
+approval or rejection; the changelog) for a legacy's creator and admins; conversation memory (its
+switch for creator and admins; a member's messages and the story made of them)."""
 
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -13,6 +14,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.connections import StoryConnections
+from heirloom.contracts.conversation import (
+    ConversationStory,
+    ConversationStoryBody,
+    MemorySetting,
+    MessageBody,
+    MessageResult,
+)
 from heirloom.contracts.curation import (
     ChangelogPage,
     DecisionBody,
@@ -34,6 +42,7 @@ from heirloom.domain.context_api import (
     WorkflowTimedOut,
     parse_body,
 )
+from heirloom.domain.conversation_memory import ConversationCall
 from heirloom.domain.curation_api import CurationCall
 from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound, StoreUnavailable, error_contract
 from heirloom.ports import ConnectionsWorkflow, ContextWorkflow
@@ -225,6 +234,62 @@ def get_changelog(
 
 def _curate(**fields: Any) -> Any:
     return run(CurationCall(user_id=_user_id(_claims()), **fields), app.context["services"])
+
+
+def _conversation_responses(model: Any) -> dict[int, Any]:
+    """The conversation-memory routes' answers: the model, or a typed refusal."""
+    reasons = {
+        400: "InvalidRequest: the path or body does not match the contract",
+        403: "AccessDenied: no verified identity, not a member of the legacy, or (the switch) not"
+        " its creator or an admin",
+        404: "NotFound: the legacy, or a conversation of the caller's in it, does not exist",
+        409: "Conflict: conversation memory is off for the legacy (nothing stored), or another"
+        " message of the conversation arrived at the same time",
+        503: "StoreUnavailable: the permission store is unreachable; retry later",
+    }
+    error = {"application/json": {"schema": ERROR_BODY}}
+    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}} | {
+        code: {"description": text, "content": error} for code, text in reasons.items()
+    }
+
+
+@app.get("/legacies/<legacy_id>/conversation-memory", responses=_conversation_responses(MemorySetting))
+def get_conversation_memory(legacy_id: UUID) -> MemorySetting:
+    return _converse(action="memory", legacy_id=legacy_id)
+
+
+@app.post("/legacies/<legacy_id>/conversation-memory", responses=_conversation_responses(MemorySetting))
+def post_conversation_memory(legacy_id: UUID, body: Annotated[MemorySetting, Body()]) -> MemorySetting:
+    """On: the messages members send while talking with a persona may be extracted, each
+    member's facts shown in their own context alone (off by default)."""
+    return _converse(action="set_memory", legacy_id=legacy_id, memory=body)
+
+
+@app.post(
+    "/legacies/<legacy_id>/conversations/<conversation_id>/messages",
+    responses=_conversation_responses(MessageResult),
+)
+def post_conversation_message(
+    legacy_id: UUID, conversation_id: UUID, body: Annotated[MessageBody, Body()]
+) -> MessageResult:
+    """Store a message of the caller's conversation and the facts it states (read with the last
+    4 messages), for the caller's own context."""
+    return _converse(action="message", legacy_id=legacy_id, conversation_id=conversation_id, message=body)
+
+
+@app.post(
+    "/legacies/<legacy_id>/conversations/<conversation_id>/story",
+    responses=_conversation_responses(ConversationStory),
+)
+def post_conversation_story(
+    legacy_id: UUID, conversation_id: UUID, body: Annotated[ConversationStoryBody, Body()]
+) -> ConversationStory:
+    """The caller's messages of the conversation as one story (personal unless said otherwise)."""
+    return _converse(action="story", legacy_id=legacy_id, conversation_id=conversation_id, story=body)
+
+
+def _converse(**fields: Any) -> Any:
+    return run(ConversationCall(user_id=_user_id(_claims()), **fields), app.context["services"])
 
 
 @app.not_found

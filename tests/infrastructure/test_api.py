@@ -63,7 +63,8 @@ def test_every_method_requires_a_cognito_token(built, resources):
 def test_context_route_validates_body_and_parameters(built, resources):
     methods = post_methods(resources)
     assert sorted(methods) == [
-        "/context", "/enrichment", "/keep-apart", "/merges", "/merges/{merge_id}/undo",
+        "/context", "/conversation-memory", "/conversations/{conversation_id}/messages",
+        "/conversations/{conversation_id}/story", "/enrichment", "/keep-apart", "/merges", "/merges/{merge_id}/undo",
         "/staged/{item_id}/approve", "/staged/{item_id}/reject", "/staging", "/stories/{story_id}/connections",
     ]  # fmt: skip
     method = methods["/context"]
@@ -98,6 +99,11 @@ def test_context_route_validates_body_and_parameters(built, resources):
         "approve",
         "reject",
         "changelog",
+        "conversation-memory",
+        "conversations",
+        "{conversation_id}",
+        "messages",
+        "story",
     }
 
 
@@ -157,8 +163,9 @@ def test_curation_routes_reach_the_api_function_with_their_path_parameters(built
     api_function = built.logical_id(built.stack.node.find_child("Api"))
     methods = [m for m in of_type(resources, "AWS::ApiGateway::Method").values() if "RequestModels" not in m]
     # merges: GET suggestions, POST merge, undo, keep apart; staging: GET/POST the switch, GET
-    # staged, POST approve and reject; GET changelog
-    assert sorted(m["HttpMethod"] for m in methods) == ["GET"] * 4 + ["POST"] * 6
+    # staged, POST approve and reject; GET changelog; conversation memory: GET/POST the switch,
+    # POST a message, POST the story
+    assert sorted(m["HttpMethod"] for m in methods) == ["GET"] * 5 + ["POST"] * 9
     for method in methods:
         assert method["RequestParameters"]["method.request.path.legacy_id"] is True
         assert {"Fn::GetAtt": [api_function, "Arn"]} in method["Integration"]["Uri"]["Fn::Join"][1]
@@ -166,6 +173,8 @@ def test_curation_routes_reach_the_api_function_with_their_path_parameters(built
     assert len(undo) == 1 and undo[0]["HttpMethod"] == "POST"
     decisions = [m for m in methods if "method.request.path.item_id" in m["RequestParameters"]]
     assert [m["HttpMethod"] for m in decisions] == ["POST", "POST"]
+    conversation = [m for m in methods if "method.request.path.conversation_id" in m["RequestParameters"]]
+    assert [m["HttpMethod"] for m in conversation] == ["POST", "POST"]
 
 
 def test_body_schema_limits(schema):

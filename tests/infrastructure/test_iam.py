@@ -32,8 +32,9 @@ BREAKER = {"dynamodb:GetItem", "dynamodb:PutItem"}
 DLQ = {"sqs:SendMessage"}
 
 EXPECTED: dict[str, set[str]] = {
-    # the context route starts the workflow; the curation routes read roles and write merges
-    "Api": {"states:StartSyncExecution"} | DB | GRAPH_WRITE,
+    # the context route starts the workflow; the curation routes read roles and write merges;
+    # the conversation routes extract (Claude Haiku) and start a story's ingestion
+    "Api": {"states:StartSyncExecution", "states:StartExecution"} | DB | GRAPH_WRITE | BEDROCK,
     "IntentAnalysis": DB | GRAPH_READ | BREAKER,
     "VectorSearch": DB | BEDROCK,
     "GraphTraversal": GRAPH_READ | BREAKER,
@@ -142,7 +143,7 @@ def test_bedrock_only_the_named_models(built):
         )
     }
     assert embedders == {"VectorSearch", "ChunkEmbed", "IngestObject"}
-    assert extractors == {"ExtractEntities", "IngestObject"}
+    assert extractors == {"ExtractEntities", "IngestObject", "Api"}  # Api: conversation messages
     haiku = {_arn_text(r) for r in resources_for(built, "ExtractEntities", "bedrock:InvokeModel")}
     assert any(f"inference-profile/us.{HAIKU_MODEL_ID}" in a for a in haiku)
 

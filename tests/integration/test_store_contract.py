@@ -258,3 +258,51 @@ def test_the_ledger_lists_stories_whose_index_or_graph_is_behind(pair):
     assert store.graph_synced(done.id) == ("h", "x1") and store.graph_fingerprints()[done.id] == "fp"
     store.forget_graph_synced([done.id])
     assert store.graph_synced(done.id) is None
+
+
+@pytest.fixture(params=["postgres", "memory"])
+def conversation_pair(request):
+    from heirloom.adapters.memory_conversations import MemoryConversationStore
+    from heirloom.adapters.postgres.conversations import PgConversationStore
+
+    if request.param == "memory":
+        return MemoryStoryStore(), MemoryConversationStore()
+    db = request.getfixturevalue("db")
+    return PgStoryStore(db), PgConversationStore(db)
+
+
+def test_conversation_store_keeps_messages_in_order_and_facts_per_owner(conversation_pair):
+    from heirloom.contracts.conversation import ConversationFact, ConversationMessage
+
+    stories, conversations = conversation_pair
+    legacy, _, user = _seed(stories)
+    other = uuid4()
+    assert conversations.memory_enabled(legacy) is False
+    conversations.set_memory(legacy, True)
+    assert conversations.memory_enabled(legacy) is True
+    cid = uuid4()
+
+    def message(seq, owner=user, conversation=cid):
+        return ConversationMessage(
+            conversation_id=conversation, seq=seq, legacy_id=legacy, user_id=owner, role="user",
+            content=f"message {seq}", sent_at=T0 + timedelta(minutes=seq),
+        )  # fmt: skip
+
+    def fact(m, target):
+        return ConversationFact(
+            id=uuid4(), conversation_id=m.conversation_id, seq=m.seq, legacy_id=legacy, user_id=m.user_id,
+            source="Ada", relation="MET", target=target, verb="met", sentence=m.content, confidence=0.8,
+            told_at=m.sent_at,
+        )  # fmt: skip
+
+    for seq in (1, 2, 3, 4, 5):
+        m = message(seq)
+        assert conversations.add_message(m, [fact(m, f"T{seq}")])
+    assert conversations.add_message(message(5), [fact(message(5), "again")]) is False  # nothing stored
+    assert [m.seq for m in conversations.messages(cid)] == [1, 2, 3, 4, 5]
+    assert [m.seq for m in conversations.messages(cid, 3)] == [3, 4, 5]
+    theirs = message(1, owner=other, conversation=uuid4())
+    assert conversations.add_message(theirs, [fact(theirs, "theirs")])
+    assert [f.target for f in conversations.facts_of(legacy, user, 3)] == ["T5", "T4", "T3"]
+    assert [f.target for f in conversations.facts_of(legacy, other, 10)] == ["theirs"]
+    assert conversations.messages(uuid4()) == []

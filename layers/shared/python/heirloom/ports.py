@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
+from heirloom.contracts.conversation import ConversationFact, ConversationMessage
 from heirloom.contracts.curation import (
     CommunitySummary,
     GraphChange,
@@ -296,6 +297,26 @@ class BackfillRuns(Protocol):
     """The backfill workflow's executions (Step Functions ListExecutions)."""
 
     def running(self, state_machine_arn: str) -> Sequence[RunningExecution]: ...
+
+
+class ConversationStore(Protocol):
+    """Conversation memory (PostgreSQL; docs/decisions/0018): the per-legacy switch, each
+    conversation's messages and the facts extracted from its owner's messages."""
+
+    def memory_enabled(self, legacy_id: UUID) -> bool: ...
+    def set_memory(self, legacy_id: UUID, enabled: bool) -> None: ...
+    def messages(self, conversation_id: UUID, last: int | None = None) -> list[ConversationMessage]:
+        """The conversation's messages in order (`last`: only the last so many)."""
+        ...
+
+    def add_message(self, message: ConversationMessage, facts: Sequence[ConversationFact]) -> bool:
+        """Store the message and its facts together; False (nothing stored) when the
+        conversation already has a message at `message.seq`."""
+        ...
+
+    def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
+        """The user's own conversation facts in the legacy, newest first."""
+        ...
 
 
 class EntityExtractor(Protocol):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         BreakerStore,
         ConnectionsWorkflow,
         ContextWorkflow,
+        ConversationStore,
         CurationStore,
         Embedder,
         EntityExtractor,
@@ -63,6 +64,14 @@ class Services:
         # beside an injected PostgreSQL story store, on its database
         db = getattr(self.__dict__.get("stories"), "db", None)
         return factory.build_curation_store(db if db is not None else self.db)
+
+    @cached_property
+    def conversations(self) -> ConversationStore:
+        from heirloom.adapters import factory
+
+        # beside an injected PostgreSQL story store, on its database (as curation)
+        db = getattr(self.__dict__.get("stories"), "db", None)
+        return factory.build_conversation_store(db if db is not None else self.db)
 
     @cached_property
     def embedder(self) -> Embedder:

@@ -348,6 +348,8 @@ class RetrievalSettings(_Frozen):
     #: recency decay per year of a story's age (since written or last updated), applied when the
     #: question asks for recent material or a recent persona asks an open question
     recency_decay: float = env("RECENCY_DECAY_RATE", default=0.1, ge=0.0, le=5.0)
+    #: the requester's own conversation facts (docs/decisions/0018) a context may show
+    conversation_facts: int = env("CONVERSATION_FACTS_CONTEXT_MAX", default=5, ge=0, le=20)
 
 
 class AmbientSettings(_Frozen):

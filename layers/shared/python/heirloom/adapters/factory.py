@@ -12,6 +12,7 @@ from heirloom.ports import (
     BreakerStore,
     ConnectionsWorkflow,
     ContextWorkflow,
+    ConversationStore,
     CurationStore,
     Embedder,
     EntityExtractor,
@@ -114,6 +115,12 @@ def build_curation_store(db: PgDatabase) -> CurationStore:
     from heirloom.adapters.postgres.curation import PgCurationStore
 
     return PgCurationStore(db)
+
+
+def build_conversation_store(db: PgDatabase) -> ConversationStore:
+    from heirloom.adapters.postgres.conversations import PgConversationStore
+
+    return PgConversationStore(db)
 
 
 def build_vector_index(db: PgDatabase, embedder: Embedder | str) -> PgVectorIndex:

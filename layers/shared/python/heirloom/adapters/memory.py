@@ -402,6 +402,7 @@ def memory_services(settings: Settings | None = None, **overrides: Any) -> Servi
     no-graph store, no ingestion workflow (stories are processed inline). `overrides` replace
     any port by name (e.g. `context_workflow=` for the Api step)."""
     from heirloom.adapters.embedders import HashingEmbedder
+    from heirloom.adapters.memory_conversations import MemoryConversationStore
     from heirloom.adapters.memory_curation import MemoryCurationStore
     from heirloom.adapters.nograph import NoGraphStore
     from heirloom.services import Services
@@ -420,6 +421,7 @@ def memory_services(settings: Settings | None = None, **overrides: Any) -> Servi
         "start_ingestion": None,
         "backfill_runs": MemoryBackfillRuns(),
         "curation": MemoryCurationStore(),
+        "conversations": MemoryConversationStore(),
         **overrides,
     }
     for name, port in ports.items():

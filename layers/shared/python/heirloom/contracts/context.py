@@ -164,6 +164,8 @@ class GraphFact(Edge):
     conflicting: bool = False
     #: the titles of `story_ids` (set by AccessFilter, which also keeps only the readable ids)
     titles: tuple[str, ...] = ()
+    #: a fact of a user's conversation (docs/decisions/0018): shown to that user alone
+    owner_user_id: UUID | None = None
 
 
 class TraversalStat(Edge):

@@ -2,7 +2,8 @@
 
 Stories are checked against PostgreSQL (the source of truth) with the same `ReadScope` that the
 vector search compiled to SQL. A graph fact survives only if a readable story supports it or it
-is a known relationship touching a legacy the user is a member of. Any failure here fails the
+is a known relationship touching a legacy the user is a member of; a conversation fact
+(docs/decisions/0018) only for the user whose conversation stated it. Any failure here fails the
 request closed: nothing unfiltered is ever passed on.
 
 What goes on to debug output is computed here too, after filtering and only from what the user
@@ -66,6 +67,10 @@ def scope_for(
 
 
 def fact_allowed(fact: GraphFact, readable: set[str], scope: ReadScope) -> bool:
+    """A conversation fact: its owner's alone, whatever their role. A told fact: a readable
+    story supports it. A known relationship: it touches a legacy the user is a member of."""
+    if fact.owner_user_id is not None:
+        return fact.owner_user_id == scope.user_id
     if any(sid in readable for sid in fact.story_ids):
         return True
     members = {str(x) for x in scope.member_legacy_ids}

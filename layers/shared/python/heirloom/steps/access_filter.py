@@ -21,12 +21,14 @@ from heirloom.contracts.context import (
 from heirloom.domain.access_filter import (
     _pick_chunks,
     _stored_chunks,
+    fact_allowed,
     readable_facts,
     readable_intent,
     readable_traversals,
     scope_for,
 )
 from heirloom.domain.community_notes import readable_communities, wants_communities
+from heirloom.domain.conversation_memory import own_facts
 from heirloom.domain.personas import reaches_links
 from heirloom.domain.relevance import retrieval_score
 from heirloom.ports import StoryStore, VectorIndex
@@ -35,6 +37,7 @@ from heirloom.services import Services
 
 def run(data: AccessFilterInput, services: Services) -> FilteredContext:
     filtered = filter_context(data, services.stories, services.vectors)
+    filtered = with_own_facts(data, filtered, services)
     limit = services.settings.curation.context_communities
     if not wants_communities(data.request, filtered) or not limit:
         return filtered
@@ -47,6 +50,21 @@ def run(data: AccessFilterInput, services: Services) -> FilteredContext:
     )
     notes = readable_communities(services.curation, services.stories, scope, limit)
     return filtered.model_copy(update={"communities": notes})
+
+
+def with_own_facts(data: AccessFilterInput, filtered: FilteredContext, services: Services) -> FilteredContext:
+    """The requester's own conversation facts the question names (docs/decisions/0018), through
+    the same rule as every fact: kept for their owner alone."""
+    request = data.request
+    limit = services.settings.retrieval.conversation_facts
+    if not limit or request.purpose != "answer":
+        return filtered
+    own = own_facts(services.conversations, request, filtered.intent, limit)
+    if not own:
+        return filtered
+    scope = scope_for(services.stories, request.user_id, request.legacy_id, cross_legacy=False)
+    kept = tuple(f for f in own if fact_allowed(f, set(), scope))
+    return filtered.model_copy(update={"facts": filtered.facts + kept})
 
 
 def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIndex) -> FilteredContext:

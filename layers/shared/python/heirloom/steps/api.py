@@ -1,7 +1,8 @@
 """Api: POST /legacies/{legacy_id}/context, .../stories/{story_id}/connections and
 .../enrichment for one verified caller, answered by the context and story_connections workflows,
-and the curation routes (merge suggestions, merge, keep apart, unmerge, staging, changelog) for a
-legacy's creator and admins (the handler maps the typed errors to HTTP statuses)."""
+the curation routes (merge suggestions, merge, keep apart, unmerge, staging, changelog) for a
+legacy's creator and admins, and conversation memory (the switch; a member's messages and the
+story made of them); the handler maps the typed errors to HTTP statuses."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ from heirloom.domain.context_api import (
     ContextResponse,
     ContextSource,
     EnrichmentBody,
+)
+from heirloom.domain.conversation_memory import (
+    ConversationAnswer,
+    ConversationCall,
+    ConversationPorts,
+    converse,
 )
 from heirloom.domain.curation_api import CurationAnswer, CurationCall, CurationPorts, curate
 from heirloom.errors import AccessDenied
@@ -47,12 +54,19 @@ def run(
     workflow: ContextWorkflow | None = None,
     connections_workflow: ConnectionsWorkflow | None = None,
 ) -> CurationAnswer: ...
+@overload
 def run(
-    call: ContextCall | ConnectionsCall | CurationCall,
+    call: ConversationCall,
     services: Services,
     workflow: ContextWorkflow | None = None,
     connections_workflow: ConnectionsWorkflow | None = None,
-) -> ContextResponse | StoryConnections | CurationAnswer:
+) -> ConversationAnswer: ...
+def run(
+    call: ContextCall | ConnectionsCall | CurationCall | ConversationCall,
+    services: Services,
+    workflow: ContextWorkflow | None = None,
+    connections_workflow: ConnectionsWorkflow | None = None,
+) -> ContextResponse | StoryConnections | CurationAnswer | ConversationAnswer:
     """A question (ContextCall) to the context workflow; an opening or enrichment request
     (ConnectionsCall) to the story_connections workflow; a curation request (CurationCall) to
     the curation rules over the graph and PostgreSQL."""
@@ -61,6 +75,8 @@ def run(
     if isinstance(call, CurationCall):
         ports = CurationPorts(graph=services.graph, stories=services.stories, curation=services.curation)
         return curate(call, ports)
+    if isinstance(call, ConversationCall):
+        return converse(call, conversation_ports(services))
     return answer(
         call.body,
         legacy_id=call.legacy_id,
@@ -69,6 +85,16 @@ def run(
         debug=call.debug,
         graph_enabled=services.settings.graph.augmentation_enabled,
         workflow=workflow or services.context_workflow,
+    )
+
+
+def conversation_ports(services: Services) -> ConversationPorts:
+    """Extraction runs here, on the message's own call, never in the context workflow."""
+    return ConversationPorts(
+        stories=services.stories,
+        conversations=services.conversations,
+        extractor=services.extractor,
+        start_ingestion=services.start_ingestion,
     )
 
 

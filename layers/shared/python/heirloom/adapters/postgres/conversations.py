@@ -1,0 +1,89 @@
+"""Conversation memory in PostgreSQL (docs/decisions/0018): the legacy's switch, the messages,
+and the facts of the owner's messages, a message and its facts in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from uuid import UUID
+
+from heirloom.adapters.postgres.rows import StoreBase
+from heirloom.contracts.conversation import ConversationFact, ConversationMessage
+
+_MESSAGE_COLUMNS = "conversation_id, seq, legacy_id, user_id, role, content, sent_at"
+_FACT_COLUMNS = (
+    "id, conversation_id, seq, legacy_id, user_id, source, relation, target, verb, sentence, negated,"
+    " confidence, told_at"
+)
+
+
+class PgConversationStore(StoreBase):
+    def memory_enabled(self, legacy_id: UUID) -> bool:
+        row = self._one("SELECT conversation_memory FROM legacies WHERE id = %s", (legacy_id,))
+        return bool(row and row["conversation_memory"])
+
+    def set_memory(self, legacy_id: UUID, enabled: bool) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE legacies SET conversation_memory = %s WHERE id = %s", (enabled, legacy_id))
+
+    def messages(self, conversation_id: UUID, last: int | None = None) -> list[ConversationMessage]:
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages WHERE conversation_id = %s"
+                " ORDER BY seq DESC LIMIT %s",
+                (conversation_id, last),
+            )
+            .fetchall()
+        )
+        return [ConversationMessage(**r) for r in reversed(rows)]
+
+    def add_message(self, message: ConversationMessage, facts: Sequence[ConversationFact]) -> bool:
+        with self.db.transaction() as conn:
+            inserted = conn.execute(
+                f"INSERT INTO conversation_messages ({_MESSAGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (conversation_id, seq) DO NOTHING RETURNING seq",
+                (
+                    message.conversation_id,
+                    message.seq,
+                    message.legacy_id,
+                    message.user_id,
+                    message.role,
+                    message.content,
+                    message.sent_at,
+                ),
+            ).fetchone()
+            if inserted is None:
+                return False
+            for f in facts:
+                conn.execute(
+                    f"INSERT INTO conversation_facts ({_FACT_COLUMNS})"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        f.id,
+                        f.conversation_id,
+                        f.seq,
+                        f.legacy_id,
+                        f.user_id,
+                        f.source,
+                        f.relation,
+                        f.target,
+                        f.verb,
+                        f.sentence,
+                        f.negated,
+                        f.confidence,
+                        f.told_at,
+                    ),
+                )
+            return True
+
+    def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_FACT_COLUMNS} FROM conversation_facts WHERE legacy_id = %s AND user_id = %s"
+                " ORDER BY told_at DESC, seq DESC, id LIMIT %s",
+                (legacy_id, user_id, limit),
+            )
+            .fetchall()
+        )
+        return [ConversationFact(**r) for r in rows]

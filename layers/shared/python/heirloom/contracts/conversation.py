@@ -1,0 +1,91 @@
+"""Conversation memory's values (docs/decisions/0018): the per-legacy switch, a message as the
+API takes and stores it, the facts extracted from a user's messages (the user's alone), and a
+story made from a conversation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from heirloom.contracts.context import MAX_HISTORY_CHARS
+from heirloom.contracts.extraction import FactRelation
+from heirloom.contracts.records import Name, NonBlankText, Visibility
+
+#: messages read for pronoun coreference: the new one and the three before it (seed 004)
+COREFERENCE_WINDOW = 4
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MemorySetting(Frozen):
+    """GET/POST /legacies/{legacy_id}/conversation-memory: whether members' conversation
+    messages may be extracted (off by default)."""
+
+    enabled: bool
+
+
+class MessageBody(Frozen):
+    """POST /legacies/{legacy_id}/conversations/{conversation_id}/messages. Only `user` messages
+    are extracted; `assistant` ones are kept for the coreference window."""
+
+    role: Literal["user", "assistant"] = "user"
+    content: NonBlankText = Field(min_length=1, max_length=MAX_HISTORY_CHARS)
+
+
+class ConversationMessage(Frozen):
+    conversation_id: UUID
+    #: 1, 2, ... in the order the conversation's messages arrived
+    seq: int = Field(ge=1)
+    legacy_id: UUID
+    #: the conversation's owner (every message of one conversation has the same)
+    user_id: UUID
+    role: Literal["user", "assistant"]
+    content: str
+    sent_at: datetime
+
+
+class ConversationFact(Frozen):
+    """A fact one of the owner's messages states; provenance is the conversation, not a story."""
+
+    id: UUID
+    conversation_id: UUID
+    seq: int
+    legacy_id: UUID
+    user_id: UUID
+    source: str
+    relation: FactRelation
+    target: str
+    verb: str
+    sentence: str
+    negated: bool = False
+    confidence: float = Field(ge=0.0, le=1.0)
+    told_at: datetime
+
+
+class MessageResult(Frozen):
+    """What a posted message left stored: the message's place and the facts it stated."""
+
+    conversation_id: UUID
+    seq: int
+    facts: tuple[ConversationFact, ...] = ()
+
+
+class ConversationStoryBody(Frozen):
+    """POST /legacies/{legacy_id}/conversations/{conversation_id}/story: the owner's messages
+    become one story (personal unless said otherwise), read and ingested like any other."""
+
+    title: Name
+    visibility: Visibility = Visibility.PERSONAL
+
+
+class ConversationStory(Frozen):
+    story_id: UUID
+    title: str
+    visibility: Visibility
+    #: how many of the owner's messages it holds
+    messages: int

@@ -1,0 +1,261 @@
+"""Conversation memory (docs/decisions/0018): with the legacy's switch on, the facts a member's
+messages state, read with the last 4 messages for "she"/"he", kept as that member's alone and
+shown only in their own context; the member may turn the conversation into a story, which then
+is read and ingested like any other.
+
+Extraction runs when a message is posted (its own call), never inside the context workflow.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+from heirloom.contracts.access import ReadScope
+from heirloom.contracts.context import ContextRequest, GraphFact, QueryIntent
+from heirloom.contracts.conversation import (
+    COREFERENCE_WINDOW,
+    ConversationFact,
+    ConversationMessage,
+    ConversationStory,
+    ConversationStoryBody,
+    MemorySetting,
+    MessageBody,
+    MessageResult,
+)
+from heirloom.contracts.extraction import ExtractedFact
+from heirloom.contracts.records import Role, Story
+from heirloom.domain.access_filter import scope_for
+from heirloom.domain.chunking import content_hash
+from heirloom.domain.extraction import extract_entities
+from heirloom.domain.pii import scrub_pii
+from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from heirloom.ports import ConversationStore, EntityExtractor, StoryStore
+
+CURATORS = frozenset({Role.CREATOR, Role.ADMIN})
+#: what the context shows as the source of a conversation fact
+CONVERSATION_SOURCE = "your conversation"
+#: words too common to tie a fact to a question ("the ring")
+_COMMON = frozenset({"the", "and", "his", "her", "its", "our", "their", "with", "for", "from", "that"})
+_IDS = uuid.UUID("0b7f4c52-6d1e-5c39-9a57-3f0c2e8d1a18")
+
+
+@dataclass(frozen=True)
+class ConversationPorts:
+    stories: StoryStore
+    conversations: ConversationStore
+    extractor: EntityExtractor | None = None
+    #: starts a story's ingestion (the ingestion workflow); None: the caller ingests
+    start_ingestion: Callable[[UUID], None] | None = None
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+def memory_for(ports: ConversationPorts, legacy_id: UUID, user_id: UUID) -> MemorySetting:
+    _curator(ports, legacy_id, user_id)
+    return MemorySetting(enabled=ports.conversations.memory_enabled(legacy_id))
+
+
+def set_memory_for(
+    ports: ConversationPorts, legacy_id: UUID, user_id: UUID, body: MemorySetting
+) -> MemorySetting:
+    """Turn extraction of members' messages on or off; what was stored stays its owner's."""
+    _curator(ports, legacy_id, user_id)
+    ports.conversations.set_memory(legacy_id, body.enabled)
+    return body
+
+
+def _curator(ports: ConversationPorts, legacy_id: UUID, user_id: UUID) -> ReadScope:
+    scope = scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    if scope.role not in CURATORS:
+        raise AccessDenied("only the legacy's creator or an admin may change conversation memory")
+    return scope
+
+
+def _own_conversation(
+    ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID, last: int | None
+) -> list[ConversationMessage]:
+    """The conversation's messages (the last `last`), when it is the caller's in this legacy; a
+    conversation of someone else reads as missing."""
+    messages = ports.conversations.messages(conversation_id, last)
+    if messages and (messages[0].user_id != user_id or messages[0].legacy_id != legacy_id):
+        raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
+    return messages
+
+
+def post_message(
+    ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID, body: MessageBody
+) -> MessageResult:
+    """Store a message of the caller's conversation and the facts it states (a user message),
+    together. Memory off: Conflict, nothing stored."""
+    scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)  # a member: NotFound, AccessDenied
+    if not ports.conversations.memory_enabled(legacy_id):
+        raise Conflict("conversation memory is off for this legacy; nothing was stored")
+    earlier = _own_conversation(ports, legacy_id, user_id, conversation_id, COREFERENCE_WINDOW - 1)
+    message = ConversationMessage(
+        conversation_id=conversation_id,
+        seq=(earlier[-1].seq + 1) if earlier else 1,
+        legacy_id=legacy_id,
+        user_id=user_id,
+        role=body.role,
+        content=scrub_pii(body.content),  # no contact data stored (seed 004)
+        sent_at=ports.now(),
+    )
+    facts: list[ConversationFact] = []
+    if message.role == "user" and ports.extractor is not None:
+        known = [n for p in ports.stories.persons_of([legacy_id]) for n in (p.name, *p.aliases)]
+        found = window_facts(ports.extractor, [*earlier, message], known)
+        facts = [_stored(message, i, f) for i, f in enumerate(found)]
+    if not ports.conversations.add_message(message, facts):
+        raise Conflict("another message of this conversation arrived at the same time; send it again")
+    return MessageResult(conversation_id=conversation_id, seq=message.seq, facts=tuple(facts))
+
+
+def window_facts(
+    extractor: EntityExtractor, window: Sequence[ConversationMessage], known_names: Sequence[str]
+) -> list[ExtractedFact]:
+    """The facts the last message of `window` states, read with the messages before it in the
+    window (so "she" may be a person an earlier message named); facts of earlier messages are
+    theirs, not repeated."""
+    window = list(window)[-COREFERENCE_WINDOW:]
+    newest = window[-1].content
+    text = "\n\n".join(m.content for m in window)
+    found = extract_entities(extractor, text, known_names=known_names).facts
+    return [f for f in found if " ".join(f.sentence.split()) in " ".join(newest.split())]
+
+
+def _stored(message: ConversationMessage, i: int, fact: ExtractedFact) -> ConversationFact:
+    key = f"{message.conversation_id}|{message.seq}|{i}|{fact.source}|{fact.relation}|{fact.target}"
+    return ConversationFact(
+        id=uuid.uuid5(_IDS, key),
+        conversation_id=message.conversation_id,
+        seq=message.seq,
+        legacy_id=message.legacy_id,
+        user_id=message.user_id,
+        source=fact.source,
+        relation=fact.relation,
+        target=fact.target,
+        verb=fact.verb,
+        sentence=fact.sentence,
+        negated=fact.negated,
+        confidence=fact.confidence,
+        told_at=message.sent_at,
+    )
+
+
+def story_from_conversation(
+    ports: ConversationPorts,
+    legacy_id: UUID,
+    user_id: UUID,
+    conversation_id: UUID,
+    body: ConversationStoryBody,
+) -> ConversationStory:
+    """The caller's messages of their conversation as one story they author; ingested as any
+    story, so from then on the story's visibility decides who reads what it says. The same
+    messages make the same story (its id is theirs), so a retry stores nothing twice."""
+    scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    messages = _own_conversation(ports, legacy_id, user_id, conversation_id, None)
+    own = [m for m in messages if m.role == "user"]
+    if not own:
+        raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
+    content = "\n\n".join(m.content for m in own)
+    at = ports.now()
+    story = Story(
+        id=uuid.uuid5(_IDS, f"story|{conversation_id}|{own[-1].seq}"),
+        legacy_id=legacy_id,
+        author_user_id=user_id,
+        title=body.title,
+        content=content,
+        visibility=body.visibility,
+        created_at=at,
+        updated_at=at,
+    )
+    if ports.stories.get_story(story.id) is None:
+        ports.stories.upsert_story(story, content_hash(content))
+        if ports.start_ingestion is not None:
+            ports.start_ingestion(story.id)
+    return ConversationStory(
+        story_id=story.id, title=story.title, visibility=story.visibility, messages=len(own)
+    )
+
+
+def own_facts(
+    store: ConversationStore, request: ContextRequest, intent: QueryIntent, limit: int
+) -> tuple[GraphFact, ...]:
+    """The requesting user's conversation facts that name someone or something the question,
+    its history or the intent names, newest first, up to `limit`. Only ever the requester's
+    own: the access filter keeps a conversation fact for its owner alone."""
+    if limit <= 0:
+        return ()
+    said = set(
+        _words(
+            " ".join(
+                [request.query, *(m.content for m in request.history), *(m.name for m in intent.matches)]
+            )
+        )
+    )
+    out: list[GraphFact] = []
+    for f in store.facts_of(request.legacy_id, request.user_id, limit=200):
+        if request.as_of is not None and f.told_at > request.as_of:
+            continue
+        if not (_words(f.source) | _words(f.target)) & said:
+            continue
+        out.append(
+            GraphFact(
+                subject_id=f"conversation:{f.id}:source",
+                subject=f.source,
+                predicate=f.relation,
+                object_id=f"conversation:{f.id}:target",
+                object=f.target,
+                # "She married ..." says whom only with the messages before it
+                sentence=f.sentence if _words(f.source) & _words(f.sentence) else f"{f.source}: {f.sentence}",
+                source_title=CONVERSATION_SOURCE,
+                owner_user_id=f.user_id,
+            )
+        )
+        if len(out) >= limit:
+            break
+    return tuple(out)
+
+
+def _words(text: str) -> set[str]:
+    """The words of `text` that can name someone or something (three letters or more)."""
+    words = "".join(c if c.isalnum() else " " for c in text.casefold()).split()
+    return {w for w in words if len(w) >= 3 and w not in _COMMON}
+
+
+#: what a conversation route answers
+ConversationAnswer = MemorySetting | MessageResult | ConversationStory
+
+
+class ConversationCall(BaseModel):
+    """One conversation-memory request as the Api step takes it: the route, its input, the
+    verified caller."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: Literal["memory", "set_memory", "message", "story"]
+    legacy_id: UUID
+    user_id: UUID
+    conversation_id: UUID | None = None
+    memory: MemorySetting | None = None
+    message: MessageBody | None = None
+    story: ConversationStoryBody | None = None
+
+
+def converse(call: ConversationCall, ports: ConversationPorts) -> ConversationAnswer:
+    legacy, user, conversation = call.legacy_id, call.user_id, call.conversation_id
+    if call.action == "memory":
+        return memory_for(ports, legacy, user)
+    if call.action == "set_memory" and call.memory is not None:
+        return set_memory_for(ports, legacy, user, call.memory)
+    if call.action == "message" and conversation is not None and call.message is not None:
+        return post_message(ports, legacy, user, conversation, call.message)
+    if call.action == "story" and conversation is not None and call.story is not None:
+        return story_from_conversation(ports, legacy, user, conversation, call.story)
+    raise InvalidRequest(f"{call.action}: its input is missing")
