@@ -162,6 +162,30 @@ class GraphFact(Edge):
     sentence: str | None = None
     source_title: str | None = None
     conflicting: bool = False
+    #: a told fact's narrator (its story's author: user id from the graph, display name set by
+    #: the access filter), the years it states ("|1964|") and whether it denies the relation
+    narrator_id: str | None = None
+    narrator: str | None = None
+    years: str = ""
+    negated: bool = False
+
+
+class Account(Edge):
+    """One narrator's telling of a disputed fact, credited to its (readable) story."""
+
+    narrator: str
+    story_id: UUID
+    title: str
+    sentence: str
+
+
+class DifferingAccounts(Edge):
+    """Readable stories by different narrators that disagree on one fact, side by side."""
+
+    subject: str
+    relation: str
+    object: str
+    accounts: tuple[Account, ...] = Field(min_length=2)
 
 
 class TraversalStat(Edge):
@@ -335,4 +359,6 @@ class AssembledContext(Edge):
     degraded: tuple[Degradation, ...] = ()
     #: elicitation mode: the single best connection to suggest, or None
     suggestion: Suggestion | None = None
+    #: facts readable stories disagree on, each account credited (the "Differing Accounts" text)
+    accounts: tuple[DifferingAccounts, ...] = ()
     metadata: ContextMetadata

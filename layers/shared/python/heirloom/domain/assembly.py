@@ -48,7 +48,7 @@ dropped, and consecutive chunks of one story are merged into one passage.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -62,6 +62,7 @@ from heirloom.contracts.context import (
     RerankReport,
     SourceInfo,
 )
+from heirloom.domain.accounts import group_accounts
 from heirloom.domain.budget import (
     QUOTE,
     BudgetSplit,
@@ -76,6 +77,8 @@ from heirloom.domain.budget import (
 from heirloom.domain.format import (
     CONNECTED_HEADER,
     Slot,
+    account_line,
+    accounts_block,
     communities_block,
     connections_block,
     degradation_note,
@@ -168,11 +171,14 @@ class _Layout:
         ]
 
 
-def _connection_sentences(sentences: Sequence[str], cap: int, tokenizer: Tokenizer) -> list[str]:
-    """Known connections: whole sentences, in order, while the block stays under `cap` tokens."""
+def _within(
+    sentences: Sequence[str], cap: int, block: Callable[[Sequence[str]], str], tokenizer: Tokenizer
+) -> list[str]:
+    """Known connections (or differing accounts): whole sentences, in order, while `block` of
+    them stays under `cap` tokens."""
     kept: list[str] = []
     for sentence in sentences:
-        joined = connections_block([*kept, sentence])
+        joined = block([*kept, sentence])
         if len(joined.encode()) > cap and tokenizer.count(joined) > cap:  # fewer bytes: fits uncounted
             break
         kept.append(sentence)
@@ -189,8 +195,9 @@ def _community_notes(filtered: FilteredContext, cap: int, tokenizer: Tokenizer) 
     return kept
 
 
-def _head(connections: str, communities: list[CommunityNote]) -> str:
-    return "\n\n".join(part for part in (connections, communities_block(communities)) if part)
+def _head(connections: str, disputes: Sequence[str], communities: list[CommunityNote]) -> str:
+    parts = (connections, accounts_block(disputes), communities_block(communities))
+    return "\n\n".join(part for part in parts if part)
 
 
 def _slots(ranked: Sequence[ScoredCandidate], fence: str, tokenizer: Tokenizer) -> list[Slot]:
@@ -236,10 +243,14 @@ def assemble(
         *missing,
         *(("rerank",) if reranked and reranked.status != "ok" else ()),
     )
-    facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
-    kept = _connection_sentences(facts, connections_cap(budget), tokenizer)
+    # readable narrators who disagree: side by side, first within the connections cap
+    groups, plain = group_accounts(filtered.facts) if request.mode != "vector" else ([], [])
+    cap = connections_cap(budget)
+    disputes = _within([account_line(g) for g in groups], cap, accounts_block, tokenizer)
+    spent = tokenizer.count(accounts_block(disputes)) + 2 if disputes else 0
+    kept = _within(fact_sentences(plain), cap - spent, connections_block, tokenizer)
     circles = _community_notes(filtered, communities_cap(budget), tokenizer)
-    connections = _head(connections_block(kept), circles)
+    connections = _head(connections_block(kept), disputes, circles)
     used = (tokenizer.count(note) + 2 if note else 0) + (
         tokenizer.count(connections) + 2 if connections else 0
     )
@@ -261,10 +272,10 @@ def assemble(
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
-            if not kept and not circles:  # pragma: no cover - an empty text is 0 tokens
+            if not kept and not disputes and not circles:  # pragma: no cover - 0 tokens when empty
                 break
-            (circles or kept).pop()
-            connections = _head(connections_block(kept), circles)
+            (circles or kept or disputes).pop()
+            connections = _head(connections_block(kept), disputes, circles)
         formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
         total = tokenizer.count(formatted)
 
@@ -285,6 +296,7 @@ def assemble(
         sources_used=sources_used,
         degraded=degraded,
         suggestion=suggestion,
+        accounts=tuple(groups[: len(disputes)]),
         ranked_story_ids=_ranked_ids(included),
         metadata=ContextMetadata(
             intent=filtered.intent,

@@ -26,6 +26,7 @@ from heirloom.domain.access_filter import (
     readable_traversals,
     scope_for,
 )
+from heirloom.domain.accounts import credit_readable
 from heirloom.domain.community_notes import readable_communities, wants_communities
 from heirloom.domain.personas import reaches_links
 from heirloom.domain.relevance import retrieval_score
@@ -128,7 +129,11 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
             )
         )
     readable_str = {str(s) for s in readable_any}
-    facts = tuple(f for f in graph.facts if fact_allowed(f, readable_str, scope))
+    allowed = [f for f in graph.facts if fact_allowed(f, readable_str, scope)]
+    # narrators named, and disputes recomputed among what the user may read only
+    facts = credit_readable(
+        allowed, {str(m.id): m.author_name for m in metas.values() if m.id in readable_any}
+    )
 
     subject = store.get_person(legacy.subject_person_id) if legacy else None
     latency = {"vector": vector.latency_ms, "graph": graph.latency_ms, "intent": intent.latency_ms}
