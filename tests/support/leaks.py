@@ -64,6 +64,7 @@ def violations(world: World, user: str, legacy: str, out: dict[str, Any]) -> lis
             json.dumps(out["metadata"]["sources"]),
             json.dumps(out["embedding_results"]),
             json.dumps(out["graph_results"]),
+            json.dumps(out.get("accounts", [])),
         ]
     )
     for sid, token in world.tokens.items():
