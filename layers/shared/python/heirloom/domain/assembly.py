@@ -10,7 +10,9 @@ Scoring (domain/ranking.py, docs/decisions/0009)
 every story the graph did not reach). Ties: score desc, primary legacy first, story id.
 
 Token budget (cl100k_base through the `Tokenizer` port)
-    1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
+    1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only;
+       "## Differing Accounts" (readable narrators who disagree, domain/accounts.py) comes
+       first out of that same cap, whole lines only.
        "## Circles in the Stories" (community summaries, the `general` intent) follows with at
        most min(300, 8% of the budget), whole summaries only; both count as R below.
     2. What remains after the note (if degraded) and the connections used (R) is split 60/30/10%:
@@ -24,7 +26,7 @@ Token budget (cl100k_base through the `Tokenizer` port)
        lengthening an excerpt pass 1 cut short, else adding a story pass 1 had to skip.
     5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
        ranked story is shortened (then dropped), then the last community summary, then the last
-       connection sentence is dropped.
+       connection sentence, then the last differing-accounts line is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
 Reranking (domain/rerank.py, optional): the top stories of that ranking are scored again against
