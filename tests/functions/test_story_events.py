@@ -33,8 +33,8 @@ def story_id():
 
 def test_every_sample_event_applies_in_order(send, ports):
     changes = [send(sample(name)) for name in STORY_EVENT_ORDER]
-    assert changes == ["created", "created", "created", "created", "created", "created", "updated", "created",
-                       "updated", "deleted", "deleted"]  # fmt: skip
+    assert changes == ["created", "created", "created", "created", "updated", "created", "created", "updated",
+                       "created", "updated", "deleted", "deleted", "updated", "deleted"]  # fmt: skip
     assert ports.stories.get_story(story_id()) is None
 
 
@@ -155,7 +155,7 @@ def test_a_late_link_event_never_undoes_a_newer_status(send, ports):
     assert link.status.value == "revoked"
     edge = ports.graph.run("MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $id RETURN r.status AS s",
                            {"id": str(link.id)})  # fmt: skip
-    assert edge == [{"s": "revoked"}]
+    assert edge == []  # a revoked link joins nothing: no LINKED_TO edge
 
 
 def _mentions(ports, sid):
@@ -249,3 +249,117 @@ def test_with_an_ingestion_workflow_relinking_is_handed_over(extracting):
     handler(person, LambdaContext("StoryEvents"), services=services)
     assert [str(s) for s in started] == [story_id()]
     assert ports.stories.graph_synced(UUID(story_id())) is None  # the workflow will rebuild it
+
+
+def _edges_between(ports, a, b):
+    rows = ports.graph.run(
+        "MATCH (:Person {id: $a})-[r]->(:Person {id: $b}) RETURN r.kind AS kind, r.detail AS detail",
+        {"a": a, "b": b},
+    )
+    return sorted((r["kind"], r["detail"]) for r in rows)
+
+
+def test_a_relationship_whose_type_changes_replaces_its_edge(send, ports):
+    for name in ("legacy_created", "person_created", "relationship_added"):
+        send(sample(name))
+    rel = sample("relationship_added")["detail"]["relationship"]
+    a, b = rel["from_person_id"], rel["to_person_id"]
+    assert ("KNEW", "") in _edges_between(ports, a, b)
+    assert send(sample("relationship_updated")) == "updated"
+    assert send(sample("relationship_updated")) == "unchanged"  # a duplicate
+    edges = _edges_between(ports, a, b)
+    assert ("FRIENDS_WITH", "met at the cannery") in edges and not any(k == "KNEW" for k, _ in edges)
+    kinds = {r.type.value for r in ports.stories.relationships_of([UUID(a)]) if str(r.to_person_id) == b}
+    assert kinds == {"FRIENDS_WITH"}
+    assert send(sample("relationship_removed")) == "deleted"
+    assert _edges_between(ports, a, b) == [] and not ports.stories.relationships_of([UUID(a)])
+    assert send(sample("relationship_removed")) == "unchanged"
+
+
+def test_a_relationship_update_naming_an_unknown_person_is_refused_and_changes_nothing(send, ports):
+    for name in ("legacy_created", "person_created", "relationship_added"):
+        send(sample(name))
+    bad = sample("relationship_updated")
+    bad["detail"]["relationship"]["to_person_id"] = NEW_PERSON
+    with pytest.raises(NotFound):
+        send(bad)
+    rel = sample("relationship_added")["detail"]["relationship"]
+    assert ("KNEW", "") in _edges_between(ports, rel["from_person_id"], rel["to_person_id"])
+
+
+def test_a_removed_relationship_unlinks_the_narrators_kin_words_without_re_embedding(extracting):
+    send, ports = extracting
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "My brother fixed the porch roof the summer before the flood."
+    send(story)
+    sid = story["detail"]["story"]["id"]
+    person = sample("person_created")
+    person["detail"]["person"] |= {
+        "id": NEW_PERSON,
+        "legacy_id": story["detail"]["story"]["legacy_id"],
+        "name": "Nico Kline",
+        "aliases": [],
+    }
+    send(person)
+    author = ports.stories.get_user(UUID(story["detail"]["story"]["author_user_id"]))
+    pair = {"from_person_id": str(author.person_id), "to_person_id": NEW_PERSON}
+    added = sample("relationship_added")
+    added["detail"]["relationship"] = {**pair, "type": "FAMILY_OF", "detail": "brother"}
+    send(added)
+    assert NEW_PERSON in _mentions(ports, sid)
+    chunks = ports.vectors.chunks_of(sid)
+    removed = sample("relationship_removed")
+    removed["detail"] |= {**pair, "type": "FAMILY_OF"}
+    assert send(removed) == "deleted"
+    assert NEW_PERSON not in _mentions(ports, sid)  # re-linked ...
+    assert ports.vectors.chunks_of(sid) == chunks  # ... without re-embedding
+
+
+TONY_USER, TONY_PERSON = "f9f73f65-a2af-4fbd-ae39-c336dfc8126b", "9e58660f-0bc3-4b97-afdb-830a8e2f6df0"
+
+
+def _remembers(ports, person_id):
+    rows = ports.graph.run(
+        "MATCH (:Person {id: $id})-[r:REMEMBERS]->(s:Person)"
+        " RETURN s.id AS subject, r.legacy_id AS legacy, r.role AS role, r.kind AS kind",
+        {"id": person_id},
+    )
+    return sorted((r["subject"], r["legacy"], r["role"], r["kind"]) for r in rows)
+
+
+def test_a_member_remembers_the_subject_until_removed(send, ports):
+    loaded = _remembers(ports, TONY_PERSON)  # written by the sample legacy's load
+    dominic = (
+        "5fc816f8-511e-4903-ac59-9661f0b7e055",
+        "f8156de7-80fc-4f32-a0b0-5596b12c22c1",
+        "creator",
+        "REMEMBERS",
+    )
+    assert dominic in loaded
+    send(sample("legacy_created"))
+    send(sample("person_created"))
+    member = sample("member_added")
+    member["detail"]["member"] |= {"user_id": TONY_USER, "role": "admirer"}
+    assert send(member) == "created"
+    rosa = ("2a7c9e1b-3d5f-4a6b-8c9d-0e1f2a3b4c5d", MEMBER["legacy_id"], "admirer", "REMEMBERS")
+    assert _remembers(ports, TONY_PERSON) == sorted([*loaded, rosa])
+    removed = at(sample("member_removed"), "2019-11-04T09:00:00Z")
+    removed["detail"]["user_id"] = TONY_USER
+    assert send(removed) == "deleted"
+    assert _remembers(ports, TONY_PERSON) == loaded
+    assert send(member) == "skipped"  # the late add re-admits no one and writes no edge
+    assert _remembers(ports, TONY_PERSON) == loaded
+
+
+def test_a_removed_link_leaves_no_edge_and_stays_removed(send, ports):
+    for name in ("legacy_created", "link_created", "link_updated"):
+        send(sample(name))
+    link_id = sample("link_updated")["detail"]["link"]["id"]
+    query = "MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $id RETURN r.status AS s"
+    assert ports.graph.run(query, {"id": link_id}) == [{"s": "active"}]
+    assert send(sample("link_removed")) == "updated"
+    assert ports.graph.run(query, {"id": link_id}) == []
+    (link,) = [x for x in ports.stories.links_of(UUID(MEMBER["legacy_id"])) if str(x.id) == link_id]
+    assert (link.status.value, link.shared_story_ids) == ("revoked", ())
+    assert send(sample("link_updated")) == "skipped"  # delivered late: the link stays removed
+    assert ports.graph.run(query, {"id": link_id}) == []

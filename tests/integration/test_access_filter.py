@@ -50,7 +50,8 @@ def fact(mini, story_ids=(), known=False, legacy_ids=()):
 
 def test_a_fact_only_a_private_story_supports_reaches_trusted_roles_only(ports, mini):
     private_fact = fact(mini, [mini.private_story])
-    assert run(ports, mini, mini.creator, [private_fact]).facts == (private_fact,)
+    titled = private_fact.model_copy(update={"titles": ("The long illness",)})
+    assert run(ports, mini, mini.creator, [private_fact]).facts == (titled,)
     admirer = run(ports, mini, mini.admirer, [private_fact])
     assert admirer.facts == () and admirer.dropped_facts == 1
 
@@ -61,7 +62,9 @@ def test_facts_supported_by_a_readable_story_or_known_relationships_survive(port
     stranger = fact(mini, known=True, legacy_ids=[str(uuid.uuid4())])
     unsupported = fact(mini)
     out = run(ports, mini, mini.admirer, [public, known, stranger, unsupported])
-    assert out.facts == (public, known)
+    # a kept fact names only the stories the admirer may read, with their titles
+    readable_only = public.model_copy(update={"story_ids": (mini.public_story,), "titles": ("The orchard",)})
+    assert out.facts == (readable_only, known)
 
 
 def test_graph_hits_on_unreadable_stories_are_dropped_and_excerpts_fetched(ports, mini):

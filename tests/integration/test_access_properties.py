@@ -306,6 +306,7 @@ def check(world: World, q: dict[str, Any], run: Any) -> None:
         assert not shown, f"as of before every story, yet {shown} shown"
     STATS["stories_shown"] += len(out["ranked_story_ids"])
     STATS["connections_shown"] += len(connection_sentences(out["formatted_context"]))
+    STATS["ambient_lines_shown"] += len(out.get("ambient", []))
 
 
 # -- the properties ---------------------------------------------------------------------------
@@ -397,12 +398,11 @@ def _links_ignore_status(**kw):
 
 from heirloom.domain import access as _access  # noqa: E402
 from heirloom.domain import access_filter as _access_filter  # noqa: E402
-from heirloom.steps import access_filter as _access_filter_step  # noqa: E402
 
 ORIGINAL_RESOLVE = _access_filter.resolve_scope
 BREAKAGES = {
     "visibility ignored": (_access.ReadScope, "allows", _ignore_visibility),
-    "every fact kept": (_access_filter_step, "fact_allowed", _every_fact),
+    "every fact kept": (_access_filter, "fact_allowed", _every_fact),
     "link status ignored": (_access_filter, "resolve_scope", _links_ignore_status),
 }
 
@@ -484,3 +484,38 @@ def test_a_deliberately_broken_filter_is_caught(engines, monkeypatch, breakage):
         except AssertionError as exc:
             caught.append(str(exc))
     assert caught, f"{breakage}: the oracle did not notice"
+
+
+def test_ambient_memory_names_only_what_the_user_may_read(engines):
+    """Asked about Samovar in L: the admirer's ambient memory holds what L's public story says
+    (a person of L who is not the subject, so Known Connections does not say it), never the
+    private story's fact nor M's (behind a revoked link), nor any unreadable story as a source;
+    the creator also reads the private one."""
+    world = fixed_world()
+    L = world.legacies[0]["id"]
+    cato, private_fact = str(uuid.UUID(int=13)), str(uuid.UUID(int=41))
+    world.persons.append({"id": cato, "legacy_id": L, "name": "Cato Crane", "aliases": []})
+    for i, (sid, visibility, text) in enumerate(
+        [
+            (str(uuid.UUID(int=40)), "public", "Cato Crane owned Samovar."),
+            (private_fact, "private", "Abel Ashgrove owned Samovar."),
+        ]
+    ):
+        token = story_token(10 + i)
+        world.tokens[sid] = token
+        world.stories.append({"id": sid, "legacy_id": L, "author_user_id": world.users[1]["id"],
+                              "title": f"{token} days", "content": f"This is the {token} memory. {text}",
+                              "visibility": visibility, "created_at": T0.isoformat(), "updated_at": T0.isoformat()})  # fmt: skip
+    world.initial = world.data()
+    _ports, services = engines.fresh(world)
+    admirer, creator = world.users[0]["id"], world.users[1]["id"]
+    seen = {}
+    for user in (admirer, creator):
+        q = {"user": user, "legacy": L, "persona": "biographer", "query": "Tell me about the Samovar.",
+             "intent": Intent.ENTITY_FOCUSED, "force": True, "mode": "hybrid", "budget": 4000}  # fmt: skip
+        out = pipeline.assemble(services, request_of(q), q["intent"])
+        assert not violations(world, user, L, out)
+        seen[user] = {line["sentence"] for line in out["ambient"]}
+        assert "Brisa Blackwood owned Samovar." not in out["formatted_context"]
+    assert seen[admirer] == {"Cato Crane owned Samovar."}
+    assert "Cato Crane owned Samovar." in seen[creator]

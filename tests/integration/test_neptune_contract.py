@@ -47,7 +47,8 @@ from heirloom.contracts.extraction import (
     ExtractedPerson,
     ExtractedRelationship,
 )
-from heirloom.domain import entity_sync, ingestion, intent_step
+from heirloom.contracts.records import LinkStatus, RelationshipType, Role
+from heirloom.domain import entity_sync, graph_sync, ingestion, intent_step, life_timeline
 from heirloom.domain.connections_graph import traverse_connections
 from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.graph_rebuild import rebuild_graph
@@ -181,6 +182,21 @@ def module_db(local_stack):
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+def _structure_events(ports: ingestion.IngestionPorts, ds: Any) -> None:
+    """Relationship, membership and link changes (decision 0016), each undone again so the
+    rest of the workload sees the loaded structure."""
+    rel = ds.relationships[0].record
+    ingestion.update_relationship(ports, rel.model_copy(update={"type": RelationshipType.KNEW}), rel.type)
+    ingestion.remove_relationship(ports, rel.from_person_id, rel.to_person_id, RelationshipType.KNEW)
+    ingestion.apply_relationship(ports, rel)
+    legacy, person = ds.legacies[0].record, ds.persons[1].record
+    graph_sync.sync_membership(ports.graph, legacy, person.id, Role.ADMIN)
+    graph_sync.sync_membership(ports.graph, legacy, person.id, None)
+    link = ds.links[0].record
+    graph_sync.sync_link(ports.graph, link.model_copy(update={"status": LinkStatus.REVOKED}))
+    graph_sync.sync_link(ports.graph, link)
+
+
 def _traversals(twin: TwinGraph) -> None:
     fx = build_fixture_graph(twin)
     matches = (
@@ -310,6 +326,7 @@ def workload(twin, module_db, tokenizer, tmp_path_factory):
     bumped = dataclasses.replace(ports, extractor_version="scripted-2")
     load_dataset(bumped, mini.write(tmp / "again"))  # re-extraction over existing facts
     assert entity_sync.graph_fingerprints(twin)  # the lost-graph repair's reads
+    _structure_events(ports, read_dataset(tmp / "ds"))
     rebuild_graph(bumped, [uuid.UUID(mini.legacy), uuid.UUID(mini.other_legacy)])  # drop + rebuild
     _curation(bumped, mini, story)
     assert entity_sync.graph_fingerprints(twin)  # now with fact edges
@@ -321,6 +338,9 @@ def workload(twin, module_db, tokenizer, tmp_path_factory):
     }.items():
         assert twin.run(TEMPLATES[name], params), name
     _traversals(twin)
+    with pytest.MonkeyPatch.context() as patch:  # the dated events over HTTP, without the budget
+        patch.setattr(life_timeline, "ANCHORS_BUDGET_S", 30.0)
+        life_timeline.subject_life(uuid.UUID(mini.legacy), stories, twin)
     for query in story_commands.EXAMPLE_QUERIES.values():  # `heirloom stats`
         twin.run(query)
     twin.count_nodes()

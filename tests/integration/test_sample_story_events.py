@@ -16,12 +16,15 @@ STORY_EVENT_ORDER = [
     "person_created",
     "user_created",
     "relationship_added",
+    "relationship_updated",
     "member_added",
     "link_created",
     "link_updated",
     "story_created",
     "story_updated",
     "member_removed",
+    "relationship_removed",
+    "link_removed",
     "story_deleted",
 ]
 
@@ -37,5 +40,5 @@ def test_the_story_event_samples_run_in_order_through_heirloom_invoke(stack, cap
         invoke("story_events", EVENTS / "story_events" / f"{name}.json", capsys)["change"]
         for name in STORY_EVENT_ORDER
     ]
-    assert changes == ["created", "created", "created", "created", "created", "created", "updated", "created",
-                       "updated", "deleted", "deleted"]  # fmt: skip
+    assert changes == ["created", "created", "created", "created", "updated", "created", "created", "updated",
+                       "created", "updated", "deleted", "deleted", "updated", "deleted"]  # fmt: skip

@@ -58,6 +58,7 @@ def test_story_store_round_trips_and_reports_changes(pair):
     assert store.role_of(user, legacy) is Role.ADMIRER
     assert store.upsert_member(Member(legacy_id=legacy, user_id=user, role=Role.ADMIN)) is Change.UPDATED
     assert store.member_legacy_ids(user) == [legacy]
+    assert store.member_user_ids(legacy) == [user]
     t = datetime(2024, 1, 1, tzinfo=UTC)
     story = Story(
         id=uuid4(),
@@ -81,7 +82,12 @@ def test_story_store_round_trips_and_reports_changes(pair):
     )
     assert store.upsert_relationship(rel) is Change.CREATED
     assert store.relationships_of([other_person]) == [rel]
+    assert store.remove_relationship(person, other_person, "FRIENDS_WITH") is Change.UNCHANGED
+    assert store.remove_relationship(person, other_person, "KNEW") is Change.DELETED
+    assert store.relationships_of([other_person]) == []
+    assert store.upsert_relationship(rel) is Change.CREATED
     assert store.remove_member(legacy, user) is Change.DELETED
+    assert store.member_user_ids(legacy) == []
     assert store.role_of(user, legacy) is None
     assert store.delete_story(story.id) is Change.DELETED and store.get_story(story.id) is None
 

@@ -167,6 +167,22 @@ def test_facts_carry_detail_provenance_and_legacies(graph, fx):
     assert ("Ben Reed", "FAMILY_OF", "Ada Reed") not in got
 
 
+def test_ambient_gives_the_facts_about_named_places_events_and_objects(graph, fx):
+    rows = _rows(graph, "ambient", node_ids=[fx.lake, fx.watch, fx.flood], limit=10)
+    assert [(r["subject"], r["predicate"], r["object"], _names(r["story_ids"]), r["object_legacy"]) for r in rows] == [
+        ("Sam Reed", "LIVED_IN", "Heron Lake", ["s-lake"], fx.legacy)
+    ]  # fmt: skip
+    assert _rows(graph, "ambient", node_ids=[fx.watch], limit=10) == []  # no one owned it
+    named = _intent(
+        Intent.SPATIAL, [EntityMatch(mention="heron lake", node_id=fx.lake, label="Place", name="Heron Lake")]
+    )
+    result = traverse(graph, _request(fx), named, load_personas()["family"].traversal)
+    assert [(f.subject, f.predicate, f.object) for f in result.ambient_facts] == [
+        ("Sam Reed", "LIVED_IN", "Heron Lake")
+    ]
+    assert "ambient" in [t.template for t in result.traversals]
+
+
 def _request(fx, persona="family"):
     return ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona=persona, query="q")
 

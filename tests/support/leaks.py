@@ -6,8 +6,9 @@ graph hits that made it in) and reports, as plain sentences:
   differing accounts);
 - the same story as text: its planted token in any of those fields;
 - a place, event or object that no readable story names, as text;
-- a "Known Connections" sentence that no allowed fact states (checked positively: each sentence
-  must name the two ends of a fact the oracle allows, with that fact's wording).
+- a "Known Connections" sentence, or an ambient memory line, that no allowed fact states
+  (checked positively: each must name the two ends of a fact the oracle allows, with that
+  fact's wording); an ambient line naming a story the user may not read as its source.
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ def connection_sentences(text: str) -> list[str]:
     if not match:
         return []
     return [s for s in re.split(r"(?<=\.)\s+", match.group(1).strip()) if s]
+
+
+def ambient_sentences(text: str) -> list[str]:
+    """The ambient memory section's data lines (without their "- ")."""
+    match = re.search(r"^## Also Comes to Mind\n(.*?)(?:\n\n## |\Z)", text, re.S | re.M)
+    if not match:
+        return []
+    return [line[2:] for line in match.group(1).split("\n") if line.startswith("- ")]
 
 
 def violations(world: World, user: str, legacy: str, out: dict[str, Any]) -> list[str]:
@@ -67,6 +76,7 @@ def violations(world: World, user: str, legacy: str, out: dict[str, Any]) -> lis
             json.dumps(out["embedding_results"]),
             json.dumps(out["graph_results"]),
             json.dumps(out.get("accounts", [])),
+            json.dumps(out.get("ambient", [])),
         ]
     )
     for sid, token in world.tokens.items():
@@ -79,7 +89,10 @@ def violations(world: World, user: str, legacy: str, out: dict[str, Any]) -> lis
 
     persons = world.person_names()
     facts = [f for f in world.facts() if _fact_ok(data, user, legacy, f)]
-    for sentence in connection_sentences(out["formatted_context"]):
+    for line in out.get("ambient", []):
+        problems += [f"ambient: story {name(s)} ({s})" for s in line["story_ids"] if s not in allowed]
+    sentences = connection_sentences(out["formatted_context"]) + ambient_sentences(out["formatted_context"])
+    for sentence in sentences:
         ends = {n for n in persons.values() if mentions(sentence, n)} | {
             e for e in LABEL_OF if mentions(sentence, e)
         }

@@ -490,4 +490,5 @@ def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
         "story_facts": {**base, "ids": [subject, sample.person_id, sample.obj[0]]},
         "fact_neighbours": {**base, "ids": [sample.person_id]},
         "fact_sentences": {**base, "ids": sorted({subject, sample.person_id}), "subject_id": subject},
+        "ambient": {"node_ids": [sample.place[0], sample.event[0], sample.obj[0]], "limit": limit},
     }

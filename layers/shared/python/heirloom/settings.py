@@ -350,6 +350,19 @@ class RetrievalSettings(_Frozen):
     recency_decay: float = env("RECENCY_DECAY_RATE", default=0.1, ge=0.0, le=5.0)
 
 
+class AmbientSettings(_Frozen):
+    """Ambient memory (seed 003): prose lines about the known entities the message names, in
+    their own section of the context (docs/architecture.md#ambient-memory)."""
+
+    #: tokens the section may take (at most 5% of the request's budget); 0 turns it off
+    token_budget: int = env("AMBIENT_TOKEN_BUDGET", default=200, ge=0, le=1000)
+    #: lines at most
+    max_lines: int = env("AMBIENT_MAX_LINES", default=5, ge=0, le=20)
+    #: a line's support (1.0 a known record; 0.5 per readable story stating it, up to 1.0) must
+    #: reach this
+    min_score: float = env("AMBIENT_MIN_SCORE", default=0.5, ge=0.0, le=1.0)
+
+
 class LocalStackSettings(_Frozen):
     #: where the embedded PostgreSQL and FalkorDB keep their data
     home: Path = env("HEIRLOOM_HOME", default=Path(".heirloom/local"))
@@ -368,6 +381,7 @@ class Settings(_Frozen):
     workflow: WorkflowSettings = WorkflowSettings()
     curation: CurationSettings = CurationSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    ambient: AmbientSettings = AmbientSettings()
     local: LocalStackSettings = LocalStackSettings()
 
 

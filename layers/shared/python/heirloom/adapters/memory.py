@@ -107,6 +107,10 @@ class MemoryStoryStore:
         self.relationships[key] = r
         return change
 
+    def remove_relationship(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Change:
+        gone = self.relationships.pop((from_person_id, to_person_id, type_), None)
+        return Change.UNCHANGED if gone is None else Change.DELETED
+
     def upsert_person(self, person: Person, as_of: datetime | None = None, seq: int | None = None) -> Change:
         stored = self.persons.get(person.id)
         same = stored is not None and _person_key(stored.value) == _person_key(person)
@@ -232,6 +236,9 @@ class MemoryStoryStore:
 
     def member_legacy_ids(self, user_id: UUID) -> list[UUID]:
         return sorted((legacy for legacy, user in self.members if user == user_id), key=str)
+
+    def member_user_ids(self, legacy_id: UUID) -> list[UUID]:
+        return sorted((user for legacy, user in self.members if legacy == legacy_id), key=str)
 
     def links_of(self, legacy_id: UUID) -> list[Link]:
         found = [

@@ -162,6 +162,8 @@ class GraphFact(Edge):
     sentence: str | None = None
     source_title: str | None = None
     conflicting: bool = False
+    #: the titles of `story_ids` (set by AccessFilter, which also keeps only the readable ids)
+    titles: tuple[str, ...] = ()
     #: a told fact's narrator (its story's author: user id from the graph, display name set by
     #: the access filter), the years it states ("|1964|") and whether it denies the relation
     narrator_id: str | None = None
@@ -202,6 +204,8 @@ RetrievalSource = Literal["vector", "graph"]
 class GraphResults(Edge):
     hits: tuple[GraphHit, ...] = ()
     facts: tuple[GraphFact, ...] = ()
+    #: facts about the places, events and objects the message names (ambient memory)
+    ambient_facts: tuple[GraphFact, ...] = ()
     traversals: tuple[TraversalStat, ...] = ()
     status: BranchStatus = "ok"
     latency_ms: float = 0.0
@@ -276,6 +280,7 @@ class FilteredContext(Edge):
     legacy_name: str
     candidates: tuple[Candidate, ...] = ()
     facts: tuple[GraphFact, ...] = ()
+    ambient_facts: tuple[GraphFact, ...] = ()
     communities: tuple[CommunityNote, ...] = ()
     traversals: tuple[TraversalStat, ...] = ()
     vector_status: BranchStatus = "ok"
@@ -344,6 +349,20 @@ class Suggestion(Edge):
     sentence: str
 
 
+class AmbientLine(Edge):
+    """One line of ambient memory: a plain sentence about an entity the message named, and where
+    it comes from (the family records, or readable stories)."""
+
+    sentence: str
+    #: the support that ranked it (1.0 a known record; 0.5 per readable story, up to 1.0)
+    score: float
+    #: the named node the line is about
+    node_id: str
+    source: Literal["records", "stories"]
+    story_ids: tuple[str, ...] = ()
+    titles: tuple[str, ...] = ()
+
+
 class AssembledContext(Edge):
     formatted_context: str
     embedding_results: tuple[ChunkResult, ...] = ()
@@ -361,4 +380,6 @@ class AssembledContext(Edge):
     suggestion: Suggestion | None = None
     #: facts readable stories disagree on, each account credited (the "Differing Accounts" text)
     accounts: tuple[DifferingAccounts, ...] = ()
+    #: ambient memory: the lines of its section, in the text's order
+    ambient: tuple[AmbientLine, ...] = ()
     metadata: ContextMetadata

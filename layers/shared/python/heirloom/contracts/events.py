@@ -3,8 +3,10 @@
 Every detail carries `schema_version` ("1") and may carry the source's `sequence` number.
 Stories are ordered by their own `updated_at`, membership and link changes by the envelope's
 `time`, each then by `sequence`, then the more restrictive state (heirloom.domain.ordering); a
-delete (`deleted_at`) is final, kept as a tombstone even when it arrives first. The other
-records are idempotent upserts: duplicates and reordering are safe.
+delete (`deleted_at`) is final, kept as a tombstone even when it arrives first; a removed link
+stays as revoked. The other records are idempotent upserts: duplicates and reordering are safe,
+except that relationship changes carry no stamp and apply as they arrive (a removal overtaken by
+its own earlier add is undone by it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from heirloom.contracts.records import AwareDatetime, Legacy, Link, Member, Person, Relationship, Story, User
+from heirloom.contracts.records import (
+    AwareDatetime,
+    Legacy,
+    Link,
+    Member,
+    Person,
+    Relationship,
+    RelationshipType,
+    Story,
+    User,
+)
 
 SCHEMA_VERSION = "1"
 DEFAULT_SOURCE = "heirloom.stories"
@@ -67,6 +79,22 @@ class RelationshipAdded(_Detail):
     relationship: Relationship
 
 
+class RelationshipUpdated(_Detail):
+    """The relationship's new state; `previous_type`, when its type changed, names the edge it
+    replaces (a relationship is keyed by its two persons and its type)."""
+
+    kind: Literal["Relationship Updated"] = "Relationship Updated"
+    relationship: Relationship
+    previous_type: RelationshipType | None = None
+
+
+class RelationshipRemoved(_Detail):
+    kind: Literal["Relationship Removed"] = "Relationship Removed"
+    from_person_id: UUID
+    to_person_id: UUID
+    type: RelationshipType
+
+
 class MemberAdded(_Detail):
     kind: Literal["Member Added"] = "Member Added"
     member: Member
@@ -88,6 +116,16 @@ class LinkUpdated(_Detail):
     link: Link
 
 
+class LinkRemoved(_Detail):
+    """The link ends: kept as revoked with nothing shared (so a late create cannot revive it),
+    its LINKED_TO edge dropped."""
+
+    kind: Literal["Link Removed"] = "Link Removed"
+    link_id: UUID
+    legacy_a_id: UUID
+    legacy_b_id: UUID
+
+
 StoryEventDetail = Annotated[
     StoryCreated
     | StoryUpdated
@@ -96,10 +134,13 @@ StoryEventDetail = Annotated[
     | PersonCreated
     | UserCreated
     | RelationshipAdded
+    | RelationshipUpdated
+    | RelationshipRemoved
     | MemberAdded
     | MemberRemoved
     | LinkCreated
-    | LinkUpdated,
+    | LinkUpdated
+    | LinkRemoved,
     Field(discriminator="kind"),
 ]
 DETAIL_TYPES: tuple[str, ...] = (
@@ -110,16 +151,20 @@ DETAIL_TYPES: tuple[str, ...] = (
     "Person Created",
     "User Created",
     "Relationship Added",
+    "Relationship Updated",
+    "Relationship Removed",
     "Member Added",
     "Member Removed",
     "Link Created",
     "Link Updated",
+    "Link Removed",
 )
 #: the detail model of each detail-type
 _DETAIL: dict[str, type[_Detail]] = {
     model.model_fields["kind"].default: model
     for model in (StoryCreated, StoryUpdated, StoryDeleted, LegacyCreated, PersonCreated, UserCreated,
-                  RelationshipAdded, MemberAdded, MemberRemoved, LinkCreated, LinkUpdated)
+                  RelationshipAdded, RelationshipUpdated, RelationshipRemoved, MemberAdded, MemberRemoved,
+                  LinkCreated, LinkUpdated, LinkRemoved)
 }  # fmt: skip
 
 

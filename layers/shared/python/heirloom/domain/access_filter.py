@@ -72,6 +72,24 @@ def fact_allowed(fact: GraphFact, readable: set[str], scope: ReadScope) -> bool:
     return fact.known and any(lid in members for lid in fact.legacy_ids)
 
 
+def readable_facts(
+    facts: Iterable[GraphFact], titles: dict[str, str], scope: ReadScope
+) -> tuple[GraphFact, ...]:
+    """The facts the user may see, each naming only the readable stories that support it
+    (`titles`: every readable story's title, by id)."""
+    readable = set(titles)
+    return tuple(
+        f.model_copy(
+            update={
+                "story_ids": (kept := tuple(s for s in f.story_ids if s in readable)),
+                "titles": tuple(titles[s] for s in kept),
+            }
+        )
+        for f in facts
+        if fact_allowed(f, readable, scope)
+    )
+
+
 def _pick_chunks(chunks: list[ChunkResult], hints: Iterable[str]) -> list[ChunkResult]:
     """Chunks that name a hint (entity or person the graph followed) first, else the opening."""
     words = [h.lower() for h in hints if h]
@@ -129,17 +147,21 @@ def readable_intent(
 
 
 def readable_traversals(
-    stats: Sequence[TraversalStat], candidates: Sequence[Candidate], facts: Sequence[GraphFact]
+    stats: Sequence[TraversalStat],
+    candidates: Sequence[Candidate],
+    facts: Sequence[GraphFact],
+    ambient_facts: Sequence[GraphFact] = (),
 ) -> tuple[TraversalStat, ...]:
     """Each traversal's `results` recounted from what the user may read: the readable stories
-    its hits reached (`facts`: the facts kept; a template that reaches no story: 0)."""
+    its hits reached (`facts`, `ambient`: the facts kept; a template that reaches no story: 0)."""
+    kept = {"facts": len(facts), "ambient": len(ambient_facts)}
     reached: dict[str, set[UUID]] = defaultdict(set)
     for c in candidates:
         for h in c.graph_hits:
             reached[h.template].add(c.story_id)
     return tuple(
         s.model_copy(
-            update={"results": len(facts) if s.template == "facts" else len(reached.get(s.template, ()))}
+            update={"results": kept[s.template] if s.template in kept else len(reached.get(s.template, ()))}
         )
         for s in stats
     )

@@ -14,7 +14,9 @@ Token budget (cl100k_base through the `Tokenizer` port)
        "## Differing Accounts" (readable narrators who disagree, domain/accounts.py) comes
        first out of that same cap, whole lines only.
        "## Circles in the Stories" (community summaries, the `general` intent) follows with at
-       most min(300, 8% of the budget), whole summaries only; both count as R below.
+       most min(300, 8% of the budget), whole summaries only, then ambient memory
+       (domain/ambient.py: facts about what the message named) with at most
+       min(AMBIENT_TOKEN_BUDGET, 5% of the budget), whole lines only; all count as R below.
     2. What remains after the note (if degraded) and the connections used (R) is split 60/30/10%:
        stories found by embedding (alone or with the graph), stories only the graph found, and
        the metadata that frames every story (section headers, "###" headings, story markers,
@@ -25,8 +27,8 @@ Token budget (cl100k_base through the `Tokenizer` port)
        request where the graph found nothing new) and spends it in the same ranked order, first
        lengthening an excerpt pass 1 cut short, else adding a story pass 1 had to skip.
     5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
-       ranked story is shortened (then dropped), then the last community summary, then the last
-       connection sentence, then the last differing-accounts line is dropped.
+       ranked story is shortened (then dropped), then the last ambient line, the last community
+       summary, the last connection sentence, then the last differing-accounts line is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
 Reranking (domain/rerank.py, optional): the top stories of that ranking are scored again against
@@ -55,6 +57,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from heirloom.contracts.context import (
+    AmbientLine,
     AssembledContext,
     CommunityNote,
     ContextMetadata,
@@ -64,6 +67,7 @@ from heirloom.contracts.context import (
     RerankReport,
     SourceInfo,
 )
+from heirloom.domain import ambient as ambient_memory
 from heirloom.domain.accounts import group_accounts
 from heirloom.domain.budget import (
     QUOTE,
@@ -84,6 +88,7 @@ from heirloom.domain.format import (
     communities_block,
     connections_block,
     degradation_note,
+    fact_sentence,
     fact_sentences,
     provenance_lines,
     render,
@@ -97,6 +102,7 @@ from heirloom.domain.rerank import rerank as rerank_top
 from heirloom.domain.suggestion import elicitation_block, pick_suggestion
 from heirloom.fencing import nonce, story_close, story_open
 from heirloom.ports import Tokenizer
+from heirloom.settings import AmbientSettings
 
 
 @dataclass
@@ -197,8 +203,18 @@ def _community_notes(filtered: FilteredContext, cap: int, tokenizer: Tokenizer) 
     return kept
 
 
-def _head(connections: str, disputes: Sequence[str], communities: list[CommunityNote]) -> str:
-    parts = (connections, accounts_block(disputes), communities_block(communities))
+def _head(
+    connections: str,
+    disputes: Sequence[str],
+    communities: list[CommunityNote],
+    ambient: Sequence[AmbientLine] = (),
+) -> str:
+    parts = (
+        connections,
+        accounts_block(disputes),
+        communities_block(communities),
+        ambient_memory.ambient_block(ambient),
+    )
     return "\n\n".join(part for part in parts if part)
 
 
@@ -226,11 +242,12 @@ def assemble(
     fence: str | None = None,
     rerank: RerankStage | None = None,
     recency: float = 0.0,
+    ambient: AmbientSettings | None = None,
 ) -> AssembledContext:
     """Rank the readable candidates (reranking the top with `rerank`) and format them within
     `request.token_budget` tokens. `fence` is the story blocks' nonce (a fresh one per call
     unless given); `recency`: the decay per year of a story's age, when the request wants recent
-    material (else 0)."""
+    material (else 0); `ambient`: the ambient memory settings (None: no ambient section)."""
     started = time.perf_counter()
     budget = request.token_budget
     ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode, recency=recency)
@@ -252,7 +269,10 @@ def assemble(
     spent = tokenizer.count(accounts_block(disputes)) + 2 if disputes else 0
     kept = _within(fact_sentences(plain), cap - spent, connections_block, tokenizer)
     circles = _community_notes(filtered, communities_cap(budget), tokenizer)
-    connections = _head(connections_block(kept), disputes, circles)
+    # ambient memory repeats neither a connection nor one side of a dispute
+    disputed = [fact_sentence(f) for f in filtered.facts if f not in plain]
+    mind = _ambient_lines(request, filtered, ambient, [*kept, *disputed], tokenizer)
+    connections = _head(connections_block(kept), disputes, circles, mind)
     used = (tokenizer.count(note) + 2 if note else 0) + (
         tokenizer.count(connections) + 2 if connections else 0
     )
@@ -274,10 +294,10 @@ def assemble(
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
-            if not kept and not disputes and not circles:  # pragma: no cover - 0 tokens when empty
+            if not kept and not disputes and not circles and not mind:  # pragma: no cover - 0 tokens
                 break
-            (circles or kept or disputes).pop()
-            connections = _head(connections_block(kept), disputes, circles)
+            (mind or circles or kept or disputes).pop()
+            connections = _head(connections_block(kept), disputes, circles, mind)
         formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
         total = tokenizer.count(formatted)
 
@@ -299,6 +319,7 @@ def assemble(
         degraded=degraded,
         suggestion=suggestion,
         accounts=tuple(groups[: len(disputes)]),
+        ambient=tuple(mind),
         ranked_story_ids=_ranked_ids(included),
         metadata=ContextMetadata(
             intent=filtered.intent,
@@ -313,6 +334,23 @@ def assemble(
             rerank=reranked,
         ),
     )
+
+
+def _ambient_lines(
+    request: ContextRequest,
+    filtered: FilteredContext,
+    settings: AmbientSettings | None,
+    said: Sequence[str],
+    tokenizer: Tokenizer,
+) -> list[AmbientLine]:
+    """Ambient memory within its cap (none without settings or the graph's facts)."""
+    if settings is None or request.mode == "vector" or not filtered.intent.matches:
+        return []
+    cap = ambient_memory.ambient_cap(settings, request.token_budget)
+    lines = ambient_memory.candidates(
+        filtered.intent, (*filtered.facts, *filtered.ambient_facts), settings, said
+    )
+    return ambient_memory.fit(lines, settings, cap, tokenizer)
 
 
 def _closed(text: str, closing: str) -> str:

@@ -115,7 +115,7 @@ LIMIT $limit
 
 GENERAL = """
 MATCH (p:Person {id: $person_id})-[r]-(c)
-WHERE r.kind <> 'BELONGS_TO'
+WHERE r.kind <> 'BELONGS_TO' AND r.kind <> 'REMEMBERS'
 WITH c, r, CASE WHEN c:Story THEN 'Story' WHEN c:Person THEN 'Person' WHEN c:Place THEN 'Place'
               WHEN c:Event THEN 'Event' WHEN c:Object THEN 'Object' ELSE 'Other' END AS label
 RETURN c.id AS node_id, label, coalesce(c.name, c.title) AS name, r.kind AS relationship
@@ -202,6 +202,27 @@ ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, p
 LIMIT $limit
 """
 
+
+#: ambient memory: the facts about the places, events and objects the message names (persons'
+#: come from FACTS), each entity by its label's id index, grouped per fact like FACTS
+def _ambient() -> str:
+    part = """
+MATCH (e:{label})
+WHERE e.id IN $node_ids
+MATCH (a:Person)-[r:{types}]->(e)
+WITH a, e, r.kind AS predicate, r.detail AS detail, r.since AS since, r.until AS until, r.known AS known,
+     coalesce(r.name, e.name) AS object, collect(r.story_id) AS story_ids
+RETURN a.id AS subject_id, a.name AS subject, predicate, e.id AS object_id, object,
+       detail, since, until, story_ids, known, a.legacy_id AS subject_legacy, e.legacy_id AS object_legacy
+ORDER BY predicate, object, object_id, subject_id
+LIMIT $limit
+"""
+    labels = (("Place", "LIVED_IN|WORKED_AT"), ("Event", "PARTICIPATED_IN"), ("Object", "OWNED"))
+    return "UNION".join(part.format(label=label, types=types) for label, types in labels)
+
+
+AMBIENT = _ambient()
+
 #: every template, by name (the integration tests run each one)
 TEMPLATES: dict[str, str] = {
     "legacy_context": LEGACY_CONTEXT,
@@ -219,4 +240,5 @@ TEMPLATES: dict[str, str] = {
     "story_facts": STORY_FACTS,
     "fact_neighbours": FACT_NEIGHBOURS,
     "fact_sentences": FACT_SENTENCES,
+    "ambient": AMBIENT,
 }

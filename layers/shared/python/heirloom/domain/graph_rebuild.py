@@ -45,6 +45,13 @@ def rebuild_graph(ports: IngestionPorts, legacy_ids: Sequence[UUID]) -> RebuildR
     persons = stories.persons_of([lg.id for lg in legacies])
     for person in persons:
         graph_sync.sync_person(ports.graph, person)
+    for legacy in legacies:
+        for user_id in stories.member_user_ids(legacy.id):
+            user = stories.get_user(user_id)
+            if user is not None:
+                graph_sync.sync_membership(
+                    ports.graph, legacy, user.person_id, stories.role_of(user_id, legacy.id)
+                )
     relationships = stories.relationships_of([p.id for p in persons])
     for rel in relationships:
         graph_sync.sync_relationship(ports.graph, rel)

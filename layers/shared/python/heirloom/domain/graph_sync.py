@@ -5,12 +5,24 @@ from stories have their provenance as edges and are written by entity graph sync
 stores its logical type as `kind`, so queries compare and return types without prefixes. No
 property is a list or map (Neptune's openCypher data model has neither): a person's aliases are
 one display string. A record that moves (a story or person to another legacy, a link between
-other legacies) has its old structural edge replaced, not kept beside the new one.
+other legacies) has its old structural edge replaced, not kept beside the new one; a relationship
+whose type changed or that was removed, a revoked link and an ended membership leave no edge.
 """
 
 from __future__ import annotations
 
-from heirloom.contracts.records import Legacy, Link, Person, Relationship, Story
+from uuid import UUID
+
+from heirloom.contracts.records import (
+    Legacy,
+    Link,
+    LinkStatus,
+    Person,
+    Relationship,
+    RelationshipType,
+    Role,
+    Story,
+)
 from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
 from heirloom.ports import GraphStore
 
@@ -78,9 +90,45 @@ def sync_relationship(graph: GraphStore, rel: Relationship) -> None:
     )
 
 
+def drop_relationship(
+    graph: GraphStore, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
+) -> None:
+    """The known edge of that type between the two persons (a whitelisted enum value)."""
+    graph.run(
+        f"MATCH (a:Person {{id: $from_id}})-[r:{type_.value}]->(b:Person {{id: $to_id}}) DELETE r",
+        {"from_id": str(from_person_id), "to_id": str(to_person_id)},
+    )
+
+
+def sync_membership(
+    graph: GraphStore, legacy: Legacy, member_person_id: UUID | None, role: Role | None
+) -> None:
+    """The member's person REMEMBERS the legacy's subject (one edge per legacy, its role a
+    scalar); no role (not or no longer a member) drops it. A user without a person, or the
+    subject itself, has none; nor is one written before both persons are in the graph."""
+    if member_person_id is None or member_person_id == legacy.subject_person_id:
+        return
+    ids = {"id": str(member_person_id), "legacy_id": str(legacy.id)}
+    if role is None:
+        graph.run(
+            "MATCH (:Person {id: $id})-[r:REMEMBERS]->(:Person) WHERE r.legacy_id = $legacy_id DELETE r", ids
+        )
+        return
+    graph.run(
+        "MATCH (p:Person {id: $id}) MATCH (s:Person {id: $subject_id})"
+        " MERGE (p)-[r:REMEMBERS {legacy_id: $legacy_id}]->(s)"
+        " SET r.kind = 'REMEMBERS', r.role = $role",
+        {**ids, "subject_id": str(legacy.subject_person_id), "role": role.value},
+    )
+
+
 def sync_link(graph: GraphStore, link: Link) -> None:
+    """A revoked link's edge is dropped (it joins nothing any more)."""
     ends = {"link_id": str(link.id), "a": str(link.legacy_a_id), "b": str(link.legacy_b_id)}
     graph.run(DROP_MOVED_LINK, ends)
+    if link.status is LinkStatus.REVOKED:
+        graph.run("MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $link_id DELETE r", ends)
+        return
     graph.run(
         "MATCH (a:Legacy {id: $a}) MATCH (b:Legacy {id: $b})"
         " MERGE (a)-[r:LINKED_TO {link_id: $link_id}]->(b)"

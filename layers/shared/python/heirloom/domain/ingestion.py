@@ -17,7 +17,18 @@ from uuid import UUID
 
 from heirloom.contracts.curation import GraphChange
 from heirloom.contracts.extraction import ExtractedEntities
-from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
+from heirloom.contracts.records import (
+    Legacy,
+    Link,
+    LinkStatus,
+    Member,
+    Person,
+    Relationship,
+    RelationshipType,
+    ShareMode,
+    Story,
+    User,
+)
 from heirloom.domain import graph_sync
 from heirloom.domain.chunking import chunk_story, content_hash
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
@@ -142,7 +153,9 @@ def apply_member(
     where no event has set or removed the membership."""
     _require_legacy(ports, "legacy_id", member.legacy_id)
     _require_user(ports, "user_id", member.user_id)
-    return ports.stories.upsert_member(member, as_of, seq)
+    change = ports.stories.upsert_member(member, as_of, seq)
+    _sync_membership(ports, member.legacy_id, member.user_id)
+    return change
 
 
 def remove_member(
@@ -152,7 +165,19 @@ def remove_member(
     as_of: datetime | None = None,
     seq: int | None = None,
 ) -> Change:
-    return ports.stories.remove_member(legacy_id, user_id, as_of, seq)
+    change = ports.stories.remove_member(legacy_id, user_id, as_of, seq)
+    _sync_membership(ports, legacy_id, user_id)
+    return change
+
+
+def _sync_membership(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> None:
+    """The member's social edge to the subject, as the membership is stored (a skipped late
+    event rewrites the stored state, never its own)."""
+    legacy, user = ports.stories.get_legacy(legacy_id), ports.stories.get_user(user_id)
+    if legacy is not None and user is not None:
+        graph_sync.sync_membership(
+            ports.graph, legacy, user.person_id, ports.stories.role_of(user_id, legacy_id)
+        )
 
 
 def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
@@ -163,6 +188,28 @@ def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
     legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
     ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
     _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
+    return change
+
+
+def update_relationship(
+    ports: IngestionPorts, rel: Relationship, previous_type: RelationshipType | None = None
+) -> Change:
+    """The relationship's new state; a changed type replaces the old record and edge."""
+    if previous_type is None or previous_type is rel.type:
+        return apply_relationship(ports, rel)
+    _require_person(ports, "from_person_id", rel.from_person_id)
+    _require_person(ports, "to_person_id", rel.to_person_id)
+    gone = ports.stories.remove_relationship(rel.from_person_id, rel.to_person_id, previous_type.value)
+    graph_sync.drop_relationship(ports.graph, rel.from_person_id, rel.to_person_id, previous_type)
+    added = apply_relationship(ports, rel)
+    return Change.UNCHANGED if (gone, added) == (Change.UNCHANGED, Change.UNCHANGED) else Change.UPDATED
+
+
+def remove_relationship(
+    ports: IngestionPorts, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
+) -> Change:
+    change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value)
+    graph_sync.drop_relationship(ports.graph, from_person_id, to_person_id, type_)
     return change
 
 
@@ -180,6 +227,26 @@ def apply_link(
     ends = [stored.legacy_a_id, stored.legacy_b_id]
     _log_record(ports, change, ends, "link_synced", link_id=str(link.id), status=stored.status.value)
     return change
+
+
+def remove_link(
+    ports: IngestionPorts,
+    link_id: UUID,
+    legacy_a_id: UUID,
+    legacy_b_id: UUID,
+    as_of: datetime | None = None,
+    seq: int | None = None,
+) -> Change:
+    """The link kept as revoked with nothing shared (ordered like any link change, so a late
+    create or update cannot revive it) and its edge dropped."""
+    ended = Link(
+        id=link_id,
+        legacy_a_id=legacy_a_id,
+        legacy_b_id=legacy_b_id,
+        status=LinkStatus.REVOKED,
+        share_mode=ShareMode.SELECTIVE,
+    )
+    return apply_link(ports, ended, as_of, seq)
 
 
 #: how chunks are built and embedded; part of the index key, so a change re-indexes on backfill

@@ -1,4 +1,5 @@
-"""Re-resolution: a person, alias or relationship added after the stories that name them. The
+"""Re-resolution: a person, alias or relationship added (or a relationship changed or removed)
+after the stories that name them. The
 stories it may change are re-linked (their people resolved again and the graph rewritten)
 without re-embedding: their graph marks are forgotten and they go through ingestion again,
 whose chunk step finds the index up to date."""
@@ -20,11 +21,12 @@ def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
 
 def stories_narrated_by(ports: IngestionPorts, rel: Relationship) -> list[Story]:
     """Stories whose author is one of the two persons: "my dad" in them may now resolve."""
-    persons = [
-        p
-        for p in (ports.stories.get_person(rel.from_person_id), ports.stories.get_person(rel.to_person_id))
-        if p
-    ]
+    return stories_narrated_by_either(ports, rel.from_person_id, rel.to_person_id)
+
+
+def stories_narrated_by_either(ports: IngestionPorts, *person_ids: UUID) -> list[Story]:
+    """Stories whose author is one of these persons (their kin words resolve through them)."""
+    persons = [p for p in (ports.stories.get_person(i) for i in person_ids) if p]
     ids = {p.id for p in persons}
     authors: dict[UUID, bool] = {}
     out: list[Story] = []

@@ -365,9 +365,14 @@ def traverse(
         },
     )
     told = [_told_fact(r) for r in told_rows if r.get("subject") and r.get("object") and r.get("story_id")]
+    named_entities = _ids(intent, ["Place", "Event", "Object"])
+    ambient_rows = (
+        run.query("ambient", {"node_ids": named_entities, "limit": limit}) if named_entities else []
+    )
     return GraphResults(
         hits=tuple(_dedupe(walk.hits)[: limit * 2]),
         facts=tuple([*(_fact(r) for r in facts_rows if r.get("subject") and r.get("object")), *told]),
+        ambient_facts=tuple(_fact(r) for r in ambient_rows if r.get("subject") and r.get("object")),
         traversals=tuple(run.stats),
         status=run.status,
         latency_ms=round((clock() - started) * 1000, 2),

@@ -21,7 +21,7 @@ from heirloom.contracts.context import (
 from heirloom.domain.access_filter import (
     _pick_chunks,
     _stored_chunks,
-    fact_allowed,
+    readable_facts,
     readable_intent,
     readable_traversals,
     scope_for,
@@ -76,7 +76,7 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
 
     ids = set(by_story) | set(hits_by_story)
     # facts are checked against every story that supports them, candidates or not
-    fact_story_ids = {UUID(s) for f in graph.facts for s in f.story_ids}
+    fact_story_ids = {UUID(s) for f in (*graph.facts, *graph.ambient_facts) for s in f.story_ids}
     metas = {m.id: m for m in store.story_meta(ids | fact_story_ids)}
     readable_any = {sid for sid, meta in metas.items() if scope.allows(meta)}
     readable = readable_any & ids
@@ -128,12 +128,13 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
                 graph_hits=tuple(ghits),
             )
         )
-    readable_str = {str(s) for s in readable_any}
-    allowed = [f for f in graph.facts if fact_allowed(f, readable_str, scope)]
+    titles = {str(sid): metas[sid].title for sid in readable_any}
     # narrators named, and disputes recomputed among what the user may read only
     facts = credit_readable(
-        allowed, {str(m.id): m.author_name for m in metas.values() if m.id in readable_any}
+        readable_facts(graph.facts, titles, scope),
+        {str(m.id): m.author_name for m in metas.values() if m.id in readable_any},
     )
+    ambient_facts = readable_facts(graph.ambient_facts, titles, scope)
 
     subject = store.get_person(legacy.subject_person_id) if legacy else None
     latency = {"vector": vector.latency_ms, "graph": graph.latency_ms, "intent": intent.latency_ms}
@@ -144,7 +145,8 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
         legacy_name=legacy.name if legacy else "",
         candidates=tuple(candidates),
         facts=facts,
-        traversals=readable_traversals(graph.traversals, candidates, facts),
+        ambient_facts=ambient_facts,
+        traversals=readable_traversals(graph.traversals, candidates, facts, ambient_facts),
         vector_status=vector.status,
         graph_status=graph.status,
         dropped_stories=len(ids) - len(readable),

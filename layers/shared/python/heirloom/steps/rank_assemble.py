@@ -1,5 +1,6 @@
 """RankAssemble: rank what AccessFilter kept (and rerank its top when RERANKER is on),
-deduplicate, fit the persona's token budget and format the context with provenance."""
+deduplicate, fit the persona's token budget and format the context with provenance, ambient
+memory included."""
 
 from __future__ import annotations
 
@@ -15,5 +16,11 @@ def run(data: RankAssembleInput, services: Services) -> AssembledContext:
     recent = wants_recent(data.request.query, data.filtered.intent, persona.traversal.temporal_range)
     rate = services.settings.retrieval.recency_decay if recent else 0.0
     return assemble(
-        data.request, data.filtered, persona, services.tokenizer, rerank=services.rerank, recency=rate
+        data.request,
+        data.filtered,
+        persona,
+        services.tokenizer,
+        rerank=services.rerank,
+        recency=rate,
+        ambient=services.settings.ambient,
     )

@@ -1,6 +1,7 @@
-"""StoryEvents: an EventBridge story, link, membership or person event applied to the records in
-order (domain/ordering.py), and ingestion started for a story whose content changed, or whose
-people a new person, alias or relationship may resolve (domain/relink.py)."""
+"""StoryEvents: an EventBridge story, link, membership, person or relationship event applied to
+the records in order (domain/ordering.py), and ingestion started for a story whose content
+changed, or whose people a new person or alias, or a changed relationship, may resolve
+differently (domain/relink.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from heirloom.contracts.events import (
     DETAIL_TYPES,
     LegacyCreated,
     LinkCreated,
+    LinkRemoved,
     LinkUpdated,
     MemberAdded,
     MemberRemoved,
     PersonCreated,
     RelationshipAdded,
+    RelationshipRemoved,
+    RelationshipUpdated,
     StoryCreated,
     StoryDeleted,
     StoryEvent,
@@ -26,7 +30,7 @@ from heirloom.contracts.events import (
 from heirloom.contracts.ingestion import StoryEventApplied
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
-from heirloom.domain.relink import relink, stories_naming, stories_narrated_by
+from heirloom.domain.relink import relink, stories_naming, stories_narrated_by, stories_narrated_by_either
 from heirloom.domain.story_events import parse_detail
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.ports import Change
@@ -61,7 +65,7 @@ def handle_story_event(
         if isinstance(detail, StoryCreated | StoryUpdated):
             return _apply_story(ports, detail, start_ingestion)
         change = _apply_record(ports, detail, event)
-        if change in (Change.CREATED, Change.UPDATED):
+        if change in (Change.CREATED, Change.UPDATED, Change.DELETED):
             _relink_after(ports, detail, start_ingestion)
         return change
     except UnknownReference as exc:
@@ -84,15 +88,21 @@ def _apply_story(
 def _relink_after(
     ports: IngestionPorts, detail: StoryEventDetail, start_ingestion: Callable[[UUID], None] | None
 ) -> None:
-    """A person (or alias) or relationship added after the stories it concerns: those stories
-    are re-linked (domain/relink.py)."""
+    """A person (or alias) or relationship added, or a relationship changed or removed, after the
+    stories it concerns: those stories are re-linked (domain/relink.py)."""
     match detail:
         case PersonCreated():
             stored = ports.stories.get_person(detail.person.id)
             if stored is not None:
                 relink(ports, stories_naming(ports, stored), start_ingestion)
-        case RelationshipAdded():
+        case RelationshipAdded() | RelationshipUpdated():
             relink(ports, stories_narrated_by(ports, detail.relationship), start_ingestion)
+        case RelationshipRemoved():
+            relink(
+                ports,
+                stories_narrated_by_either(ports, detail.from_person_id, detail.to_person_id),
+                start_ingestion,
+            )
         case _:
             pass
 
@@ -110,6 +120,12 @@ def _apply_record(ports: IngestionPorts, detail: StoryEventDetail, event: StoryE
             return ingestion.apply_user(ports, detail.user)
         case RelationshipAdded():
             return ingestion.apply_relationship(ports, detail.relationship)
+        case RelationshipUpdated():
+            return ingestion.update_relationship(ports, detail.relationship, detail.previous_type)
+        case RelationshipRemoved():
+            return ingestion.remove_relationship(
+                ports, detail.from_person_id, detail.to_person_id, detail.type
+            )
         case MemberAdded():
             return ingestion.apply_member(ports, detail.member, event.time, detail.sequence)
         case MemberRemoved():
@@ -118,5 +134,9 @@ def _apply_record(ports: IngestionPorts, detail: StoryEventDetail, event: StoryE
             )
         case LinkCreated() | LinkUpdated():
             return ingestion.apply_link(ports, detail.link, event.time, detail.sequence)
+        case LinkRemoved():
+            return ingestion.remove_link(
+                ports, detail.link_id, detail.legacy_a_id, detail.legacy_b_id, event.time, detail.sequence
+            )
         case _:  # pragma: no cover - every detail type has a case
             raise InvalidRequest(f"unhandled detail-type {event.detail_type!r}")

@@ -66,6 +66,14 @@ class AccessReads(StoreBase):
         )
         return [r["legacy_id"] for r in rows]
 
+    def member_user_ids(self, legacy_id: UUID) -> list[UUID]:
+        rows = (
+            self.db.connection()
+            .execute("SELECT user_id FROM legacy_members WHERE legacy_id = %s ORDER BY user_id", (legacy_id,))
+            .fetchall()
+        )
+        return [r["user_id"] for r in rows]
+
     def links_of(self, legacy_id: UUID) -> list[Link]:
         rows = (
             self.db.connection()

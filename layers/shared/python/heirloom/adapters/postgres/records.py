@@ -183,6 +183,14 @@ class RecordWrites(StoreBase):
             (r.from_person_id, r.to_person_id, r.type.value, r.detail, r.since, r.until),
         )
 
+    def remove_relationship(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Change:
+        with self.db.transaction() as conn:
+            gone = conn.execute(
+                "DELETE FROM person_relationships WHERE from_person_id = %s AND to_person_id = %s AND type = %s",
+                (from_person_id, to_person_id, type_),
+            ).rowcount
+        return Change.DELETED if gone else Change.UNCHANGED
+
     def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change:
         """Ordered by (`as_of`, `seq`) (heirloom.domain.ordering): a change older than the link's
         last one is SKIPPED; at an equal stamp the more restrictive status and the narrower
