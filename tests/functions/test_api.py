@@ -188,6 +188,31 @@ def test_a_reranking_stage_that_gave_up_is_said_too():
     assert status == 200 and body["degraded"] == ["rerank"]
 
 
+class DisputedWorkflow(FakeWorkflow):
+    def run(self, request):
+        from uuid import UUID
+
+        from heirloom.contracts.context import Account, DifferingAccounts
+
+        told = (
+            Account(narrator="Rosa", story_id=UUID(int=1), title="Wedding", sentence="They wed in 1951."),
+            Account(narrator="Paolo", story_id=UUID(int=2), title="Church", sentence="They wed in 1953."),
+        )
+        group = DifferingAccounts(subject="Ada", relation="MARRIED", object="Walt", accounts=told)
+        return super().run(request).model_copy(update={"accounts": (group,)})
+
+
+def test_differing_accounts_reach_the_caller_as_data():
+    status, body, _ = call(workflow=DisputedWorkflow())
+    assert status == 200
+    assert [(a["narrator"], a["sentence"]) for a in body["accounts"][0]["accounts"]] == [
+        ("Rosa", "They wed in 1951."),
+        ("Paolo", "They wed in 1953."),
+    ]
+    status, body, _ = call()
+    assert status == 200 and body["accounts"] == []
+
+
 def test_the_openapi_document_describes_sources_used_and_degraded():
     import importlib.util
 
@@ -198,6 +223,7 @@ def test_the_openapi_document_describes_sources_used_and_degraded():
     doc = json.loads(module.app.get_openapi_json_schema(title="Heirloom context API", version="1"))
     response = doc["components"]["schemas"]["ContextResponse"]
     assert {"sources_used", "degraded"} <= set(response["required"])
+    assert response["properties"]["accounts"]["description"]
     for field, values in (("sources_used", ["vector", "graph"]), ("degraded", ["vector", "graph", "rerank"])):
         assert response["properties"][field]["items"]["enum"] == values
         assert response["properties"][field]["description"]

@@ -2,7 +2,8 @@
 
 `violations` reads the context as the user receives it (formatted text, sources, the chunks and
 graph hits that made it in) and reports, as plain sentences:
-- a story the oracle does not let the user read, by id (ranked list, sources, chunks, hits);
+- a story the oracle does not let the user read, by id (ranked list, sources, chunks, hits,
+  differing accounts);
 - the same story as text: its planted token in any of those fields;
 - a place, event or object that no readable story names, as text;
 - a "Known Connections" sentence, or an ambient memory line, that no allowed fact states
@@ -60,6 +61,7 @@ def violations(world: World, user: str, legacy: str, out: dict[str, Any]) -> lis
         "sources": [str(s["story_id"]) for s in out["metadata"]["sources"]],
         "embedding_results": [str(c["story_id"]) for c in out["embedding_results"]],
         "graph_results": [str(h["story_id"]) for h in out["graph_results"]],
+        "accounts": [str(a["story_id"]) for g in out.get("accounts", []) for a in g["accounts"]],
     }
     for where, values in ids.items():
         problems += [f"{where}: story {name(s)} ({s})" for s in dict.fromkeys(values) if s not in allowed]
@@ -74,6 +76,7 @@ def violations(world: World, user: str, legacy: str, out: dict[str, Any]) -> lis
             json.dumps(out["metadata"]["sources"]),
             json.dumps(out["embedding_results"]),
             json.dumps(out["graph_results"]),
+            json.dumps(out.get("accounts", [])),
             json.dumps(out.get("ambient", [])),
         ]
     )

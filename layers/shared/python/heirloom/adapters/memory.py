@@ -266,6 +266,7 @@ class MemoryStoryStore:
                 author_user_id=s.author_user_id,
                 visibility=s.visibility,
                 title=s.title,
+                author_name=user.name if (user := self.users.get(s.author_user_id)) else "",
                 updated_at=s.updated_at,
                 created_at=s.created_at,
             )

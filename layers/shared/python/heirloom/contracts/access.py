@@ -34,6 +34,8 @@ class StoryMeta(BaseModel):
     author_user_id: UUID
     visibility: Visibility
     title: str = ""
+    #: the author's display name (credits a narrator's account of a disputed fact)
+    author_name: str = ""
     #: when the story was written or last updated (recency), not when its events happened
     updated_at: datetime | None = None
     #: when the story was created (a scope with `as_of` reads only stories created by then)

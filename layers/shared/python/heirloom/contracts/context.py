@@ -166,6 +166,30 @@ class GraphFact(Edge):
     titles: tuple[str, ...] = ()
     #: a fact of a user's conversation (docs/decisions/0018): shown to that user alone
     owner_user_id: UUID | None = None
+    #: a told fact's narrator (its story's author: user id from the graph, display name set by
+    #: the access filter), the years it states ("|1964|") and whether it denies the relation
+    narrator_id: str | None = None
+    narrator: str | None = None
+    years: str = ""
+    negated: bool = False
+
+
+class Account(Edge):
+    """One narrator's telling of a disputed fact, credited to its (readable) story."""
+
+    narrator: str
+    story_id: UUID
+    title: str
+    sentence: str
+
+
+class DifferingAccounts(Edge):
+    """Readable stories by different narrators that disagree on one fact, side by side."""
+
+    subject: str
+    relation: str
+    object: str
+    accounts: tuple[Account, ...] = Field(min_length=2)
 
 
 class TraversalStat(Edge):
@@ -356,6 +380,8 @@ class AssembledContext(Edge):
     degraded: tuple[Degradation, ...] = ()
     #: elicitation mode: the single best connection to suggest, or None
     suggestion: Suggestion | None = None
+    #: facts readable stories disagree on, each account credited (the "Differing Accounts" text)
+    accounts: tuple[DifferingAccounts, ...] = ()
     #: ambient memory: the lines of its section, in the text's order
     ambient: tuple[AmbientLine, ...] = ()
     metadata: ContextMetadata

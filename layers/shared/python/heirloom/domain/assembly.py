@@ -10,7 +10,9 @@ Scoring (domain/ranking.py, docs/decisions/0009)
 every story the graph did not reach). Ties: score desc, primary legacy first, story id.
 
 Token budget (cl100k_base through the `Tokenizer` port)
-    1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only.
+    1. "## Known Connections" gets at most min(200, 5% of the budget), whole sentences only;
+       "## Differing Accounts" (readable narrators who disagree, domain/accounts.py) comes
+       first out of that same cap, whole lines only.
        "## Circles in the Stories" (community summaries, the `general` intent) follows with at
        most min(300, 8% of the budget), whole summaries only, then ambient memory
        (domain/ambient.py: facts about what the message named) with at most
@@ -26,7 +28,7 @@ Token budget (cl100k_base through the `Tokenizer` port)
        lengthening an excerpt pass 1 cut short, else adding a story pass 1 had to skip.
     5. The rendered text is counted once more as a whole; while it exceeds the budget the lowest-
        ranked story is shortened (then dropped), then the last ambient line, the last community
-       summary, then the last connection sentence is dropped.
+       summary, the last connection sentence, then the last differing-accounts line is dropped.
        The formatted context therefore never exceeds `request.token_budget`.
 
 Reranking (domain/rerank.py, optional): the top stories of that ranking are scored again against
@@ -50,7 +52,7 @@ dropped, and consecutive chunks of one story are merged into one passage.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -66,6 +68,7 @@ from heirloom.contracts.context import (
     SourceInfo,
 )
 from heirloom.domain import ambient as ambient_memory
+from heirloom.domain.accounts import group_accounts
 from heirloom.domain.budget import (
     QUOTE,
     BudgetSplit,
@@ -80,9 +83,12 @@ from heirloom.domain.budget import (
 from heirloom.domain.format import (
     CONNECTED_HEADER,
     Slot,
+    account_line,
+    accounts_block,
     communities_block,
     connections_block,
     degradation_note,
+    fact_sentence,
     fact_sentences,
     provenance_lines,
     render,
@@ -173,11 +179,14 @@ class _Layout:
         ]
 
 
-def _connection_sentences(sentences: Sequence[str], cap: int, tokenizer: Tokenizer) -> list[str]:
-    """Known connections: whole sentences, in order, while the block stays under `cap` tokens."""
+def _within(
+    sentences: Sequence[str], cap: int, block: Callable[[Sequence[str]], str], tokenizer: Tokenizer
+) -> list[str]:
+    """Known connections (or differing accounts): whole sentences, in order, while `block` of
+    them stays under `cap` tokens."""
     kept: list[str] = []
     for sentence in sentences:
-        joined = connections_block([*kept, sentence])
+        joined = block([*kept, sentence])
         if len(joined.encode()) > cap and tokenizer.count(joined) > cap:  # fewer bytes: fits uncounted
             break
         kept.append(sentence)
@@ -194,8 +203,18 @@ def _community_notes(filtered: FilteredContext, cap: int, tokenizer: Tokenizer) 
     return kept
 
 
-def _head(connections: str, communities: list[CommunityNote], ambient: Sequence[AmbientLine] = ()) -> str:
-    parts = (connections, communities_block(communities), ambient_memory.ambient_block(ambient))
+def _head(
+    connections: str,
+    disputes: Sequence[str],
+    communities: list[CommunityNote],
+    ambient: Sequence[AmbientLine] = (),
+) -> str:
+    parts = (
+        connections,
+        accounts_block(disputes),
+        communities_block(communities),
+        ambient_memory.ambient_block(ambient),
+    )
     return "\n\n".join(part for part in parts if part)
 
 
@@ -243,11 +262,17 @@ def assemble(
         *missing,
         *(("rerank",) if reranked and reranked.status != "ok" else ()),
     )
-    facts = fact_sentences(filtered.facts) if request.mode != "vector" else []
-    kept = _connection_sentences(facts, connections_cap(budget), tokenizer)
+    # readable narrators who disagree: side by side, first within the connections cap
+    groups, plain = group_accounts(filtered.facts) if request.mode != "vector" else ([], [])
+    cap = connections_cap(budget)
+    disputes = _within([account_line(g) for g in groups], cap, accounts_block, tokenizer)
+    spent = tokenizer.count(accounts_block(disputes)) + 2 if disputes else 0
+    kept = _within(fact_sentences(plain), cap - spent, connections_block, tokenizer)
     circles = _community_notes(filtered, communities_cap(budget), tokenizer)
-    mind = _ambient_lines(request, filtered, ambient, kept, tokenizer)
-    connections = _head(connections_block(kept), circles, mind)
+    # ambient memory repeats neither a connection nor one side of a dispute
+    disputed = [fact_sentence(f) for f in filtered.facts if f not in plain]
+    mind = _ambient_lines(request, filtered, ambient, [*kept, *disputed], tokenizer)
+    connections = _head(connections_block(kept), disputes, circles, mind)
     used = (tokenizer.count(note) + 2 if note else 0) + (
         tokenizer.count(connections) + 2 if connections else 0
     )
@@ -269,10 +294,10 @@ def assemble(
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
-            if not kept and not circles and not mind:  # pragma: no cover - an empty text is 0 tokens
+            if not kept and not disputes and not circles and not mind:  # pragma: no cover - 0 tokens
                 break
-            (mind or circles or kept).pop()
-            connections = _head(connections_block(kept), circles, mind)
+            (mind or circles or kept or disputes).pop()
+            connections = _head(connections_block(kept), disputes, circles, mind)
         formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
         total = tokenizer.count(formatted)
 
@@ -293,6 +318,7 @@ def assemble(
         sources_used=sources_used,
         degraded=degraded,
         suggestion=suggestion,
+        accounts=tuple(groups[: len(disputes)]),
         ambient=tuple(mind),
         ranked_story_ids=_ranked_ids(included),
         metadata=ContextMetadata(

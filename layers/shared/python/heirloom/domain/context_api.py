@@ -20,6 +20,7 @@ from heirloom.contracts.context import (
     MAX_TOKEN_BUDGET,
     MIN_TOKEN_BUDGET,
     Degradation,
+    DifferingAccounts,
     Message,
     Persona,
     RetrievalSource,
@@ -166,6 +167,11 @@ class ContextResponse(BaseModel):
     tokens: int
     suggestion: Suggestion | None = Field(
         default=None, description="Elicitation mode: the one connection to suggest this turn, or none"
+    )
+    accounts: list[DifferingAccounts] = Field(
+        default_factory=list,
+        description="Facts readable stories by different narrators disagree on, each account credited"
+        " to its narrator and story (the context's Differing Accounts section)",
     )
     sources_used: list[RetrievalSource] = Field(
         description="The retrieval sources that answered: vector (story search by meaning), graph"

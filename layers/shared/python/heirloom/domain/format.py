@@ -10,6 +10,7 @@ from heirloom.contracts.context import (
     Candidate,
     CommunityNote,
     ContextRequest,
+    DifferingAccounts,
     FilteredContext,
     GraphFact,
     RetrievalSource,
@@ -19,6 +20,7 @@ from heirloom.domain.ranking import ScoredCandidate
 from heirloom.fencing import quoted_title, story_close, story_open
 
 CONNECTIONS_HEADER = "## Known Connections"
+ACCOUNTS_HEADER = "## Differing Accounts"
 
 
 CONNECTED_HEADER = "## Stories from Connected Legacies"
@@ -56,8 +58,7 @@ def told_fact_sentence(fact: GraphFact) -> str:
     said = quoted_title(clean_text(fact.sentence or ""))  # story text: one line, quotes escaped
     title = quoted_title(clean_text(fact.source_title or ""))
     source = f' (from "{title}")' if title else ""
-    disputed = " Other accounts differ." if fact.conflicting else ""
-    return f'"{said}"{source}{disputed}'
+    return f'"{said}"{source}'
 
 
 def fact_sentence(fact: GraphFact) -> str:
@@ -132,6 +133,22 @@ def degradation_note(degraded: Sequence[RetrievalSource]) -> str:
 
 def connections_block(sentences_: Sequence[str]) -> str:
     return f"{CONNECTIONS_HEADER}\n{' '.join(sentences_)}" if sentences_ else ""
+
+
+def account_line(group: DifferingAccounts) -> str:
+    """One disputed fact as a "- " line (so no name or sentence in it starts one of our lines):
+    each telling quoted and credited to its narrator and story, none preferred."""
+    told = []
+    for a in group.accounts:
+        title = quoted_title(clean_text(a.title))
+        story = f' (story "{title}")' if title else ""
+        said = quoted_title(clean_text(a.sentence))
+        told.append(f'{clean_text(a.narrator)} recalls{story}: "{said}"')
+    return "- " + ". ".join(told)
+
+
+def accounts_block(lines: Sequence[str]) -> str:
+    return f"{ACCOUNTS_HEADER}\n" + "\n".join(lines) if lines else ""
 
 
 def community_lines(note: CommunityNote) -> str:

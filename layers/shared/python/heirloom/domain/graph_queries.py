@@ -196,6 +196,7 @@ MATCH (s:Story {id: f.story_id})
 RETURN a.id AS subject_id, a.name AS subject, f.relation AS predicate, b.id AS object_id,
        CASE WHEN b:Person THEN b.name ELSE coalesce(f.name, b.name) END AS object, f.verb AS verb,
        f.sentence AS sentence, f.story_id AS story_id, s.title AS title, f.conflicting AS conflicting,
+       f.narrator AS narrator, f.years AS years, f.negated AS negated,
        a.legacy_id AS subject_legacy, b.legacy_id AS object_legacy
 ORDER BY CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END, predicate, object, story_id
 LIMIT $limit

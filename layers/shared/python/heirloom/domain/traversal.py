@@ -310,6 +310,9 @@ def _told_fact(r: dict[str, Any]) -> GraphFact:
         sentence=str(r.get("sentence") or "") or None,
         source_title=str(r.get("title") or "") or None,
         conflicting=bool(r.get("conflicting")),
+        narrator_id=str(r.get("narrator") or "") or None,
+        years=str(r.get("years") or ""),
+        negated=bool(r.get("negated")),
     )
 
 

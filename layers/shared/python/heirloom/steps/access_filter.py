@@ -27,6 +27,7 @@ from heirloom.domain.access_filter import (
     readable_traversals,
     scope_for,
 )
+from heirloom.domain.accounts import credit_readable
 from heirloom.domain.community_notes import readable_communities, wants_communities
 from heirloom.domain.conversation_memory import own_facts
 from heirloom.domain.personas import reaches_links
@@ -146,7 +147,11 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
             )
         )
     titles = {str(sid): metas[sid].title for sid in readable_any}
-    facts = readable_facts(graph.facts, titles, scope)
+    # narrators named, and disputes recomputed among what the user may read only
+    facts = credit_readable(
+        readable_facts(graph.facts, titles, scope),
+        {str(m.id): m.author_name for m in metas.values() if m.id in readable_any},
+    )
     ambient_facts = readable_facts(graph.ambient_facts, titles, scope)
 
     subject = store.get_person(legacy.subject_person_id) if legacy else None

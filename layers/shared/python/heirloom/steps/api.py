@@ -156,6 +156,7 @@ def answer(
         sources=sources,
         tokens=assembled.metadata.tokens_used,
         suggestion=assembled.suggestion,
+        accounts=list(assembled.accounts),
         sources_used=list(assembled.sources_used),
         degraded=list(assembled.degraded),
         debug=assembled.metadata.model_dump(mode="json") if debug else None,

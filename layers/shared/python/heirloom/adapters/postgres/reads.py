@@ -129,8 +129,9 @@ class AccessReads(StoreBase):
         rows = (
             self.db.connection()
             .execute(
-                "SELECT id, legacy_id, author_user_id, visibility, title, updated_at, created_at"
-                " FROM stories WHERE id = ANY(%s)",
+                "SELECT s.id, s.legacy_id, s.author_user_id, s.visibility, s.title, s.updated_at,"
+                " s.created_at, coalesce(u.name, '') AS author_name"
+                " FROM stories s LEFT JOIN users u ON u.id = s.author_user_id WHERE s.id = ANY(%s)",
                 (list(story_ids),),
             )
             .fetchall()
