@@ -30,9 +30,9 @@ from heirloom.contracts.context import (
     QueryIntent,
     TraversalStat,
 )
-from heirloom.contracts.records import Legacy
+from heirloom.contracts.records import Legacy, Role
 from heirloom.domain.access import resolve_scope
-from heirloom.errors import NotFound
+from heirloom.errors import AccessDenied, NotFound
 from heirloom.ports import Chunk, StoryStore, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,19 @@ def scope_for(
         member_legacy_ids=store.member_legacy_ids(user_id) if cross_legacy else (),
     )
     return scope if as_of is None else scope.model_copy(update={"as_of": as_of})
+
+
+#: who may curate a legacy and turn its switches (staging, conversation memory)
+CURATORS = frozenset({Role.CREATOR, Role.ADMIN})
+
+
+def curator_scope(store: StoryStore, user_id: UUID, legacy_id: UUID, *, to: str) -> ReadScope:
+    """A creator's or admin's read scope; AccessDenied for any other role ("... may `to`"),
+    NotFound / AccessDenied from `scope_for` for a missing legacy or a non-member."""
+    scope = scope_for(store, user_id, legacy_id)
+    if scope.role not in CURATORS:
+        raise AccessDenied(f"only the legacy's creator or an admin may {to}")
+    return scope
 
 
 def fact_allowed(fact: GraphFact, readable: set[str], scope: ReadScope) -> bool:

@@ -30,15 +30,14 @@ from heirloom.contracts.conversation import (
     MessageResult,
 )
 from heirloom.contracts.extraction import ExtractedFact
-from heirloom.contracts.records import Role, Story
-from heirloom.domain.access_filter import scope_for
+from heirloom.contracts.records import Story
+from heirloom.domain.access_filter import curator_scope, scope_for
 from heirloom.domain.chunking import content_hash
 from heirloom.domain.extraction import extract_entities
 from heirloom.domain.pii import scrub_pii
-from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from heirloom.errors import Conflict, InvalidRequest, NotFound
 from heirloom.ports import ConversationStore, EntityExtractor, StoryStore
 
-CURATORS = frozenset({Role.CREATOR, Role.ADMIN})
 #: what the context shows as the source of a conversation fact
 CONVERSATION_SOURCE = "your conversation"
 #: words too common to tie a fact to a question ("the ring")
@@ -71,10 +70,7 @@ def set_memory_for(
 
 
 def _curator(ports: ConversationPorts, legacy_id: UUID, user_id: UUID) -> ReadScope:
-    scope = scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
-    if scope.role not in CURATORS:
-        raise AccessDenied("only the legacy's creator or an admin may change conversation memory")
-    return scope
+    return curator_scope(ports.stories, user_id, legacy_id, to="change conversation memory")
 
 
 def _own_conversation(

@@ -24,14 +24,11 @@ from heirloom.contracts.curation import (
     StagedStatus,
     StagingSetting,
 )
-from heirloom.contracts.records import Role
-from heirloom.domain.access_filter import scope_for
+from heirloom.domain.access_filter import curator_scope
 from heirloom.domain.entity_merge import MergePorts, find_entity, merge, unmerge
 from heirloom.domain.merge_suggestions import read_entities, suggest
-from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
+from heirloom.errors import Conflict, InvalidRequest, NotFound
 from heirloom.ports import CurationStore, GraphStore, StoryStore
-
-CURATORS = frozenset({Role.CREATOR, Role.ADMIN})
 
 
 @dataclass(frozen=True)
@@ -48,10 +45,7 @@ class CurationPorts:
 
 
 def require_curator(ports: CurationPorts, legacy_id: UUID, user_id: UUID) -> ReadScope:
-    scope = scope_for(ports.stories, user_id, legacy_id)  # NotFound, AccessDenied (not a member)
-    if scope.role not in CURATORS:
-        raise AccessDenied("only the legacy's creator or an admin may curate its graph")
-    return scope
+    return curator_scope(ports.stories, user_id, legacy_id, to="curate its graph")
 
 
 def suggestions_for(
