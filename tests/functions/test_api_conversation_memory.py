@@ -7,10 +7,8 @@ any other."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -25,15 +23,14 @@ from heirloom.contracts.conversation import ConversationFact, ConversationMessag
 from heirloom.contracts.records import Member, Role, User
 from heirloom.domain import ingestion
 from heirloom.domain.chunking import content_hash
-from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
+from tests.support.apigw import legacy_caller
 from tests.support.dataset import MiniDataset
 from tests.support.services import services_with
 
 pytestmark = pytest.mark.integration
 
-EVENT = json.loads((Path(__file__).parents[2] / "events" / "api.json").read_text())
 EXTRACTOR = _spacy_extractor()
 #: a pronoun in the 4th message, its person named in the 1st
 WINDOW = [
@@ -68,19 +65,7 @@ def api(ports, tmp_path):
         start_ingestion=ingest,
     )
 
-    def call(method: str, path: str, user: str, body: Any = None) -> tuple[int, Any]:
-        event = json.loads(json.dumps(EVENT))
-        event.update(
-            httpMethod=method,
-            path=f"/legacies/{mini.legacy}{path}",
-            resource=f"/legacies/{{legacy_id}}{path}",
-            pathParameters={"legacy_id": mini.legacy},
-            body=None if body is None else json.dumps(body),
-            queryStringParameters=None,
-        )
-        event["requestContext"]["authorizer"]["claims"]["sub"] = user
-        response = load_handler("api")(event, LambdaContext("Api"), services=services)
-        return response["statusCode"], json.loads(response["body"])
+    call = legacy_caller(services, mini.legacy)
 
     def context(user: str, query: str) -> str:
         request = ContextRequest(legacy_id=mini.legacy, user_id=user, persona="biographer", query=query)

@@ -5,24 +5,19 @@ happen), and a merge undone through the API leaving the graph as it was."""
 from __future__ import annotations
 
 import dataclasses
-import json
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from heirloom.adapters.postgres.curation import PgCurationStore
 from heirloom.domain.entity_sync import entity_id
-from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.integration.test_curation import PERSONAL, PRIVATE, PUBLIC, ScriptedExtractor
+from tests.support.apigw import legacy_caller
 from tests.support.dataset import MiniDataset
 from tests.support.services import services_with
 from tests.support.snapshot import graph_state
 
 pytestmark = pytest.mark.integration
-
-EVENT = json.loads((Path(__file__).parents[2] / "events" / "api.json").read_text())
 
 
 @pytest.fixture
@@ -33,19 +28,7 @@ def api(ports, tmp_path):
     load_dataset(p, mini.write(tmp_path / "ds"))
     services = services_with(stories=p.stories, graph=p.graph, curation=PgCurationStore(p.stories.db))
 
-    def call(method: str, path: str, user: str, body: Any = None) -> tuple[int, Any]:
-        event = json.loads(json.dumps(EVENT))
-        event.update(
-            httpMethod=method,
-            path=f"/legacies/{mini.legacy}{path}",
-            resource=f"/legacies/{{legacy_id}}{path}",
-            pathParameters={"legacy_id": mini.legacy},
-            body=None if body is None else json.dumps(body),
-            queryStringParameters=None,
-        )
-        event["requestContext"]["authorizer"]["claims"]["sub"] = user
-        response = load_handler("api")(event, LambdaContext("Api"), services=services)
-        return response["statusCode"], json.loads(response["body"])
+    call = legacy_caller(services, mini.legacy)
 
     return call, mini, p
 

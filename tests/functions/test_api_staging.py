@@ -5,9 +5,6 @@ legacy's creator or admins only (403 for other roles), bad input as 4xx with a r
 from __future__ import annotations
 
 import dataclasses
-import json
-from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 import pytest
@@ -15,16 +12,14 @@ import pytest
 from heirloom.adapters.postgres.curation import PgCurationStore
 from heirloom.domain import ingestion
 from heirloom.domain.chunking import content_hash
-from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.integration.test_curation import ScriptedExtractor
 from tests.integration.test_staging import ORCHARD, SECRET, nodes
+from tests.support.apigw import legacy_caller
 from tests.support.dataset import MiniDataset
 from tests.support.services import services_with
 
 pytestmark = pytest.mark.integration
-
-EVENT = json.loads((Path(__file__).parents[2] / "events" / "api.json").read_text())
 
 
 @pytest.fixture
@@ -35,19 +30,7 @@ def api(ports, tmp_path):
     load_dataset(p, mini.write(tmp_path / "ds"))
     services = services_with(stories=p.stories, graph=p.graph, curation=curation)
 
-    def call(method: str, path: str, user: str, body: Any = None, query: dict[str, str] | None = None):
-        event = json.loads(json.dumps(EVENT))
-        event.update(
-            httpMethod=method,
-            path=f"/legacies/{mini.legacy}{path}",
-            resource=f"/legacies/{{legacy_id}}{path}",
-            pathParameters={"legacy_id": mini.legacy},
-            body=None if body is None else json.dumps(body),
-            queryStringParameters=query,
-        )
-        event["requestContext"]["authorizer"]["claims"]["sub"] = user
-        response = load_handler("api")(event, LambdaContext("Api"), services=services)
-        return response["statusCode"], json.loads(response["body"])
+    call = legacy_caller(services, mini.legacy)
 
     def extract() -> None:
         q = dataclasses.replace(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -93,3 +94,31 @@ def wsgi_app(invoke: Invoke, claims: dict[str, Any]) -> Callable[..., Iterable[b
         return [body.encode("utf-8", "surrogatepass")]
 
     return app
+
+
+#: the API's sample event (events/api.json): a Cognito-authorized REST proxy request
+API_EVENT: dict[str, Any] = json.loads((Path(__file__).parents[2] / "events" / "api.json").read_text())
+
+
+def legacy_caller(services: Any, legacy_id: str) -> Callable[..., tuple[int, Any]]:
+    """`call(method, path, user, body=None, query=None) -> (status, JSON body)`: the API handler
+    invoked with `services` for `/legacies/{legacy_id}{path}` as Cognito user `user`."""
+    from heirloom_dev.functions import LambdaContext, load_handler
+
+    def call(
+        method: str, path: str, user: str, body: Any = None, query: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        event = json.loads(json.dumps(API_EVENT))
+        event.update(
+            httpMethod=method,
+            path=f"/legacies/{legacy_id}{path}",
+            resource=f"/legacies/{{legacy_id}}{path}",
+            pathParameters={"legacy_id": legacy_id},
+            body=None if body is None else json.dumps(body),
+            queryStringParameters=query,
+        )
+        event["requestContext"]["authorizer"]["claims"]["sub"] = user
+        response = load_handler("api")(event, LambdaContext("Api"), services=services)
+        return response["statusCode"], json.loads(response["body"])
+
+    return call
