@@ -12,7 +12,7 @@ from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked
 from heirloom.errors import AccessDenied, NotFound
 from heirloom_dev.workflow import LocalConnectionsWorkflow, LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle
-from tests.support.services import services_with
+from tests.support.services import UNHURRIED, services_with
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
 DATA = oracle.load(SAMPLE)
@@ -34,7 +34,7 @@ USER = {
 @pytest.fixture(scope="module")
 def flows(sample_ports):
     p = sample_ports
-    services = services_with(stories=p.stories, vectors=p.vectors, graph=p.graph, embedder=p.embedder,
+    services = services_with(UNHURRIED, stories=p.stories, vectors=p.vectors, graph=p.graph, embedder=p.embedder,
                              tokenizer=p.tokenizer)  # fmt: skip
     with LocalWorkflows(services=services).start() as workflows:
         yield LocalConnectionsWorkflow(workflows, history=True), LocalContextWorkflow(workflows)
