@@ -197,8 +197,8 @@ def test_graph_slower_than_its_budget_is_cut_off_at_the_budget(rig):
     result = rig.context(FLOOD)
     assert result.metadata.graph_status == "timeout"
     assert_embedding_only(result)
-    graph_ms = result.metadata.latency_ms["graph"]
-    assert graph_ms <= TRAVERSAL_BUDGET_MS * 1.2 + 150, graph_ms
+    # abandoned before the first slowed query could return (the grace itself: tests/unit/test_budgets.py)
+    assert result.metadata.latency_ms["graph"] < 3 * TRAVERSAL_BUDGET_MS
     assert rig.breaker_failures == 1  # a timeout counts against the breaker
 
 
