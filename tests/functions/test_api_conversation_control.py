@@ -15,6 +15,8 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from heirloom.adapters.factory import _spacy_extractor
 from heirloom.adapters.postgres import PgStoryStore
@@ -194,6 +196,45 @@ def test_memory_off_keeps_the_facts_out_of_every_context_until_on_again(world):
     assert call("GET", "/conversations", mini.admirer)[1][0]["facts"] == 1
     assert call("POST", "/conversation-memory", mini.creator, {"enabled": True})[0] == 200
     assert "Tom Reed" in context(mini.admirer)
+
+
+@pytest.fixture
+def planted() -> dict[str, dict[UUID, str]]:
+    """Every conversation planted so far, by owner role: conversation -> its fact's token
+    (hypothesis runs its examples on one world)."""
+    return {}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_property_the_routes_show_and_delete_a_members_own_alone(world, planted, data):
+    call, _, mini, roles, conversations = world
+    for owner in data.draw(st.lists(st.sampled_from(sorted(roles)), max_size=3), label="owners"):
+        token = f"Zq{uuid.uuid4().hex[:8]}"
+        cid, _ = plant(conversations, mini.legacy, roles[owner], token)
+        planted.setdefault(owner, {})[cid] = token
+    role = data.draw(st.sampled_from(sorted(roles)), label="requester")
+    user, own = roles[role], planted.get(role, {})
+    listed = call("GET", "/conversations", user)[1]
+    assert {UUID(c["conversation_id"]) for c in listed} == set(own)
+    every = [(owner, cid) for owner, cids in planted.items() for cid in cids]
+    for owner, cid in every:
+        status, facts = call("GET", f"/conversations/{cid}/facts", user)
+        if owner == role:
+            assert status == 200 and [f["target"] for f in facts] == [planted[owner][cid]]
+        else:
+            assert status == 404 and planted[owner][cid] not in json.dumps(facts)
+    if every:
+        # an index, not sampled_from(every): the world grows across examples, the draw must not
+        owner, cid = every[data.draw(st.integers(0, 999), label="deleted") % len(every)]
+        status, _ = call("DELETE", f"/conversations/{cid}", user)
+        assert status == (200 if owner == role else 404)
+        if owner == role:
+            del planted[owner][cid]
+        assert (conversations.messages(cid) == []) is (owner == role)
+    for owner, cids in planted.items():  # what is left is whole
+        for cid in cids:
+            assert len(conversations.messages(cid)) == 1, owner
 
 
 @pytest.mark.parametrize(
