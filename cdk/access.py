@@ -76,8 +76,9 @@ CLASSIFY = frozenset({Model.CLASSIFY})
 ACCESS: dict[str, Access] = {
     # API Gateway -> runs the Express context and story_connections workflows synchronously; the
     # curation routes read the caller's role and write merges in PostgreSQL and the graph; the
-    # conversation routes extract a message's facts (spaCy or Claude Haiku) and start the
-    # ingestion of a story made from a conversation
+    # conversation routes extract a message's facts (spaCy or Claude Haiku), list and delete the
+    # caller's own conversations and facts (PostgreSQL), and start the ingestion of a story made
+    # from a conversation
     "Api": Access(
         start_context=True,
         start_connections=True,
@@ -100,7 +101,8 @@ ACCESS: dict[str, Access] = {
     "ConnectionsPlan": Access(database=True),
     "ConnectionsAssemble": Access(),
     # -- story events and imports (asynchronous) --
-    # records and structural graph nodes; chunking/extraction is the ingest_story workflow's
+    # records and structural graph nodes, and a leaving member's conversation memory deleted
+    # (PostgreSQL); chunking/extraction is the ingest_story workflow's
     "StoryEvents": Access(
         database=True, graph=Graph.WRITE, start_ingestion=True, asynchronous=True, timeout_s=60
     ),

@@ -1,8 +1,9 @@
 """REST API: POST /legacies/{legacy_id}/context, /legacies/{legacy_id}/stories/{story_id}/connections,
 /legacies/{legacy_id}/enrichment and the curation routes (GET merge-suggestions, POST merges, POST
 merges/{merge_id}/undo, POST keep-apart, GET/POST staging, GET staged, POST staged/{item_id}/approve
-and /reject, GET changelog; GET/POST conversation-memory, POST
-conversations/{conversation_id}/messages and /story) -> the Api function, behind a Cognito user pool
+and /reject, GET changelog; GET/POST conversation-memory, GET conversations, POST
+conversations/{conversation_id}/messages and /story, GET .../facts, DELETE
+conversations/{conversation_id} and conversation-facts/{fact_id}) -> the Api function, behind a Cognito user pool
 authorizer on every method and a request validator with a JSON schema for the body. The schema's
 limits come from the contracts (heirloom.contracts.context), the same ones the handler enforces."""
 
@@ -268,20 +269,30 @@ class ContextApi(Construct):
         self, legacy: apigw.Resource, handler: lambda_.IFunction, validator: apigw.RequestValidator
     ) -> None:
         """Conversation memory: the switch (GET/POST), a conversation's messages and the story
-        made of them (the handler checks the caller's role and the conversation's owner)."""
+        made of them, the caller's conversations (GET), a conversation's facts (GET), deleting a
+        conversation or one fact (DELETE); the handler checks the caller's role and the owner."""
         integration = apigw.LambdaIntegration(handler)
         params = {"method.request.path.legacy_id": True}
         memory = legacy.add_resource("conversation-memory")
         for method in ("GET", "POST"):
             memory.add_method(method, integration, request_validator=validator, request_parameters=params)
-        conversation = legacy.add_resource("conversations").add_resource("{conversation_id}")
-        for leaf in ("messages", "story"):
+        conversations = legacy.add_resource("conversations")
+        conversations.add_method("GET", integration, request_validator=validator, request_parameters=params)
+        conversation = conversations.add_resource("{conversation_id}")
+        with_conversation = {**params, "method.request.path.conversation_id": True}
+        conversation.add_method(
+            "DELETE", integration, request_validator=validator, request_parameters=with_conversation
+        )
+        for method, leaf in (("POST", "messages"), ("POST", "story"), ("GET", "facts")):
             conversation.add_resource(leaf).add_method(
-                "POST",
-                integration,
-                request_validator=validator,
-                request_parameters={**params, "method.request.path.conversation_id": True},
+                method, integration, request_validator=validator, request_parameters=with_conversation
             )
+        legacy.add_resource("conversation-facts").add_resource("{fact_id}").add_method(
+            "DELETE",
+            integration,
+            request_validator=validator,
+            request_parameters={**params, "method.request.path.fact_id": True},
+        )
 
     def _curation_routes(
         self, legacy: apigw.Resource, handler: lambda_.IFunction, validator: apigw.RequestValidator

@@ -2,7 +2,8 @@
 and /legacies/{legacy_id}/enrichment behind API Gateway (Cognito authorizer), and the curation
 routes (merge suggestions, merge, undo, keep apart; the staging switch, staged entities and their
 approval or rejection; the changelog) for a legacy's creator and admins; conversation memory (its
-switch for creator and admins; a member's messages and the story made of them)."""
+switch for creator and admins; a member's messages, the story made of them, and the member's own
+conversations and facts listed and deleted)."""
 
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -15,8 +16,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.connections import StoryConnections
 from heirloom.contracts.conversation import (
+    ConversationDeleted,
+    ConversationFact,
     ConversationStory,
     ConversationStoryBody,
+    ConversationSummary,
+    FactDeleted,
     MemorySetting,
     MessageBody,
     MessageResult,
@@ -240,9 +245,10 @@ def _conversation_responses(model: Any) -> dict[int, Any]:
     """The conversation-memory routes' answers: the model, or a typed refusal."""
     reasons = {
         400: "InvalidRequest: the path or body does not match the contract",
-        403: "AccessDenied: no verified identity, not a member of the legacy, or (the switch) not"
-        " its creator or an admin",
-        404: "NotFound: the legacy, or a conversation of the caller's in it, does not exist",
+        403: "AccessDenied: no verified identity, not a member of the legacy, (the switch) not"
+        " its creator or an admin, or (the story) a visibility the caller's role may not create",
+        404: "NotFound: the legacy, or a conversation or fact of the caller's in it, does not exist"
+        " (another member's reads as missing)",
         409: "Conflict: conversation memory is off for the legacy (nothing stored), or another"
         " message of the conversation arrived at the same time",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
@@ -286,6 +292,38 @@ def post_conversation_story(
 ) -> ConversationStory:
     """The caller's messages of the conversation as one story (personal unless said otherwise)."""
     return _converse(action="story", legacy_id=legacy_id, conversation_id=conversation_id, story=body)
+
+
+@app.get("/legacies/<legacy_id>/conversations", responses=_conversation_responses(list[ConversationSummary]))
+def get_conversations(legacy_id: UUID) -> list[ConversationSummary]:
+    """The caller's own conversations in the legacy, latest first, with their counts."""
+    return _converse(action="conversations", legacy_id=legacy_id)
+
+
+@app.get(
+    "/legacies/<legacy_id>/conversations/<conversation_id>/facts",
+    responses=_conversation_responses(list[ConversationFact]),
+)
+def get_conversation_facts(legacy_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
+    """The facts of the caller's conversation, each with the sentence it came from."""
+    return _converse(action="facts", legacy_id=legacy_id, conversation_id=conversation_id)
+
+
+@app.delete(
+    "/legacies/<legacy_id>/conversations/<conversation_id>",
+    responses=_conversation_responses(ConversationDeleted),
+)
+def delete_conversation(legacy_id: UUID, conversation_id: UUID) -> ConversationDeleted:
+    """Remove the caller's conversation: its messages and facts, together."""
+    return _converse(action="delete", legacy_id=legacy_id, conversation_id=conversation_id)
+
+
+@app.delete(
+    "/legacies/<legacy_id>/conversation-facts/<fact_id>", responses=_conversation_responses(FactDeleted)
+)
+def delete_conversation_fact(legacy_id: UUID, fact_id: UUID) -> FactDeleted:
+    """Remove one of the caller's conversation facts."""
+    return _converse(action="delete_fact", legacy_id=legacy_id, fact_id=fact_id)
 
 
 def _converse(**fields: Any) -> Any:

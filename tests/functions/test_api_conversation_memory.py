@@ -179,6 +179,7 @@ def memory_world(ports, tmp_path):
         ports.stories.upsert_member(Member(legacy_id=UUID(mini.legacy), user_id=user, role=role))
         extra.append(str(user))
     conversations = PgConversationStore(ports.stories.db)
+    conversations.set_memory(UUID(mini.legacy), True)  # off, no fact reaches a context (0021)
     services = services_with(
         {"TRAVERSAL_BUDGET_MS": "10000"},
         stories=ports.stories,

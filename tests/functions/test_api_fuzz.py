@@ -133,21 +133,26 @@ def api(local_stack, tmp_path_factory) -> Iterator[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    "path",
+    ("method", "path"),
     [
-        "/legacies/{legacy_id}/context",
-        "/legacies/{legacy_id}/stories/{story_id}/connections",
-        "/legacies/{legacy_id}/enrichment",
+        ("POST", "/legacies/{legacy_id}/context"),
+        ("POST", "/legacies/{legacy_id}/stories/{story_id}/connections"),
+        ("POST", "/legacies/{legacy_id}/enrichment"),
         # conversation memory is off for the seeded legacy: 409 and nothing stored, or a 4xx
-        "/legacies/{legacy_id}/conversations/{conversation_id}/messages",
-        "/legacies/{legacy_id}/conversations/{conversation_id}/story",
+        ("POST", "/legacies/{legacy_id}/conversations/{conversation_id}/messages"),
+        ("POST", "/legacies/{legacy_id}/conversations/{conversation_id}/story"),
+        # the caller has no conversation there: an empty list, or 404 and nothing removed
+        ("GET", "/legacies/{legacy_id}/conversations"),
+        ("GET", "/legacies/{legacy_id}/conversations/{conversation_id}/facts"),
+        ("DELETE", "/legacies/{legacy_id}/conversations/{conversation_id}"),
+        ("DELETE", "/legacies/{legacy_id}/conversation-facts/{fact_id}"),
     ],
 )
-def test_no_request_makes_the_api_fail(api, path):
+def test_no_request_makes_the_api_fail(api, method, path):
     # built here rather than with schemathesis.pytest.from_fixture, which reads a node attribute
     # pytest 9 no longer has
     schema = schemathesis.openapi.from_wsgi("/openapi.json", api["app"])
-    operation = schema[path]["POST"]
+    operation = schema[path][method]
     cases = st.one_of(
         operation.as_strategy(mode) for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
     )

@@ -104,6 +104,9 @@ def test_context_route_validates_body_and_parameters(built, resources):
         "{conversation_id}",
         "messages",
         "story",
+        "facts",
+        "conversation-facts",
+        "{fact_id}",
     }
 
 
@@ -164,8 +167,9 @@ def test_curation_routes_reach_the_api_function_with_their_path_parameters(built
     methods = [m for m in of_type(resources, "AWS::ApiGateway::Method").values() if "RequestModels" not in m]
     # merges: GET suggestions, POST merge, undo, keep apart; staging: GET/POST the switch, GET
     # staged, POST approve and reject; GET changelog; conversation memory: GET/POST the switch,
-    # POST a message, POST the story
-    assert sorted(m["HttpMethod"] for m in methods) == ["GET"] * 5 + ["POST"] * 9
+    # POST a message, POST the story, GET the caller's conversations and a conversation's facts,
+    # DELETE a conversation and a fact
+    assert sorted(m["HttpMethod"] for m in methods) == ["DELETE"] * 2 + ["GET"] * 7 + ["POST"] * 9
     for method in methods:
         assert method["RequestParameters"]["method.request.path.legacy_id"] is True
         assert {"Fn::GetAtt": [api_function, "Arn"]} in method["Integration"]["Uri"]["Fn::Join"][1]
@@ -174,7 +178,9 @@ def test_curation_routes_reach_the_api_function_with_their_path_parameters(built
     decisions = [m for m in methods if "method.request.path.item_id" in m["RequestParameters"]]
     assert [m["HttpMethod"] for m in decisions] == ["POST", "POST"]
     conversation = [m for m in methods if "method.request.path.conversation_id" in m["RequestParameters"]]
-    assert [m["HttpMethod"] for m in conversation] == ["POST", "POST"]
+    assert sorted(m["HttpMethod"] for m in conversation) == ["DELETE", "GET", "POST", "POST"]
+    [fact] = [m for m in methods if "method.request.path.fact_id" in m["RequestParameters"]]
+    assert fact["HttpMethod"] == "DELETE"
 
 
 def test_body_schema_limits(schema):

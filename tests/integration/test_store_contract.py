@@ -306,3 +306,51 @@ def test_conversation_store_keeps_messages_in_order_and_facts_per_owner(conversa
     assert [f.target for f in conversations.facts_of(legacy, user, 3)] == ["T5", "T4", "T3"]
     assert [f.target for f in conversations.facts_of(legacy, other, 10)] == ["theirs"]
     assert conversations.messages(uuid4()) == []
+
+
+def test_conversation_store_lists_and_deletes_by_owner_only(conversation_pair):
+    from heirloom.contracts.conversation import ConversationFact, ConversationMessage
+
+    stories, conversations = conversation_pair
+    legacy, _, user = _seed(stories)
+    other = uuid4()
+
+    def conversation(owner, n):
+        cid, facts = uuid4(), []
+        for seq in range(1, n + 1):
+            m = ConversationMessage(
+                conversation_id=cid, seq=seq, legacy_id=legacy, user_id=owner, role="user",
+                content=f"message {seq}", sent_at=T0 + timedelta(minutes=seq),
+            )  # fmt: skip
+            f = ConversationFact(
+                id=uuid4(), conversation_id=cid, seq=seq, legacy_id=legacy, user_id=owner, source="Ada",
+                relation="MET", target=f"T{seq}", verb="met", sentence=m.content, confidence=0.8,
+                told_at=m.sent_at,
+            )  # fmt: skip
+            assert conversations.add_message(m, [f])
+            facts.append(f)
+        return cid, facts
+
+    mine, my_facts = conversation(user, 3)
+    short, _ = conversation(user, 1)
+    theirs, their_facts = conversation(other, 2)
+    listed = conversations.conversations_of(legacy, user)
+    assert [(c.conversation_id, c.messages, c.facts) for c in listed] == [(mine, 3, 3), (short, 1, 1)]
+    assert (listed[0].first_message_at, listed[0].last_message_at) == (
+        T0 + timedelta(minutes=1),
+        T0 + timedelta(minutes=3),
+    )
+    assert [f.target for f in conversations.facts_in(legacy, user, mine)] == ["T1", "T2", "T3"]
+    assert conversations.facts_in(legacy, user, theirs) == []  # not the user's
+    # someone else's: nothing removed
+    assert conversations.delete_conversation(legacy, user, theirs) == (0, 0)
+    assert conversations.delete_fact(legacy, user, their_facts[0].id) is None
+    assert len(conversations.messages(theirs)) == 2
+    assert conversations.delete_fact(legacy, user, my_facts[0].id) == my_facts[0]
+    assert [f.target for f in conversations.facts_in(legacy, user, mine)] == ["T2", "T3"]
+    assert conversations.delete_conversation(legacy, user, mine) == (3, 2)
+    assert conversations.messages(mine) == [] and conversations.facts_in(legacy, user, mine) == []
+    assert conversations.forget_member(legacy, user) == 1
+    assert conversations.conversations_of(legacy, user) == []
+    assert [c.conversation_id for c in conversations.conversations_of(legacy, other)] == [theirs]
+    assert [f.target for f in conversations.facts_of(legacy, other, 10)] == ["T2", "T1"]

@@ -23,6 +23,7 @@ from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.falkor import FalkorGraphStore
 from heirloom.adapters.neptune import NeptuneGraphStore
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
+from heirloom.adapters.postgres.conversations import PgConversationStore
 from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.ports import GraphStore
@@ -109,4 +110,5 @@ def ports(db: PgDatabase, graph: GraphStore, tokenizer: TiktokenTokenizer) -> In
         embedder=embedder,
         tokenizer=tokenizer,
         chunk_max_tokens=500,
+        conversations=PgConversationStore(db),
     )

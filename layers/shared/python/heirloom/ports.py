@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
-from heirloom.contracts.conversation import ConversationFact, ConversationMessage
+from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
 from heirloom.contracts.curation import (
     CommunitySummary,
     GraphChange,
@@ -316,6 +316,29 @@ class ConversationStore(Protocol):
 
     def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
         """The user's own conversation facts in the legacy, newest first."""
+        ...
+
+    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
+        """The user's own conversations in the legacy, the latest message's first."""
+        ...
+
+    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
+        """The facts of the conversation when it is the user's in the legacy (else none), in
+        message order."""
+        ...
+
+    def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
+        """Remove the conversation's messages and facts together when it is the user's in the
+        legacy; (messages, facts) removed, (0, 0) when it is not theirs or unknown."""
+        ...
+
+    def delete_fact(self, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> ConversationFact | None:
+        """Remove one of the user's facts in the legacy; None (nothing removed) when not theirs."""
+        ...
+
+    def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
+        """Remove every conversation of the user in the legacy (their messages and facts);
+        how many messages went."""
         ...
 
 

@@ -144,6 +144,7 @@ class Services:
             extractor=extractor,
             extractor_version=str(getattr(extractor, "version", "")) if extractor else "",
             curation=self.curation,
+            conversations=self.conversations,
         )
 
     @cached_property

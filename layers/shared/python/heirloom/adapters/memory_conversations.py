@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from heirloom.contracts.conversation import ConversationFact, ConversationMessage
+from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
 
 
 class MemoryConversationStore:
@@ -36,3 +36,46 @@ class MemoryConversationStore:
     def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
         own = [f for f in self.facts if f.legacy_id == legacy_id and f.user_id == user_id]
         return sorted(own, key=lambda f: (f.told_at, f.seq), reverse=True)[:limit]
+
+    def _owned(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationMessage]:
+        found = self.by_conversation.get(conversation_id, [])
+        return found if found and (found[0].legacy_id, found[0].user_id) == (legacy_id, user_id) else []
+
+    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
+        out = [
+            ConversationSummary(
+                conversation_id=cid,
+                first_message_at=min(m.sent_at for m in found),
+                last_message_at=max(m.sent_at for m in found),
+                messages=len(found),
+                facts=sum(f.conversation_id == cid for f in self.facts),
+            )
+            for cid in self.by_conversation
+            if (found := self._owned(legacy_id, user_id, cid))
+        ]
+        return sorted(out, key=lambda c: (c.last_message_at, str(c.conversation_id)), reverse=True)
+
+    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
+        if not self._owned(legacy_id, user_id, conversation_id):
+            return []
+        return sorted((f for f in self.facts if f.conversation_id == conversation_id), key=lambda f: f.seq)
+
+    def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
+        found = self._owned(legacy_id, user_id, conversation_id)
+        if not found:
+            return 0, 0
+        del self.by_conversation[conversation_id]
+        kept = [f for f in self.facts if f.conversation_id != conversation_id]
+        removed, self.facts = len(self.facts) - len(kept), kept
+        return len(found), removed
+
+    def delete_fact(self, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> ConversationFact | None:
+        for f in self.facts:
+            if f.id == fact_id and (f.legacy_id, f.user_id) == (legacy_id, user_id):
+                self.facts.remove(f)
+                return f
+        return None
+
+    def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
+        owned = [cid for cid in list(self.by_conversation) if self._owned(legacy_id, user_id, cid)]
+        return sum(self.delete_conversation(legacy_id, user_id, cid)[0] for cid in owned)

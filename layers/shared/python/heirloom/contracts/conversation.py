@@ -89,3 +89,28 @@ class ConversationStory(Frozen):
     visibility: Visibility
     #: how many of the owner's messages it holds
     messages: int
+
+
+class ConversationSummary(Frozen):
+    """GET /legacies/{legacy_id}/conversations: one of the caller's conversations."""
+
+    conversation_id: UUID
+    first_message_at: datetime
+    last_message_at: datetime
+    messages: int
+    facts: int
+
+
+class ConversationDeleted(Frozen):
+    """DELETE .../conversations/{conversation_id}: what was removed, messages and facts together."""
+
+    conversation_id: UUID
+    messages: int
+    facts: int
+
+
+class FactDeleted(Frozen):
+    """DELETE .../conversation-facts/{fact_id}: the one fact removed."""
+
+    fact_id: UUID
+    conversation_id: UUID

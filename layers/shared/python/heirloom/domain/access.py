@@ -17,6 +17,24 @@ from heirloom.errors import AccessDenied
 #: a user who is not a member of the legacy being read is refused
 NotAMember = AccessDenied
 
+#: the visibilities a role may give a story it writes (docs/decisions/0021): those the role
+#: reads, so no member publishes to readers above their own and loses sight of their story
+CREATES: dict[Role, frozenset[Visibility]] = {
+    role: frozenset({Visibility.PUBLIC, Visibility.PERSONAL})
+    | ({Visibility.PRIVATE} if role in READS_PRIVATE else set())
+    for role in Role
+}
+
+
+def require_may_create(role: Role, visibility: Visibility) -> None:
+    """AccessDenied, with the visibilities the role may choose, unless `role` may give a story
+    it writes `visibility`."""
+    if visibility not in CREATES[role]:
+        allowed = ", ".join(sorted(v.value for v in CREATES[role]))
+        raise AccessDenied(
+            f"a legacy's {role.value} may not create a {visibility.value} story; choose {allowed}"
+        )
+
 
 def resolve_scope(
     *,

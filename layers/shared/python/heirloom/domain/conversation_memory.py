@@ -1,7 +1,8 @@
 """Conversation memory (docs/decisions/0018): with the legacy's switch on, the facts a member's
 messages state, read with the last 4 messages for "she"/"he", kept as that member's alone and
 shown only in their own context; the member may turn the conversation into a story, which then
-is read and ingested like any other.
+is read and ingested like any other. Each member lists and deletes their own conversations and
+facts (docs/decisions/0021): another member's conversation reads as missing, whatever the role.
 
 Extraction runs when a message is posted (its own call), never inside the context workflow.
 """
@@ -21,16 +22,20 @@ from heirloom.contracts.access import ReadScope
 from heirloom.contracts.context import ContextRequest, GraphFact, QueryIntent
 from heirloom.contracts.conversation import (
     COREFERENCE_WINDOW,
+    ConversationDeleted,
     ConversationFact,
     ConversationMessage,
     ConversationStory,
     ConversationStoryBody,
+    ConversationSummary,
+    FactDeleted,
     MemorySetting,
     MessageBody,
     MessageResult,
 )
 from heirloom.contracts.extraction import ExtractedFact
 from heirloom.contracts.records import Story
+from heirloom.domain.access import require_may_create
 from heirloom.domain.access_filter import curator_scope, scope_for
 from heirloom.domain.chunking import content_hash
 from heirloom.domain.extraction import extract_entities
@@ -63,7 +68,8 @@ def memory_for(ports: ConversationPorts, legacy_id: UUID, user_id: UUID) -> Memo
 def set_memory_for(
     ports: ConversationPorts, legacy_id: UUID, user_id: UUID, body: MemorySetting
 ) -> MemorySetting:
-    """Turn extraction of members' messages on or off; what was stored stays its owner's."""
+    """Turn extraction of members' messages on or off. Off, what was stored stays its owner's
+    (to list, delete or make a story of) and reaches no context until memory is on again."""
     _curator(ports, legacy_id, user_id)
     ports.conversations.set_memory(legacy_id, body.enabled)
     return body
@@ -153,8 +159,10 @@ def story_from_conversation(
 ) -> ConversationStory:
     """The caller's messages of their conversation as one story they author; ingested as any
     story, so from then on the story's visibility decides who reads what it says. The same
-    messages make the same story (its id is theirs), so a retry stores nothing twice."""
-    scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    messages make the same story (its id is theirs), so a retry stores nothing twice. The
+    visibility must be one the caller's role may create (domain/access.CREATES)."""
+    scope = scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    require_may_create(scope.role, body.visibility)
     messages = _own_conversation(ports, legacy_id, user_id, conversation_id, None)
     own = [m for m in messages if m.role == "user"]
     if not own:
@@ -186,8 +194,8 @@ def own_facts(
     """The requesting user's conversation facts that name someone or something the question,
     its history or the intent names, newest first, up to `limit`. Only ever the requester's
     own: the access filter keeps a conversation fact for its owner alone."""
-    if limit <= 0:
-        return ()
+    if limit <= 0 or not store.memory_enabled(request.legacy_id):
+        return ()  # memory off: stored facts are kept, and reach no context
     said = set(
         _words(
             " ".join(
@@ -225,8 +233,54 @@ def _words(text: str) -> set[str]:
     return {w for w in words if len(w) >= 3 and w not in _COMMON}
 
 
+def conversations_for(ports: ConversationPorts, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
+    """The caller's own conversations in the legacy, latest first (a member's, whatever the
+    memory switch)."""
+    scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    return ports.conversations.conversations_of(legacy_id, user_id)
+
+
+def facts_for(
+    ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID
+) -> list[ConversationFact]:
+    """The facts of the caller's conversation, each with the sentence it came from."""
+    scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    if not _own_conversation(ports, legacy_id, user_id, conversation_id, 1):
+        raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
+    return ports.conversations.facts_in(legacy_id, user_id, conversation_id)
+
+
+def delete_conversation(
+    ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID
+) -> ConversationDeleted:
+    """Remove the caller's conversation, its messages and facts together. Someone else's reads
+    as missing (404, never 403). A story made of it stays: it is a story now."""
+    scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    messages, facts = ports.conversations.delete_conversation(legacy_id, user_id, conversation_id)
+    if not messages:
+        raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
+    return ConversationDeleted(conversation_id=conversation_id, messages=messages, facts=facts)
+
+
+def delete_fact(ports: ConversationPorts, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> FactDeleted:
+    """Remove one of the caller's conversation facts (its message stays)."""
+    scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    fact = ports.conversations.delete_fact(legacy_id, user_id, fact_id)
+    if fact is None:
+        raise NotFound(f"no conversation fact {fact_id} of yours in this legacy")
+    return FactDeleted(fact_id=fact.id, conversation_id=fact.conversation_id)
+
+
 #: what a conversation route answers
-ConversationAnswer = MemorySetting | MessageResult | ConversationStory
+ConversationAnswer = (
+    MemorySetting
+    | MessageResult
+    | ConversationStory
+    | list[ConversationSummary]
+    | list[ConversationFact]
+    | ConversationDeleted
+    | FactDeleted
+)
 
 
 class ConversationCall(BaseModel):
@@ -235,10 +289,13 @@ class ConversationCall(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    action: Literal["memory", "set_memory", "message", "story"]
+    action: Literal[
+        "memory", "set_memory", "message", "story", "conversations", "facts", "delete", "delete_fact"
+    ]
     legacy_id: UUID
     user_id: UUID
     conversation_id: UUID | None = None
+    fact_id: UUID | None = None
     memory: MemorySetting | None = None
     message: MessageBody | None = None
     story: ConversationStoryBody | None = None
@@ -254,4 +311,12 @@ def converse(call: ConversationCall, ports: ConversationPorts) -> ConversationAn
         return post_message(ports, legacy, user, conversation, call.message)
     if call.action == "story" and conversation is not None and call.story is not None:
         return story_from_conversation(ports, legacy, user, conversation, call.story)
+    if call.action == "conversations":
+        return conversations_for(ports, legacy, user)
+    if call.action == "facts" and conversation is not None:
+        return facts_for(ports, legacy, user, conversation)
+    if call.action == "delete" and conversation is not None:
+        return delete_conversation(ports, legacy, user, conversation)
+    if call.action == "delete_fact" and call.fact_id is not None:
+        return delete_fact(ports, legacy, user, call.fact_id)
     raise InvalidRequest(f"{call.action}: its input is missing")

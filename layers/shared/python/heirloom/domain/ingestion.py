@@ -35,6 +35,7 @@ from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdra
 from heirloom.ports import (
     Change,
     Chunk,
+    ConversationStore,
     CurationStore,
     EmbeddedChunk,
     Embedder,
@@ -71,6 +72,8 @@ class IngestionPorts:
     extractor_version: str = ""
     #: where graph changes count toward community rebuilds (None: not counted)
     curation: CurationStore | None = None
+    #: members' conversation memory, forgotten when they leave a legacy (None: not kept here)
+    conversations: ConversationStore | None = None
 
 
 class GraphWrites(Protocol):
@@ -165,8 +168,13 @@ def remove_member(
     as_of: datetime | None = None,
     seq: int | None = None,
 ) -> Change:
+    """The membership removed in order; once the user is no member of the legacy (as stored:
+    a late removal that was skipped forgets nothing), their conversation memory of it is
+    deleted (docs/decisions/0021)."""
     change = ports.stories.remove_member(legacy_id, user_id, as_of, seq)
     _sync_membership(ports, legacy_id, user_id)
+    if ports.conversations is not None and ports.stories.role_of(user_id, legacy_id) is None:
+        ports.conversations.forget_member(legacy_id, user_id)
     return change
 
 

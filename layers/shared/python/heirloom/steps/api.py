@@ -1,8 +1,8 @@
 """Api: POST /legacies/{legacy_id}/context, .../stories/{story_id}/connections and
 .../enrichment for one verified caller, answered by the context and story_connections workflows,
 the curation routes (merge suggestions, merge, keep apart, unmerge, staging, changelog) for a
-legacy's creator and admins, and conversation memory (the switch; a member's messages and the
-story made of them); the handler maps the typed errors to HTTP statuses."""
+legacy's creator and admins, and conversation memory (the switch; a member's messages, the
+story made of them, their own conversations and facts listed and deleted); the handler maps the typed errors to HTTP statuses."""
 
 from __future__ import annotations
 

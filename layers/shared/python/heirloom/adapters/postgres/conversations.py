@@ -1,5 +1,6 @@
-"""Conversation memory in PostgreSQL (docs/decisions/0018): the legacy's switch, the messages,
-and the facts of the owner's messages, a message and its facts in one transaction."""
+"""Conversation memory in PostgreSQL (docs/decisions/0018, 0021): the legacy's switch, the
+messages, and the facts of the owner's messages, a message and its facts in one transaction;
+every read and delete by its owner names them (`legacy_id`, `user_id`) in the statement."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from heirloom.adapters.postgres.rows import StoreBase
-from heirloom.contracts.conversation import ConversationFact, ConversationMessage
+from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
 
 _MESSAGE_COLUMNS = "conversation_id, seq, legacy_id, user_id, role, content, sent_at"
 _FACT_COLUMNS = (
@@ -87,3 +88,64 @@ class PgConversationStore(StoreBase):
             .fetchall()
         )
         return [ConversationFact(**r) for r in rows]
+
+    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT m.conversation_id, min(m.sent_at) AS first_message_at,"
+                " max(m.sent_at) AS last_message_at, count(*) AS messages,"
+                " (SELECT count(*) FROM conversation_facts f WHERE f.conversation_id = m.conversation_id"
+                "  AND f.legacy_id = %s AND f.user_id = %s) AS facts"
+                " FROM conversation_messages m WHERE m.legacy_id = %s AND m.user_id = %s"
+                " GROUP BY m.conversation_id ORDER BY last_message_at DESC, m.conversation_id DESC",
+                (legacy_id, user_id, legacy_id, user_id),
+            )
+            .fetchall()
+        )
+        return [ConversationSummary(**r) for r in rows]
+
+    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_FACT_COLUMNS} FROM conversation_facts"
+                " WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s ORDER BY seq, id",
+                (conversation_id, legacy_id, user_id),
+            )
+            .fetchall()
+        )
+        return [ConversationFact(**r) for r in rows]
+
+    def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
+        owner = (conversation_id, legacy_id, user_id)
+        with self.db.transaction() as conn:
+            facts = conn.execute(
+                "DELETE FROM conversation_facts WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s",
+                owner,
+            ).rowcount
+            messages = conn.execute(
+                "DELETE FROM conversation_messages WHERE conversation_id = %s AND legacy_id = %s"
+                " AND user_id = %s",
+                owner,
+            ).rowcount
+        return messages, facts
+
+    def delete_fact(self, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> ConversationFact | None:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                f"DELETE FROM conversation_facts WHERE id = %s AND legacy_id = %s AND user_id = %s"
+                f" RETURNING {_FACT_COLUMNS}",
+                (fact_id, legacy_id, user_id),
+            ).fetchone()
+        return None if row is None else ConversationFact(**row)
+
+    def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "DELETE FROM conversation_facts WHERE legacy_id = %s AND user_id = %s", (legacy_id, user_id)
+            )
+            return conn.execute(
+                "DELETE FROM conversation_messages WHERE legacy_id = %s AND user_id = %s",
+                (legacy_id, user_id),
+            ).rowcount

@@ -1,0 +1,318 @@
+"""A member's control over their conversation memory (docs/decisions/0021) through the API
+handler on the embedded engines: their conversations listed, a conversation's facts read, a
+conversation or one fact deleted; another member's (whatever the role, the creator and admins
+included) never listed, read or deleted and answered as missing; memory turned off keeps the
+facts out of every context; a member who leaves has their memory of the legacy deleted (the
+StoryEvents handler); a story made of a conversation only with a visibility the role may create."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from heirloom.adapters.factory import _spacy_extractor
+from heirloom.adapters.postgres import PgStoryStore
+from heirloom.adapters.postgres.conversations import PgConversationStore
+from heirloom.contracts.context import ContextRequest, Intent
+from heirloom.contracts.conversation import ConversationFact, ConversationMessage
+from heirloom.contracts.records import Member, Role, User
+from heirloom_dev.loader import load_dataset
+from tests.support import pipeline
+from tests.support.apigw import legacy_caller
+from tests.support.dataset import MiniDataset
+from tests.support.services import services_with
+
+pytestmark = pytest.mark.integration
+
+EXTRACTOR = _spacy_extractor()
+#: a pronoun in the 4th message, its person named in the 1st
+WINDOW = [
+    "Ada Marsh grew up on a farm near the river.",
+    "We went there every summer.",
+    "The kitchen always smelled of bread.",
+    "She married Tom Reed in 1950.",
+]
+QUESTION = "Who did Ada marry?"
+
+
+@pytest.fixture
+def world(ports, tmp_path):
+    """The mini legacy with a member of every role (creator, admin, advocate, admirer, and a
+    second admirer); conversation memory on."""
+    mini = MiniDataset()
+    load_dataset(ports, mini.write(tmp_path / "ds"))
+    roles = {"creator": mini.creator, "admirer": mini.admirer}
+    for role in (Role.ADMIN, Role.ADVOCATE, Role.ADMIRER):
+        user = uuid.uuid4()
+        ports.stories.upsert_user(User(id=user, name=f"The {role.value}", person_id=None))
+        ports.stories.upsert_member(Member(legacy_id=UUID(mini.legacy), user_id=user, role=role))
+        roles[role.value if role.value not in roles else f"second {role.value}"] = str(user)
+    conversations = PgConversationStore(ports.stories.db)
+    services = services_with(
+        {"TRAVERSAL_BUDGET_MS": "10000"},
+        stories=ports.stories,
+        vectors=ports.vectors,
+        graph=ports.graph,
+        embedder=ports.embedder,
+        tokenizer=ports.tokenizer,
+        conversations=conversations,
+        extractor=EXTRACTOR,
+        start_ingestion=lambda story_id: None,
+    )
+    call = legacy_caller(services, mini.legacy)
+    assert call("POST", "/conversation-memory", mini.creator, {"enabled": True})[0] == 200
+
+    def context(user: str, query: str = QUESTION) -> str:
+        request = ContextRequest(legacy_id=mini.legacy, user_id=user, persona="biographer", query=query)
+        return str(pipeline.assemble(services, request, Intent.RELATIONAL)["formatted_context"])
+
+    return call, context, mini, roles, conversations
+
+
+def say(call, user: str, conversation: str, messages: list[str]) -> list[Any]:
+    out = []
+    for text in messages:
+        status, body = call("POST", f"/conversations/{conversation}/messages", user, {"content": text})
+        assert status == 200, body
+        out.append(body)
+    return out
+
+
+def plant(conversations: PgConversationStore, legacy: str, owner: str, token: str) -> tuple[UUID, UUID]:
+    """One message stating one fact, stored as the owner's conversation; (conversation, fact)."""
+    cid, fid, at = uuid.uuid4(), uuid.uuid4(), datetime.now(UTC)
+    message = ConversationMessage(
+        conversation_id=cid, seq=1, legacy_id=legacy, user_id=owner, role="user",
+        content=f"Ada Marsh married {token}.", sent_at=at,
+    )  # fmt: skip
+    fact = ConversationFact(
+        id=fid, conversation_id=cid, seq=1, legacy_id=legacy, user_id=owner, source="Ada Marsh",
+        relation="MARRIED", target=token, verb="married", sentence=message.content, confidence=0.9,
+        told_at=at,
+    )  # fmt: skip
+    assert conversations.add_message(message, [fact])
+    return cid, fid
+
+
+def test_a_member_lists_reads_and_deletes_their_own_conversation(world):
+    call, context, mini, _, conversations = world
+    wedding, other = str(uuid.uuid4()), str(uuid.uuid4())
+    say(call, mini.admirer, wedding, WINDOW)
+    say(call, mini.admirer, other, ["The barn had a red door."])
+    status, listed = call("GET", "/conversations", mini.admirer)
+    assert status == 200
+    assert [(c["conversation_id"], c["messages"], c["facts"]) for c in listed] == [
+        (other, 1, 0),
+        (wedding, 4, 1),
+    ]
+    assert all(c["first_message_at"] <= c["last_message_at"] for c in listed)
+    status, facts = call("GET", f"/conversations/{wedding}/facts", mini.admirer)
+    assert status == 200
+    assert [(f["source"], f["target"], f["sentence"]) for f in facts] == [
+        ("Ada Marsh", "Tom Reed", "She married Tom Reed in 1950.")
+    ]
+    assert call("GET", f"/conversations/{other}/facts", mini.admirer) == (200, [])
+    assert "Tom Reed" in context(mini.admirer)
+
+    status, body = call("DELETE", f"/conversations/{wedding}", mini.admirer)
+    assert (status, body) == (200, {"conversation_id": wedding, "messages": 4, "facts": 1})
+    assert conversations.messages(UUID(wedding)) == []
+    assert conversations.facts_of(UUID(mini.legacy), UUID(mini.admirer), 100) == []
+    assert "Tom Reed" not in context(mini.admirer)
+    assert [c["conversation_id"] for c in call("GET", "/conversations", mini.admirer)[1]] == [other]
+    for method, path in (("DELETE", f"/conversations/{wedding}"), ("GET", f"/conversations/{wedding}/facts")):
+        status, body = call(method, path, mini.admirer)
+        assert status == 404 and body["error"] == "NotFound", (method, body)
+    status, body = call("DELETE", "/conversations/not-a-uuid", mini.admirer)
+    assert status == 400
+
+
+def test_one_fact_is_deleted_and_its_message_stays(world):
+    call, context, mini, _, conversations = world
+    cid = str(uuid.uuid4())
+    say(call, mini.admirer, cid, WINDOW)
+    [fact] = call("GET", f"/conversations/{cid}/facts", mini.admirer)[1]
+    status, body = call("DELETE", f"/conversation-facts/{fact['id']}", mini.admirer)
+    assert (status, body) == (200, {"fact_id": fact["id"], "conversation_id": cid})
+    assert call("GET", f"/conversations/{cid}/facts", mini.admirer) == (200, [])
+    assert len(conversations.messages(UUID(cid))) == 4
+    assert "Tom Reed" not in context(mini.admirer)
+    status, body = call("DELETE", f"/conversation-facts/{fact['id']}", mini.admirer)
+    assert status == 404 and body["error"] == "NotFound"
+
+
+def test_no_role_lists_reads_or_deletes_another_members_conversation(world):
+    """Every member owns a conversation; every other member, the creator and admins included,
+    finds it missing (404, the same answer as an unknown id) and leaves it whole."""
+    call, context, mini, roles, conversations = world
+    tokens = {role: f"Zq{uuid.uuid4().hex[:8]}" for role in roles}
+    planted = {role: plant(conversations, mini.legacy, user, tokens[role]) for role, user in roles.items()}
+    unknown = (uuid.uuid4(), uuid.uuid4())
+    for role, user in roles.items():
+        listed = [c["conversation_id"] for c in call("GET", "/conversations", user)[1]]
+        assert listed == [str(planted[role][0])], role
+        for owner, (cid, fid) in [*planted.items(), ("nobody", unknown)]:
+            if owner == role:
+                continue
+            answers = [
+                call("GET", f"/conversations/{cid}/facts", user),
+                call("DELETE", f"/conversations/{cid}", user),
+                call("DELETE", f"/conversation-facts/{fid}", user),
+                call("POST", f"/conversations/{cid}/story", user, {"title": "Mine now"}),
+            ]
+            if owner != "nobody":  # an unknown id is a new conversation of the poster's
+                answers.append(call("POST", f"/conversations/{cid}/messages", user, {"content": "Hello."}))
+            assert {status for status, _ in answers} == {404}, (role, owner, answers)
+            assert {body["error"] for _, body in answers} == {"NotFound"}
+    for role, user in roles.items():  # all still whole, each in its owner's context alone
+        cid, fid = planted[role]
+        assert len(conversations.messages(cid)) == 1
+        [fact] = call("GET", f"/conversations/{cid}/facts", user)[1]
+        assert fact["id"] == str(fid)
+        shown = context(user, f"Who did Ada marry, {' or '.join(tokens.values())}?")
+        assert [t for t in tokens.values() if t in shown] == [tokens[role]], role
+    stranger = str(uuid.uuid4())
+    status, body = call("GET", "/conversations", stranger)
+    assert status == 403 and body["error"] == "AccessDenied"  # not a member of the legacy
+
+
+def test_memory_off_keeps_the_facts_out_of_every_context_until_on_again(world):
+    call, context, mini, _, _ = world
+    cid = str(uuid.uuid4())
+    say(call, mini.admirer, cid, WINDOW)
+    assert "Tom Reed" in context(mini.admirer)
+    assert call("POST", "/conversation-memory", mini.creator, {"enabled": False})[0] == 200
+    assert "Tom Reed" not in context(mini.admirer)
+    # kept, and still the owner's to see and delete
+    assert [f["target"] for f in call("GET", f"/conversations/{cid}/facts", mini.admirer)[1]] == ["Tom Reed"]
+    assert call("GET", "/conversations", mini.admirer)[1][0]["facts"] == 1
+    assert call("POST", "/conversation-memory", mini.creator, {"enabled": True})[0] == 200
+    assert "Tom Reed" in context(mini.admirer)
+
+
+@pytest.fixture
+def planted() -> dict[str, dict[UUID, str]]:
+    """Every conversation planted so far, by owner role: conversation -> its fact's token
+    (hypothesis runs its examples on one world)."""
+    return {}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_property_the_routes_show_and_delete_a_members_own_alone(world, planted, data):
+    call, _, mini, roles, conversations = world
+    for owner in data.draw(st.lists(st.sampled_from(sorted(roles)), max_size=3), label="owners"):
+        token = f"Zq{uuid.uuid4().hex[:8]}"
+        cid, _ = plant(conversations, mini.legacy, roles[owner], token)
+        planted.setdefault(owner, {})[cid] = token
+    role = data.draw(st.sampled_from(sorted(roles)), label="requester")
+    user, own = roles[role], planted.get(role, {})
+    listed = call("GET", "/conversations", user)[1]
+    assert {UUID(c["conversation_id"]) for c in listed} == set(own)
+    every = [(owner, cid) for owner, cids in planted.items() for cid in cids]
+    for owner, cid in every:
+        status, facts = call("GET", f"/conversations/{cid}/facts", user)
+        if owner == role:
+            assert status == 200 and [f["target"] for f in facts] == [planted[owner][cid]]
+        else:
+            assert status == 404 and planted[owner][cid] not in json.dumps(facts)
+    if every:
+        # an index, not sampled_from(every): the world grows across examples, the draw must not
+        owner, cid = every[data.draw(st.integers(0, 999), label="deleted") % len(every)]
+        status, _ = call("DELETE", f"/conversations/{cid}", user)
+        assert status == (200 if owner == role else 404)
+        if owner == role:
+            del planted[owner][cid]
+        assert (conversations.messages(cid) == []) is (owner == role)
+    for owner, cids in planted.items():  # what is left is whole
+        for cid in cids:
+            assert len(conversations.messages(cid)) == 1, owner
+
+
+@pytest.mark.parametrize(
+    ("role", "visibility", "status"),
+    [
+        ("admirer", "private", 403),
+        ("admirer", "public", 200),
+        ("admirer", "personal", 200),
+        ("advocate", "private", 200),
+        ("admin", "private", 200),
+        ("creator", "public", 200),
+    ],
+)
+def test_a_story_gets_only_a_visibility_the_role_may_create(world, role, visibility, status):
+    call, _, _, roles, _ = world
+    user, cid = roles[role], str(uuid.uuid4())
+    say(call, user, cid, WINDOW[:1])
+    got, body = call("POST", f"/conversations/{cid}/story", user, {"title": "Ada", "visibility": visibility})
+    assert got == status, body
+    if status == 403:
+        assert body["error"] == "AccessDenied" and "may not create a private story" in body["reason"]
+        assert "public" in body["reason"] and "personal" in body["reason"]
+        assert [s for s in mini_stories(world) if s.title == "Ada"] == []  # nothing stored
+    else:
+        assert body["visibility"] == visibility
+        [story] = [s for s in mini_stories(world) if s.title == "Ada"]
+        assert story.visibility == visibility and str(story.author_user_id) == user
+
+
+def mini_stories(world) -> list[Any]:
+    _, _, mini, _, conversations = world
+    return PgStoryStore(conversations.db).stories_of(UUID(mini.legacy))
+
+
+# -- a member who leaves: the StoryEvents handler --------------------------------------------
+EVENTS = Path(__file__).parents[2] / "events" / "story_events"
+
+
+def event(name: str, when: str) -> dict[str, Any]:
+    out = json.loads((EVENTS / f"{name}.json").read_text())
+    out["time"] = when
+    return out
+
+
+def test_a_member_who_leaves_loses_their_conversation_memory_of_that_legacy(send, ports):
+    added = event("member_added", "2019-11-03T18:30:05Z")
+    member = added["detail"]["member"]
+    legacy, user = member["legacy_id"], member["user_id"]
+    send(event("legacy_created", "2019-11-01T00:00:00Z"))
+    send(event("user_created", "2019-11-01T00:00:00Z"))
+    assert send(added) == "created"
+    conversations = PgConversationStore(ports.stories.db)
+    conversations.set_memory(UUID(legacy), True)
+    leaving = [plant(conversations, legacy, user, f"Zq{i}") for i in range(2)]
+    other = uuid.uuid4()  # a member who stays
+    ports.stories.upsert_user(User(id=other, name="Stays", person_id=None))
+    ports.stories.upsert_member(Member(legacy_id=UUID(legacy), user_id=other, role=Role.ADMIRER))
+    staying = plant(conversations, legacy, str(other), "Zqstays")
+
+    assert send(event("member_removed", "2019-11-04T09:00:00Z")) == "deleted"
+    for cid, _ in leaving:
+        assert conversations.messages(cid) == []
+    assert conversations.conversations_of(UUID(legacy), UUID(user)) == []
+    assert len(conversations.messages(staying[0])) == 1
+    assert [f.id for f in conversations.facts_of(UUID(legacy), other, 10)] == [staying[1]]
+
+    # re-invited later: a removal older than the new membership is skipped and forgets nothing
+    assert send(event("member_added", "2019-11-05T09:00:00Z")) == "created"
+    again = plant(conversations, legacy, user, "Zqagain")
+    assert send(event("member_removed", "2019-11-04T10:00:00Z")) == "skipped"
+    assert len(conversations.messages(again[0])) == 1
+
+
+def test_the_visibility_rule_is_what_each_role_reads():
+    from heirloom.contracts.records import READS_PRIVATE, Visibility
+    from heirloom.domain.access import CREATES
+
+    for role in Role:
+        assert Visibility.PERSONAL in CREATES[role] and Visibility.PUBLIC in CREATES[role]
+        assert (Visibility.PRIVATE in CREATES[role]) is (role in READS_PRIVATE)
+    assert CREATES[Role.ADMIRER] == {Visibility.PUBLIC, Visibility.PERSONAL}
