@@ -350,6 +350,15 @@ class RetrievalSettings(_Frozen):
     recency_decay: float = env("RECENCY_DECAY_RATE", default=0.1, ge=0.0, le=5.0)
     #: the requester's own conversation facts (docs/decisions/0018) a context may show
     conversation_facts: int = env("CONVERSATION_FACTS_CONTEXT_MAX", default=5, ge=0, le=20)
+    #: bridge evidence (docs/decisions/0022), hybrid mode: the top stories whose specific
+    #: entities bridge to other stories (0: off, and the traversal skips the bridge template)
+    bridge_seeds: int = env("BRIDGE_SEEDS", default=0, ge=0, le=5)
+    #: the rank the best bridged story is moved up to (0: no reserved slot)
+    bridge_slot: int = env("BRIDGE_SLOT", default=5, ge=0, le=20)
+    #: score bonus per unit of bridge evidence (1 / the candidates its entity bridges to)
+    bridge_weight: float = env("BRIDGE_WEIGHT", default=0.0, ge=0.0, le=1.0)
+    #: may a story only the graph reached be bridged into the slot
+    bridge_graph_only: bool = env("BRIDGE_GRAPH_ONLY", default=False)
 
 
 class AmbientSettings(_Frozen):
