@@ -298,7 +298,7 @@ def _bridge(w: _Walk) -> list[GraphHit]:
                         story_id=sid,
                         template="bridge",
                         hops=2,
-                        relationship=None,
+                        relationship=row["relationship"],
                         entity=row["entity"],
                         source_story_id=row["source_id"],
                     )
