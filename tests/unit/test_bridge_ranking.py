@@ -114,3 +114,10 @@ def test_the_rule_moves_at_most_one_story_into_the_top(sims: list[float], seed: 
     assert [x for x in after[: slot - 1] if x in before[: slot - 1]] == [
         x for x in before[: slot - 1] if x in after[: slot - 1]
     ]
+
+
+def test_with_agree_two_only_an_entity_both_top_stories_lead_to_counts() -> None:
+    rule = BridgeRule(seeds=2, slot=5, agree=2)
+    assert order(BASE, rule) == list(range(10))  # story 8: from story 0 alone
+    shared = [*BASE[:8], cand(8, 0.5, bridge(8, 0, "Wisconsin"), bridge(8, 1, "Wisconsin")), BASE[9]]
+    assert order(shared, rule) == [0, 1, 2, 3, 8, 4, 5, 6, 7, 9]

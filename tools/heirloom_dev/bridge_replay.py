@@ -34,11 +34,13 @@ class Rule:
     intents: tuple[str, ...] = ()
     #: edge kinds of the seed to the bridge entity that count (empty: all)
     kinds: tuple[str, ...] = ()
+    #: distinct seed stories that must bridge to a story for it to count
+    agree: int = 1
 
     def __str__(self) -> str:
         return (
             f"seeds={self.seeds} slot={self.slot} w={self.weight} go={int(self.graph_only)} "
-            f"intents={','.join(self.intents) or '*'} kinds={','.join(self.kinds) or '*'}"
+            f"intents={','.join(self.intents) or '*'} kinds={','.join(self.kinds) or '*'} agree={self.agree}"
         )
 
 
@@ -55,7 +57,6 @@ def rerank(record: dict[str, Any], rule: Rule) -> list[str]:
     base = [c for c in cands if c["story_id"] not in bridge_only]
     if rule.intents and record["intent"] not in rule.intents:
         return [c["story_id"] for c in base]
-    seeds = {c["story_id"] for c in base if tier[c["story_id"]] == 0}
     seeds = {c["story_id"] for c in [c for c in base if tier[c["story_id"]] == 0][: rule.seeds]}
 
     def live(c: dict[str, Any]) -> list[dict[str, Any]]:
@@ -76,7 +77,10 @@ def rerank(record: dict[str, Any], rule: Rule) -> list[str]:
     scored = []
     boosted: dict[str, float] = {}
     for i, c in enumerate(pool):
-        value = max((1.0 / reach[(p["entity"] or "").casefold()] for p in live(c)), default=0.0)
+        paths = live(c)
+        if len({p["source_story_id"] for p in paths}) < rule.agree:
+            paths = []
+        value = max((1.0 / reach[(p["entity"] or "").casefold()] for p in paths), default=0.0)
         if value and (tier[c["story_id"]] == 0 or rule.graph_only):
             boosted[c["story_id"]] = value
         else:
@@ -124,16 +128,17 @@ def main(argv: list[str]) -> None:
         vt = table(v, {r["query_id"]: r["ranked"] for r in v})
         sets.append((name, h, vt))
     rules = [Rule(0, 0, 0.0)] + [
-        Rule(seeds, slot, weight, go, intents, kinds)
-        for seeds, slot, weight, go, intents, kinds in itertools.product(
+        Rule(seeds, slot, weight, go, intents, kinds, agree)
+        for seeds, slot, weight, go, intents, kinds, agree in itertools.product(
             (1, 2, 3),
             (0, 3, 4, 5, 6),
             (0.0, 0.02, 0.05, 0.1),
             (False, True),
             ((), ("relational", "entity_focused")),
             ((), ("MENTIONS",)),
+            (1, 2),
         )
-        if slot or weight
+        if (slot or weight) and agree <= seeds
     ]
     rows = []
     for rule in rules:
@@ -153,8 +158,8 @@ def main(argv: list[str]) -> None:
             )
         rows.append((ok, gain, str(rule), " | ".join(detail)))
     rows.sort(key=lambda r: (not r[0], -r[1]))
-    for ok, gain, rule, detail in rows[:40]:
-        print(f"{'OK ' if ok else 'no '} {gain:+.3f} {rule:60s} {detail}")
+    for passed, total, name, line in rows[:40]:
+        print(f"{'OK ' if passed else 'no '} {total:+.3f} {name:60s} {line}")
 
 
 if __name__ == "__main__":

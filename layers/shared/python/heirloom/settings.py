@@ -359,6 +359,8 @@ class RetrievalSettings(_Frozen):
     bridge_weight: float = env("BRIDGE_WEIGHT", default=0.0, ge=0.0, le=1.0)
     #: may a story only the graph reached be bridged into the slot
     bridge_graph_only: bool = env("BRIDGE_GRAPH_ONLY", default=False)
+    #: distinct top stories that must bridge to a story for it to count
+    bridge_agree: int = env("BRIDGE_AGREE", default=2, ge=1, le=5)
 
 
 class AmbientSettings(_Frozen):

@@ -297,6 +297,9 @@ class BridgeRule:
     weight: float = 0.0
     #: may a story only the graph reached be bridged (else only stories embedding search found)
     graph_only: bool = False
+    #: distinct seeds that must bridge to a story for it to count (an entity the top stories
+    #: share is pseudo-relevance feedback; one story's entity alone is often a side detail)
+    agree: int = 1
 
     @property
     def active(self) -> bool:
@@ -320,9 +323,10 @@ def apply_bridge(
     ranked: list[ScoredCandidate], bridges: Mapping[str, Candidate], rule: BridgeRule, mode: Mode
 ) -> list[ScoredCandidate]:
     """`ranked` (best first, bridge hits left out) with the bridge rule applied: the seeds are
-    its first `rule.seeds` stories embedding search found; a story a seed's entity bridges to
-    (`bridges`: candidates with bridge hits, by id) gains `rule.weight` x its evidence and the
-    best one below `rule.slot` is scored just above the story at that rank."""
+    its first `rule.seeds` stories embedding search found; a story that entities of at least
+    `rule.agree` seeds bridge to (`bridges`: candidates with bridge hits, by id) gains
+    `rule.weight` x its evidence and the best one below `rule.slot` is scored just above the
+    story at that rank."""
     if mode != "hybrid" or not rule.active or not bridges:
         return ranked
     seeds = {str(s.candidate.story_id) for s in [s for s in ranked if s.tier == 0][: rule.seeds]}
@@ -335,7 +339,10 @@ def apply_bridge(
     by_id = {str(s.candidate.story_id): s for s in ranked}
     boosted: dict[str, float] = {}
     for sid, c in bridges.items():
+        agreeing = {str(h.source_story_id) for h in c.graph_hits if h.template == BRIDGE_TEMPLATE} & seeds
         value = bridge_evidence(c.graph_hits, seeds, reach) if sid not in seeds else 0.0
+        if len(agreeing) < rule.agree:
+            continue
         before = by_id.get(sid)
         if not value or ((before is None or before.tier == 1) and not rule.graph_only):
             continue

@@ -30,5 +30,6 @@ def run(data: RankAssembleInput, services: Services) -> AssembledContext:
             slot=retrieval.bridge_slot,
             weight=retrieval.bridge_weight,
             graph_only=retrieval.bridge_graph_only,
+            agree=retrieval.bridge_agree,
         ),
     )
