@@ -359,7 +359,7 @@ class RetrievalSettings(_Frozen):
     #: score bonus per unit of bridge evidence (1 / the candidates its entity bridges to): the
     #: variant the replay over three datasets kept (docs/evaluation.md, "Bridge evidence")
     bridge_weight: float = env("BRIDGE_WEIGHT", default=0.15, ge=0.0, le=1.0)
-    #: may a story only the graph reached be bridged into the slot
+    #: may a story only the graph reached (not embedding search) be bridged
     bridge_graph_only: bool = env("BRIDGE_GRAPH_ONLY", default=False)
     #: distinct top stories that must bridge to a story for it to count
     bridge_agree: int = env("BRIDGE_AGREE", default=2, ge=1, le=5)
