@@ -96,6 +96,24 @@ class _Reads:
         return call
 
 
+def test_a_bridge_hit_survives_only_when_its_seed_story_is_readable(ports, mini):
+    """A bridge entity found in a story the user may not read is never used (decision 0022):
+    the hit goes, and the story it reached is not a candidate through it."""
+
+    def bridge(seed):
+        return GraphHit(story_id=mini.public_story, template="bridge", hops=2, relationship="MENTIONS",
+                        entity="Dr. Hale", source_story_id=seed)  # fmt: skip
+
+    out = run(ports, mini, mini.admirer, hits=[bridge(mini.private_story)])
+    assert out.candidates == () and "Dr. Hale" not in out.model_dump_json()
+    kept = run(ports, mini, mini.admirer, hits=[bridge(mini.private_story), bridge(mini.personal_story)])
+    assert [(str(h.source_story_id), h.entity) for c in kept.candidates for h in c.graph_hits] == [
+        (mini.personal_story, "Dr. Hale")
+    ]
+    trusted = run(ports, mini, mini.creator, hits=[bridge(mini.private_story)])
+    assert [str(h.source_story_id) for c in trusted.candidates for h in c.graph_hits] == [mini.private_story]
+
+
 def test_graph_only_excerpts_and_the_legacy_row_are_read_once(ports, mini):
     hits = [
         GraphHit(story_id=s, template="general", hops=1, relationship="MENTIONS")

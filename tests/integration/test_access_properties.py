@@ -102,7 +102,8 @@ class Engines:
             stage(ports, PgCurationStore(self.db), world)
             curate(ports, PgCurationStore(self.db), world)
         services = services_with(
-            {"TRAVERSAL_BUDGET_MS": "10000"},
+            # bridge evidence on (docs/decisions/0022): its seeds and paths face the same checks
+            {"TRAVERSAL_BUDGET_MS": "10000", "BRIDGE_SEEDS": "2", "BRIDGE_GRAPH_ONLY": "true"},
             stories=ports.stories,
             vectors=ports.vectors,
             graph=ports.graph,

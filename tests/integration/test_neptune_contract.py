@@ -213,7 +213,8 @@ def _traversals(twin: TwinGraph) -> None:
         for kind in Intent:
             for found in ((), matches):
                 intent = QueryIntent(intent=kind, matches=found, entities=entities, confidence=0.9)
-                traverse(twin, request, intent, config.traversal, budget_ms=60_000)
+                # with the bridge template (docs/decisions/0022), from the stories reached
+                traverse(twin, request, intent, config.traversal, budget_ms=60_000, bridge=bool(found))
         # story connections: from a story's own entities, from its years, and from names alone
         for seed in (fid("s-watch"), fid("s-lake"), None):
             request = ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona=persona, query="q",
@@ -233,6 +234,13 @@ def _traversals(twin: TwinGraph) -> None:
         "cross_legacy": {"legacy_id": fx.legacy, "ids": [fx.sister_in_law], "limit": 10},
         "general": {"person_id": fx.subject, "limit": 20},
         "facts": {"person_ids": [fx.subject], "subject_id": fx.subject, "limit": 20},
+        "bridge": {
+            "seed_ids": [fid("s-watch")],
+            "ids": [fx.watch],
+            "legacy_ids": both,
+            "max_reach": 4,
+            "limit": 10,
+        },
     }.items():
         twin.run(TEMPLATES[name], params)
     assert fid("L") == fx.legacy

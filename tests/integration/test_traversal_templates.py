@@ -360,3 +360,29 @@ def test_dated_events_anchor_the_life_timeline(graph, fx):
     rows = graph.run(DATED_EVENTS, {"legacy_id": fx.legacy})
     assert anchor_years((r["name"], parse_year_keys(r["years"])) for r in rows) == {"retirement": 1999}
     assert graph.run(DATED_EVENTS, {"legacy_id": fx.linked}) == []  # the other legacy's events: none
+
+
+def test_bridge_finds_the_specific_entities_of_the_seed_stories(graph, fx):
+    """From s-watch (which names the watch and Ben), Ben is a bridge to s-brother; an entity
+    the question names, the subject, or one mentioned by more stories than `max_reach` is not."""
+    params = {"seed_ids": [fid("s-watch")], "legacy_ids": [fx.legacy], "limit": 10}
+    rows = _rows(graph, "bridge", ids=[fx.watch, fx.subject], max_reach=4, **params)
+    assert [(fname(r["source_id"]), r["entity"], sorted(_names(r["story_ids"]))) for r in rows] == [
+        ("s-watch", "Ben Reed", ["s-brother", "s-watch"])
+    ]
+    assert _rows(graph, "bridge", ids=[fx.watch, fx.brother], max_reach=4, **params) == []
+    assert _rows(graph, "bridge", ids=[fx.watch], max_reach=1, **params) == []
+
+
+def test_traverse_adds_bridge_hits_with_their_seed_only_when_asked(graph, fx):
+    watch = EntityMatch(mention="pocket watch", node_id=fx.watch, label="Object", name="pocket watch")
+    intent = QueryIntent(intent=Intent.ENTITY_FOCUSED, matches=(watch,), confidence=0.9)
+    config = load_personas()["family"].traversal
+    plain = traverse(graph, _request(fx), intent, config)
+    assert not [h for h in plain.hits if h.template == "bridge"]
+    found = traverse(graph, _request(fx), intent, config, bridge=True)
+    bridges = [
+        (fname(h.story_id), h.entity, fname(h.source_story_id)) for h in found.hits if h.template == "bridge"
+    ]
+    assert bridges == [("s-brother", "Ben Reed", "s-watch")]
+    assert any(s.template == "bridge" for s in found.traversals)

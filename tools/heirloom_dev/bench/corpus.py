@@ -407,6 +407,8 @@ class Sample:
     place: tuple[str, str]
     event: tuple[str, str, int]
     obj: tuple[str, str]
+    #: stories that mention the person (the bridge template's seeds)
+    story_ids: list[str] = field(default_factory=list)
 
 
 def _question(rng: random.Random, kind: str, plan: LegacyPlan, person: Person, sample: Sample) -> str:
@@ -453,6 +455,9 @@ def build_samples(corpus: Corpus, count: int, seed: int = SEED) -> list[Sample]:
             place=rng.choice(plan.places),
             event=rng.choice(plan.events),
             obj=rng.choice(plan.objects),
+            story_ids=[str(sp.story.id) for sp in corpus.stories if str(person.id) in sp.resolved.values()][
+                :10
+            ],
         )
         sample.request = sample.request.model_copy(
             update={"query": _question(rng, kind, plan, person, sample)}
@@ -463,6 +468,7 @@ def build_samples(corpus: Corpus, count: int, seed: int = SEED) -> list[Sample]:
 
 def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
     """Realistic parameters for every traversal template, from one sample."""
+    from heirloom.domain.traversal import BRIDGE_MAX_REACH
     from heirloom.domain.year_keys import year_keys
 
     subject = str(sample.plan.subject.id)
@@ -491,4 +497,11 @@ def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
         "fact_neighbours": {**base, "ids": [sample.person_id]},
         "fact_sentences": {**base, "ids": sorted({subject, sample.person_id}), "subject_id": subject},
         "ambient": {"node_ids": [sample.place[0], sample.event[0], sample.obj[0]], "limit": limit},
+        "bridge": {
+            **base,
+            "seed_ids": sample.story_ids,
+            "ids": sorted({subject, sample.person_id}),
+            "max_reach": BRIDGE_MAX_REACH,
+            "limit": 4 * limit,
+        },
     }

@@ -138,6 +138,9 @@ class GraphHit(Edge):
     entity: str | None = None
     entity_match: bool = False
     via: str | None = None
+    #: a `bridge` hit: the story that mentions the bridge entity (docs/decisions/0022); the hit
+    #: counts only when the user may read that story and it ranks at the top
+    source_story_id: UUID | None = None
 
 
 class GraphFact(Edge):

@@ -96,7 +96,7 @@ from heirloom.domain.format import (
     story_heading,
 )
 from heirloom.domain.personas import PersonaDefinition
-from heirloom.domain.ranking import Category, ScoredCandidate, rank_candidates, rank_key
+from heirloom.domain.ranking import BridgeRule, Category, ScoredCandidate, rank_candidates, rank_key
 from heirloom.domain.rerank import RerankStage
 from heirloom.domain.rerank import rerank as rerank_top
 from heirloom.domain.suggestion import elicitation_block, pick_suggestion
@@ -243,14 +243,18 @@ def assemble(
     rerank: RerankStage | None = None,
     recency: float = 0.0,
     ambient: AmbientSettings | None = None,
+    bridge: BridgeRule | None = None,
 ) -> AssembledContext:
     """Rank the readable candidates (reranking the top with `rerank`) and format them within
     `request.token_budget` tokens. `fence` is the story blocks' nonce (a fresh one per call
     unless given); `recency`: the decay per year of a story's age, when the request wants recent
-    material (else 0); `ambient`: the ambient memory settings (None: no ambient section)."""
+    material (else 0); `ambient`: the ambient memory settings (None: no ambient section);
+    `bridge`: how bridge hits count (docs/decisions/0022; None: they do not)."""
     started = time.perf_counter()
     budget = request.token_budget
-    ranked = rank_candidates(filtered.candidates, persona.traversal, request.mode, recency=recency)
+    ranked = rank_candidates(
+        filtered.candidates, persona.traversal, request.mode, recency=recency, bridge=bridge
+    )
     reranked: RerankReport | None = None
     if rerank is not None:
         ranked, reranked = rerank_top(request.query, ranked, rerank)

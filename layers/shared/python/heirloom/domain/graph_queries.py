@@ -203,6 +203,27 @@ LIMIT $limit
 """
 
 
+#: bridge entities (docs/decisions/0022): the persons, places, events and objects the stories
+#: the traversal reached (`$seed_ids`) mention, other than those the question names (`$ids`),
+#: that few stories mention (at most `$max_reach`, the seed included), with those stories; one
+#: row per (seed, entity), with the seed's edge to it; the name is the one the seed story uses
+BRIDGE = """
+MATCH (a:Story)
+WHERE a.id IN $seed_ids
+MATCH (a)-[ra:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(e)
+WHERE NOT e.id IN $ids
+WITH DISTINCT a, e, ra.kind AS relationship,
+     CASE WHEN e:Person THEN e.name ELSE coalesce(ra.name, e.name) END AS entity
+MATCH (b:Story)-[:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(e)
+WHERE b.legacy_id IN $legacy_ids
+WITH a, e, relationship, entity, collect(DISTINCT b.id) AS story_ids
+WHERE size(story_ids) > 1 AND size(story_ids) <= $max_reach
+RETURN a.id AS source_id, e.id AS entity_id, entity, relationship, story_ids
+ORDER BY source_id, entity_id
+LIMIT $limit
+"""
+
+
 #: ambient memory: the facts about the places, events and objects the message names (persons'
 #: come from FACTS), each entity by its label's id index, grouped per fact like FACTS
 def _ambient() -> str:
@@ -241,4 +262,5 @@ TEMPLATES: dict[str, str] = {
     "fact_neighbours": FACT_NEIGHBOURS,
     "fact_sentences": FACT_SENTENCES,
     "ambient": AMBIENT,
+    "bridge": BRIDGE,
 }

@@ -85,6 +85,7 @@ RELATIONSHIP_REASONS: dict[str, str] = {
 
 #: templates whose name says more than the edge they followed
 TEMPLATE_REASONS: dict[str, str] = {
+    "bridge": "entity shared with a top story",
     "cross_legacy": "cross-legacy traversal",
     "described": "connection described in the question",
 }
@@ -279,16 +280,118 @@ def rank_key(scored: ScoredCandidate) -> tuple[int, bool, float, bool, str]:
     )
 
 
+#: the template whose hits are bridge evidence (docs/decisions/0022)
+BRIDGE_TEMPLATE = "bridge"
+
+
+@dataclass(frozen=True)
+class BridgeRule:
+    """How bridge hits enter a hybrid ranking (docs/decisions/0022): a hit counts only when its
+    seed story is one of the `seeds` top stories of the ranking without bridges."""
+
+    #: top stories whose bridge entities count; 0: bridge hits are ignored
+    seeds: int = 0
+    #: the best bridged story ranked below this rank (1-based) is moved up to it; 0: no slot
+    slot: int = 0
+    #: score bonus per unit of bridge evidence
+    weight: float = 0.0
+    #: may a story only the graph reached be bridged (else only stories embedding search found)
+    graph_only: bool = False
+    #: distinct seeds that must bridge to a story for it to count (an entity the top stories
+    #: share is pseudo-relevance feedback; one story's entity alone is often a side detail)
+    agree: int = 1
+
+    @property
+    def active(self) -> bool:
+        return self.seeds > 0 and (self.slot > 0 or self.weight > 0)
+
+
+def bridge_evidence(hits: Iterable[GraphHit], seeds: set[str], reach: Mapping[str, int]) -> float:
+    """1 / the number of candidates the entity bridges to, for the best bridge hit whose seed is
+    a top story (0.0 when none is)."""
+    return max(
+        (
+            1.0 / max(1, reach.get((h.entity or "").casefold(), 1))
+            for h in hits
+            if h.template == BRIDGE_TEMPLATE and str(h.source_story_id) in seeds
+        ),
+        default=0.0,
+    )
+
+
+def apply_bridge(
+    ranked: list[ScoredCandidate], bridges: Mapping[str, Candidate], rule: BridgeRule, mode: Mode
+) -> list[ScoredCandidate]:
+    """`ranked` (best first, bridge hits left out) with the bridge rule applied: the seeds are
+    its first `rule.seeds` stories embedding search found; a story that entities of at least
+    `rule.agree` seeds bridge to (`bridges`: candidates with bridge hits, by id) gains
+    `rule.weight` x its evidence and the best one below `rule.slot` is scored just above the
+    story at that rank."""
+    if mode != "hybrid" or not rule.active or not bridges:
+        return ranked
+    seeds = {str(s.candidate.story_id) for s in [s for s in ranked if s.tier == 0][: rule.seeds]}
+    reach: dict[str, int] = {}
+    for sid, c in bridges.items():
+        for h in c.graph_hits:
+            if h.template == BRIDGE_TEMPLATE and str(h.source_story_id) in seeds and sid not in seeds:
+                key = (h.entity or "").casefold()
+                reach[key] = reach.get(key, 0) + 1
+    by_id = {str(s.candidate.story_id): s for s in ranked}
+    boosted: dict[str, float] = {}
+    for sid, c in bridges.items():
+        agreeing = {str(h.source_story_id) for h in c.graph_hits if h.template == BRIDGE_TEMPLATE} & seeds
+        value = bridge_evidence(c.graph_hits, seeds, reach) if sid not in seeds else 0.0
+        if len(agreeing) < rule.agree:
+            continue
+        before = by_id.get(sid)
+        if not value or ((before is None or before.tier == 1) and not rule.graph_only):
+            continue
+        hits = tuple(
+            h for h in c.graph_hits if h.template == BRIDGE_TEMPLATE and str(h.source_story_id) in seeds
+        )
+        if before is None:  # reached by a bridge only: after the stories embedding search found
+            before = ScoredCandidate(candidate=c, score=0.0, embedding_score=None, graph_score=None, tier=1)
+        by_id[sid] = replace(
+            before, score=round(before.score + rule.weight * value, 6), hits=before.hits + hits
+        )
+        boosted[sid] = value
+    out = sorted(by_id.values(), key=rank_key)
+    if rule.slot > 0 and len(out) > rule.slot and boosted:
+        order = {str(s.candidate.story_id): i for i, s in enumerate(out)}
+        best = max(boosted, key=lambda sid: (boosted[sid], -order[sid]))
+        if order[best] >= rule.slot:
+            anchor = out[rule.slot - 1]
+            moved = replace(out[order[best]], score=round(anchor.score + 1e-6, 6), tier=anchor.tier)
+            out = [
+                *out[: rule.slot - 1],
+                moved,
+                *(s for s in out[rule.slot - 1 :] if s is not out[order[best]]),
+            ]
+    return out
+
+
 def rank_candidates(
     candidates: Iterable[Candidate],
     traversal: TraversalConfig,
     mode: Mode = "hybrid",
     *,
     recency: float = 0.0,
+    bridge: BridgeRule | None = None,
 ) -> list[ScoredCandidate]:
     """Scored candidates, best first (`rank_key`). `recency` > 0: each score decays with the
-    story's age at that rate per year (`recency_factors`), for requests that want recent material."""
-    candidates = list(candidates)
+    story's age at that rate per year (`recency_factors`), for requests that want recent material.
+    Bridge hits are left out of the scores; `bridge` says how they then count (`apply_bridge`)."""
+    bridges: dict[str, Candidate] = {}
+    plain: list[Candidate] = []
+    for candidate in candidates:
+        if any(h.template == BRIDGE_TEMPLATE for h in candidate.graph_hits):
+            bridges[str(candidate.story_id)] = candidate
+            rest = tuple(h for h in candidate.graph_hits if h.template != BRIDGE_TEMPLATE)
+            if rest or candidate.embedding_score is not None:
+                plain.append(candidate.model_copy(update={"graph_hits": rest}))
+        else:
+            plain.append(candidate)
+    candidates = plain
     top = max((c.embedding_score for c in candidates if c.embedding_score is not None), default=None)
     stories_by_path: dict[tuple[str, str, str], set[str]] = {}
     for c in candidates:
@@ -306,4 +409,4 @@ def rank_candidates(
         scored = [
             replace(s, score=round(s.score * factors.get(str(s.candidate.story_id), 1.0), 6)) for s in scored
         ]
-    return sorted(scored, key=rank_key)
+    return apply_bridge(sorted(scored, key=rank_key), bridges, bridge or BridgeRule(), mode)

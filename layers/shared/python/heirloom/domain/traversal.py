@@ -33,6 +33,10 @@ from heirloom.ports import GraphStore
 #: stories an open question gets from the overview template
 OVERVIEW_STORIES = 3
 
+#: a bridge entity is mentioned by at most this many stories of the legacies walked, its seed
+#: story included (decision 0009's specificity cap: a path to more says little)
+BRIDGE_MAX_REACH = 4
+
 #: templates whose rows depend only on the graph around a person or legacy (docs/design.md §6:
 #: "person neighbourhood"), cached per container for NeighbourhoodCache.ttl_s
 NEIGHBOURHOOD_TEMPLATES = frozenset(
@@ -270,6 +274,38 @@ def _overview(w: _Walk) -> None:
         w.add([row["story_id"]], "overview", 1, None)
 
 
+def _bridge(w: _Walk) -> list[GraphHit]:
+    """Bridge hits (docs/decisions/0022): from the stories reached so far (the seeds), the
+    specific entities each mentions that the question does not name, to the other stories that
+    mention them; each hit keeps its seed (`source_story_id`) so ranking can count it only when
+    that seed is a readable top story."""
+    seeds = list(dict.fromkeys(str(h.story_id) for h in w.hits))[: w.config.max_graph_results]
+    if not seeds:
+        return []
+    params = {
+        **w.base,
+        "seed_ids": seeds,
+        "ids": sorted({w.subject_id, *w.person_ids, *w.entity_ids, *w.described}),
+        "max_reach": BRIDGE_MAX_REACH,
+        "limit": 4 * w.config.max_graph_results,
+    }
+    hits = []
+    for row in w.run.query("bridge", params):
+        for sid in row["story_ids"]:
+            if sid and sid != row["source_id"]:
+                hits.append(
+                    GraphHit(
+                        story_id=sid,
+                        template="bridge",
+                        hops=2,
+                        relationship=row["relationship"],
+                        entity=row["entity"],
+                        source_story_id=row["source_id"],
+                    )
+                )
+    return hits
+
+
 #: intent -> what runs after the named and described entities are looked up
 INTENT_STEPS: dict[Intent, tuple[Callable[[_Walk], None], ...]] = {
     Intent.RELATIONAL: (_relational, _story_facts),
@@ -325,9 +361,10 @@ def traverse(
     budget_ms: float = 300.0,
     clock: Callable[[], float] = time.monotonic,
     cache: NeighbourhoodCache | None = None,
+    bridge: bool = False,
 ) -> GraphResults:
-    """Run the templates the intent calls for (`INTENT_STEPS`); stop issuing queries once the
-    budget is spent."""
+    """Run the templates the intent calls for (`INTENT_STEPS`), and with `bridge` the bridge
+    template from the stories they reached; stop issuing queries once the budget is spent."""
     started = clock()
     run = _Run(graph=graph, deadline=started + budget_ms / 1000.0, clock=clock, cache=cache)
     limit = config.max_graph_results
@@ -352,6 +389,7 @@ def traverse(
     )
     for step in (_named, _described, *INTENT_STEPS[intent.intent]):
         step(walk)
+    bridged = _bridge(walk) if bridge else []
     facts_rows = run.query(
         "facts",
         {"person_ids": sorted({subject_id, *walk.person_ids}), "subject_id": subject_id, "limit": 2 * limit},
@@ -370,7 +408,7 @@ def traverse(
         run.query("ambient", {"node_ids": named_entities, "limit": limit}) if named_entities else []
     )
     return GraphResults(
-        hits=tuple(_dedupe(walk.hits)[: limit * 2]),
+        hits=(*_dedupe(walk.hits)[: limit * 2], *_dedupe(bridged)[: limit * 4]),
         facts=tuple([*(_fact(r) for r in facts_rows if r.get("subject") and r.get("object")), *told]),
         ambient_facts=tuple(_fact(r) for r in ambient_rows if r.get("subject") and r.get("object")),
         traversals=tuple(run.stats),
@@ -380,11 +418,11 @@ def traverse(
 
 
 def _dedupe(hits: list[GraphHit]) -> list[GraphHit]:
-    """One hit per (story, template, relationship), keeping the first (best-ordered)."""
-    seen: set[tuple[str, str, str | None]] = set()
+    """One hit per (story, template, relationship, bridge seed), keeping the first (best-ordered)."""
+    seen: set[tuple[str, str, str | None, str]] = set()
     out = []
     for hit in hits:
-        key = (str(hit.story_id), hit.template, hit.relationship)
+        key = (str(hit.story_id), hit.template, hit.relationship, str(hit.source_story_id or ""))
         if key not in seen:
             seen.add(key)
             out.append(hit)

@@ -88,15 +88,18 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     by_story: dict[UUID, list[ChunkResult]] = defaultdict(list)
     for hit in vector.hits:
         by_story[hit.story_id].append(hit)
-    hits_by_story: dict[UUID, list[GraphHit]] = defaultdict(list)
-    for ghit in graph.hits:
-        hits_by_story[ghit.story_id].append(ghit)
-
-    ids = set(by_story) | set(hits_by_story)
+    # a bridge hit's seed story is checked like the story it reached (docs/decisions/0022)
+    seed_ids = {h.source_story_id for h in graph.hits if h.source_story_id is not None}
+    ids = set(by_story) | {h.story_id for h in graph.hits}
     # facts are checked against every story that supports them, candidates or not
     fact_story_ids = {UUID(s) for f in (*graph.facts, *graph.ambient_facts) for s in f.story_ids}
-    metas = {m.id: m for m in store.story_meta(ids | fact_story_ids)}
+    metas = {m.id: m for m in store.story_meta(ids | fact_story_ids | seed_ids)}
     readable_any = {sid for sid, meta in metas.items() if scope.allows(meta)}
+    hits_by_story: dict[UUID, list[GraphHit]] = defaultdict(list)
+    for ghit in graph.hits:
+        if ghit.source_story_id is None or ghit.source_story_id in readable_any:
+            hits_by_story[ghit.story_id].append(ghit)
+    ids = set(by_story) | set(hits_by_story)
     readable = readable_any & ids
 
     legacy_names: dict[UUID, str] = {request.legacy_id: legacy.name} if legacy else {}

@@ -1,0 +1,166 @@
+"""Replay bridge-evidence rules (docs/decisions/0022) over `heirloom eval --per-query` files.
+
+Input: per dataset, a hybrid run with the bridge hits recorded but not counted
+(`BRIDGE_SEEDS=3 BRIDGE_SLOT=0 BRIDGE_WEIGHT=1e-9 BRIDGE_GRAPH_ONLY=true`) and a vector run.
+Each rule re-ranks the hybrid candidates the way `ranking.apply_bridge` does (the recorded
+scores, the bridge paths whose seed is a top story) and is scored per category against the
+vector run with decision 0009's criterion: no category with >= 10 queries below vector on
+recall@5, all_gold@5 or mrr on any dataset. A replay, for choosing: the numbers reported come
+from real `heirloom eval` runs.
+
+    python -m heirloom_dev.bridge_replay d:H.jsonl:V.jsonl s:H.jsonl:V.jsonl c:H.jsonl:V.jsonl
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+K = 5
+MIN_QUERIES = 10
+
+
+@dataclass(frozen=True)
+class Rule:
+    seeds: int
+    slot: int
+    weight: float
+    graph_only: bool = False
+    #: intents the rule applies to (empty: all)
+    intents: tuple[str, ...] = ()
+    #: edge kinds of the seed to the bridge entity that count (empty: all)
+    kinds: tuple[str, ...] = ()
+    #: distinct seed stories that must bridge to a story for it to count
+    agree: int = 1
+
+    def __str__(self) -> str:
+        return (
+            f"seeds={self.seeds} slot={self.slot} w={self.weight} go={int(self.graph_only)} "
+            f"intents={','.join(self.intents) or '*'} kinds={','.join(self.kinds) or '*'} agree={self.agree}"
+        )
+
+
+def rerank(record: dict[str, Any], rule: Rule) -> list[str]:
+    cands = record["candidates"]
+    tier = {c["story_id"]: 0 if c["similarity"] is not None else 1 for c in cands}
+    bridge_only = {
+        c["story_id"]
+        for c in cands
+        if c["similarity"] is None
+        and c["graph_paths"]
+        and all(p["template"] == "bridge" for p in c["graph_paths"])
+    }
+    base = [c for c in cands if c["story_id"] not in bridge_only]
+    if rule.intents and record["intent"] not in rule.intents:
+        return [c["story_id"] for c in base]
+    seeds = {c["story_id"] for c in [c for c in base if tier[c["story_id"]] == 0][: rule.seeds]}
+
+    def live(c: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            p
+            for p in c["graph_paths"]
+            if p["template"] == "bridge"
+            and p.get("source_story_id") in seeds
+            and c["story_id"] not in seeds
+            and (not rule.kinds or p.get("relationship") in rule.kinds)
+        ]
+
+    reach: dict[str, int] = defaultdict(int)
+    for c in cands:
+        for key in {(p["entity"] or "").casefold() for p in live(c)}:
+            reach[key] += 1
+    pool = base + ([c for c in cands if c["story_id"] in bridge_only] if rule.graph_only else [])
+    scored = []
+    boosted: dict[str, float] = {}
+    for i, c in enumerate(pool):
+        paths = live(c)
+        if len({p["source_story_id"] for p in paths}) < rule.agree:
+            paths = []
+        value = max((1.0 / reach[(p["entity"] or "").casefold()] for p in paths), default=0.0)
+        if value and (tier[c["story_id"]] == 0 or rule.graph_only):
+            boosted[c["story_id"]] = value
+        else:
+            value = 0.0
+        scored.append((tier[c["story_id"]], -((c["score"] or 0.0) + rule.weight * value), i, c["story_id"]))
+    order = [s[3] for s in sorted(scored)]
+    if rule.slot and boosted and len(order) > rule.slot:
+        best = max(boosted, key=lambda sid: (boosted[sid], -order.index(sid)))
+        if order.index(best) >= rule.slot:
+            order.remove(best)
+            order.insert(rule.slot - 1, best)
+    return order
+
+
+def metrics(ranked: list[str], gold: list[str]) -> tuple[float, float, float]:
+    g = set(gold)
+    top = set(ranked[:K])
+    ranks = [ranked.index(x) + 1 for x in g if x in ranked]
+    return len(g & top) / len(g), float(g <= top), 1.0 / min(ranks) if ranks else 0.0
+
+
+def table(records: list[dict[str, Any]], ranked: dict[str, list[str]]) -> dict[str, tuple[int, list[float]]]:
+    by: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for r in records:
+        if not r["gold"]:
+            continue
+        m = metrics(ranked[r["query_id"]], r["gold"])
+        by["all"].append(m)
+        by[r["category"]].append(m)
+        if r.get("expected_intent"):
+            by["intent:" + r["expected_intent"]].append(m)
+    return {k: (len(v), [sum(x[i] for x in v) / len(v) for i in range(3)]) for k, v in by.items()}
+
+
+def load(path: str) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def main(argv: list[str]) -> None:
+    sets = []
+    for arg in argv:
+        name, hybrid, vector = arg.split(":")
+        h, v = load(hybrid), load(vector)
+        vt = table(v, {r["query_id"]: r["ranked"] for r in v})
+        sets.append((name, h, vt))
+    rules = [Rule(0, 0, 0.0)] + [
+        Rule(seeds, slot, weight, go, intents, kinds, agree)
+        for seeds, slot, weight, go, intents, kinds, agree in itertools.product(
+            (1, 2, 3),
+            (0, 3, 4, 5, 6),
+            (0.0, 0.02, 0.05, 0.1),
+            (False, True),
+            ((), ("relational", "entity_focused")),
+            ((), ("MENTIONS",)),
+            (1, 2),
+        )
+        if (slot or weight) and agree <= seeds
+    ]
+    rows = []
+    for rule in rules:
+        ok, gain, detail = True, 0.0, []
+        for name, h, vt in sets:
+            ht = table(h, {r["query_id"]: rerank(r, rule) for r in h})
+            for cat, (n, hm) in ht.items():
+                if cat.startswith("intent:") or n < MIN_QUERIES or cat not in vt:
+                    continue
+                if any(a < b - 1e-9 for a, b in zip(hm, vt[cat][1], strict=True)):
+                    ok = False
+            mh = ht.get("multi_hop", (0, [0, 0, 0]))[1][1] - vt.get("multi_hop", (0, [0, 0, 0]))[1][1]
+            ef = ht.get("intent:entity_focused", (0, [0, 0, 0]))[1]
+            gain += mh
+            detail.append(
+                f"{name}: all {ht['all'][1][0]:.3f}/{ht['all'][1][1]:.3f}/{ht['all'][1][2]:.3f} mh+{mh:.3f} ef {ef[0]:.3f}/{ef[1]:.3f}"
+            )
+        rows.append((ok, gain, str(rule), " | ".join(detail)))
+    rows.sort(key=lambda r: (not r[0], -r[1]))
+    for passed, total, name, line in rows[:40]:
+        print(f"{'OK ' if passed else 'no '} {total:+.3f} {name:60s} {line}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
