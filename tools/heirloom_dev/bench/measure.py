@@ -86,6 +86,7 @@ def measure_stages(
             breaker,
             budget_ms=settings.resilience.traversal_budget_ms,
             cache=neighbourhoods,
+            concurrency=settings.resilience.traversal_concurrency,
         )
         t3 = time.perf_counter()
         filtered = filter_context(

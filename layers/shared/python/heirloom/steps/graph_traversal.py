@@ -30,6 +30,7 @@ def run(data: GraphTraversalInput, services: Services) -> GraphBranch:
         enabled=services.settings.graph.augmentation_enabled,
         budget_ms=services.settings.resilience.traversal_budget_ms,
         cache=services.neighbourhoods,
+        concurrency=services.settings.resilience.traversal_concurrency,
     )
 
 
@@ -41,6 +42,7 @@ def graph_traversal_step(
     enabled: bool = True,
     budget_ms: float = 300.0,
     cache: NeighbourhoodCache | None = None,
+    concurrency: int = 1,
 ) -> GraphBranch:
     request, intent = data.request, data.intent
     if not (enabled and request.graph_enabled) or request.mode == "vector":
@@ -52,8 +54,12 @@ def graph_traversal_step(
 
     def walk() -> GraphResults:
         if request.purpose == "connections":  # the story_connections workflow
-            return traverse_connections(graph, request, intent, config, budget_ms=budget_ms)
-        return traverse(graph, request, intent, config, budget_ms=budget_ms, cache=cache)
+            return traverse_connections(
+                graph, request, intent, config, budget_ms=budget_ms, concurrency=concurrency
+            )
+        return traverse(
+            graph, request, intent, config, budget_ms=budget_ms, cache=cache, concurrency=concurrency
+        )
 
     try:
         result = call_within(budget_ms * (1 + GRACE) / 1000, walk, name="graph traversal")
