@@ -104,6 +104,7 @@ def run_bench(
     parts = import_parts(root, import_runs) if import_functions is None else {}
     layers, missing = layer_sizes(root)
     order = ["gazetteer_build", "intent", "vector_search", "vector_search.query_embedding", "graph_traversal"]
+    order += sorted(k for k in times if k.startswith("graph_traversal."))
     order += sorted(k for k in times if k.startswith("traversal."))
     order += ["access_filter", "rank_budget_format", "domain_pipeline"]
     order += [*sorted(k for k in times if k.startswith("rerank.")), "workflow_local"]
