@@ -128,13 +128,16 @@ def _http_traversal_times(
     samples: Sequence[Sample],
     resilience: Any,
     statuses: Counter[str],
+    *,
+    latency_ms: float = 0.0,
 ) -> dict[str, list[float]]:
     """`graph_traversal_step` over HTTP: the Neptune adapter against the local openCypher server
     (heirloom_dev.neptune_server, its own process, as Neptune is its own machine) on the same
     corpus graph, each sample with its queries one after another (`graph_traversal.http_sequential`)
     and `TRAVERSAL_CONCURRENCY` at a time (`graph_traversal.http_concurrent`), alternating which
     goes first; no neighbourhood cache, so every template is a round trip; the budget is
-    `TRAVERSAL_BUDGET_MS`'s."""
+    `TRAVERSAL_BUDGET_MS`'s. `latency_ms`: a wait the server adds to every query (`+<n>ms` in the
+    stage names), a stand-in for the network and Neptune's own work."""
     from heirloom.adapters.neptune import NeptuneGraphStore
     from heirloom.contracts.context import GraphTraversalInput
     from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
@@ -150,8 +153,9 @@ def _http_traversal_times(
         intent_analysis_step(s.request, ports.stories, ports.graph, breaker, gazetteers) for s in samples
     ]
     out: dict[str, list[float]] = {}
-    runs = (("http_sequential", 1), ("http_concurrent", resilience.traversal_concurrency))
-    with _neptune_server(stack.falkor_socket, Settings().graph.graph_name) as endpoint:
+    suffix = f"+{latency_ms:g}ms" if latency_ms else ""
+    runs = (("http_sequential" + suffix, 1), ("http_concurrent" + suffix, resilience.traversal_concurrency))
+    with _neptune_server(stack.falkor_socket, Settings().graph.graph_name, latency_ms) as endpoint:
         graph = NeptuneGraphStore(endpoint, "us-east-1", stack.name, iam_auth=False)
         pairs = list(zip(samples, intents, strict=True))
         for index, (sample, intent) in enumerate([*pairs[:3], *pairs]):  # 3 warm-up runs first
@@ -168,13 +172,13 @@ def _http_traversal_times(
 
 
 @contextlib.contextmanager
-def _neptune_server(falkor_socket: str, graph_name: str) -> Iterator[str]:
+def _neptune_server(falkor_socket: str, graph_name: str, latency_ms: float = 0.0) -> Iterator[str]:
     """The local openCypher server in a process of its own; yields its endpoint."""
     import subprocess
     import sys
 
     command = [sys.executable, "-m", "heirloom_dev.neptune_server", "--socket", falkor_socket,
-               "--graph", graph_name, "--port", "0", "--no-auth"]  # fmt: skip
+               "--graph", graph_name, "--port", "0", "--no-auth", "--latency-ms", str(latency_ms)]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline() if server.stdout else ""
