@@ -21,8 +21,11 @@ STACK := $(if $(filter prod,$(STAGE)),Heirloom,Heirloom-$(STAGE))
 LAYERS_DIR := build/layers
 DEPS_STAMP := $(LAYERS_DIR)/deps/.built
 SHARED_STAMP := $(LAYERS_DIR)/shared/.built
-# the Lambda runtime's Python (cdk/layers.py RUNTIME): bytecode is specific to a minor version
-LAMBDA_PYTHON ?= python3.12
+# the Lambda runtime's Python (cdk/layers.py RUNTIME): bytecode is specific to a minor version;
+# a runnable python3.12 on PATH, else a pyenv-installed 3.12
+ifeq ($(origin LAMBDA_PYTHON),undefined)
+LAMBDA_PYTHON := $(or $(shell python3.12 -c "import sys; print(sys.executable)" 2>/dev/null),$(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12))),python3.12)
+endif
 export LAMBDA_PYTHON
 TIKTOKEN_LAYER_FILE := $(LAYERS_DIR)/tiktoken/tiktoken/9b5ad71b2ce5302211f9c61530b329a4922fc6a4
 NODE_STAMP := node_modules/.package-lock.json

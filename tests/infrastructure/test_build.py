@@ -67,7 +67,9 @@ def test_the_bytecode_table_names_the_configured_runtime_and_this_interpreters_m
     assert RUNTIME.name == f"python{LAMBDA_PYTHON_VERSION}"
     assert BYTECODE_MAGIC[current_version()] == current_magic()
     makefile = (REPO_ROOT / "mk" / "infra.mk").read_text()
-    assert f"LAMBDA_PYTHON ?= python{LAMBDA_PYTHON_VERSION}" in makefile
+    default = next(line for line in makefile.splitlines() if line.startswith("LAMBDA_PYTHON :="))
+    v = LAMBDA_PYTHON_VERSION
+    assert f"$(shell python{v} -c" in default and f"/versions/{v}*/bin/python{v}" in default, default
     assert f"--python-version {LAMBDA_PYTHON_VERSION}" in makefile
 
 
@@ -90,6 +92,25 @@ def test_compiled_layers_are_checked_for_the_runtimes_bytecode(tmp_path):
     # timestamp-based bytecode (what a plain import writes) is refused
     subprocess.run([sys.executable, "-m", "compileall", "-q", "-f", str(layer)], check=True)
     assert all("unchecked-hash" in p for p in bytecode_problems(layer, current_version()))
+
+
+def _runtime_python() -> str:
+    """The LAMBDA_PYTHON `make build` resolves (mk/infra.mk), as make prints it."""
+    out = subprocess.run(["make", "-s", "-C", str(REPO_ROOT), "--eval=print-lp: ; @echo $(LAMBDA_PYTHON)",
+                          "print-lp"], capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return out.strip().splitlines()[-1]
+
+
+def test_the_runtimes_own_python_compiles_a_layer_the_check_accepts(tmp_path):
+    python = _runtime_python()
+    try:
+        subprocess.run([python, "-c", "pass"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"no Python {LAMBDA_PYTHON_VERSION} on this machine ({python})")
+    layer = _package(tmp_path)
+    compile_layer([layer], python)  # the runtime's version by default
+    assert bytecode_problems(layer) == []
+    assert bytecode_problems(layer, current_version()) != []  # not this interpreter's bytecode
 
 
 def test_compiling_with_another_python_than_the_runtimes_is_refused(tmp_path):

@@ -307,7 +307,8 @@ def test_a_slow_answer_is_a_timeout_within_the_read_timeout(neptune_server):
     started = time.monotonic()
     with pytest.raises(GraphTimeout):
         store.run("MATCH (p:Person) RETURN p.id AS id")
-    assert time.monotonic() - started < 0.8 and store._sleep == []  # the budget is spent: no retry
+    # cut at the read timeout, not after the delayed answer; the budget is spent: no retry
+    assert time.monotonic() - started < 1.5 and store._sleep == []
 
 
 def test_the_traversal_step_falls_back_and_counts_the_failure(neptune_server):
