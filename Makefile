@@ -17,13 +17,7 @@ NEPTUNE_SUITES := tests/integration/test_load.py tests/integration/test_access_f
 	tests/functions/test_story_events.py tests/statemachines/test_context_assembly_e2e.py \
 	tests/statemachines/test_context_faults.py tests/statemachines/test_ingestion_faults.py \
 	tests/statemachines/test_ingestion_workflows.py tests/statemachines/test_story_connections_e2e.py \
-	tests/integration/test_curation.py tests/integration/test_communities.py \
-	--deselect tests/statemachines/test_context_faults.py::test_an_unusable_intent_model_keeps_the_local_intent
-#: ^ its baseline run checks the whole workflow's wall clock (2.5 s) and, over HTTP on two shared
-#:   cores at load 7-8, sometimes overruns it (2.8-4.6 s in 3 of 7 runs on 2026-11-27, with the
-#:   traversal's queries side by side, decision 0019): a timing check here, not an adapter check;
-#:   FalkorDB's run of the whole suite keeps it. The story-connections elicitation test, also
-#:   deselected before, passed 8 of 8 runs through the Neptune server at load 6-8.6 and runs again
+	tests/integration/test_curation.py tests/integration/test_communities.py
 
 $(STAMP): pyproject.toml requirements/models.txt
 	python3 -m venv $(VENV)
