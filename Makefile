@@ -17,13 +17,7 @@ NEPTUNE_SUITES := tests/integration/test_load.py tests/integration/test_access_f
 	tests/functions/test_story_events.py tests/statemachines/test_context_assembly_e2e.py \
 	tests/statemachines/test_context_faults.py tests/statemachines/test_ingestion_faults.py \
 	tests/statemachines/test_ingestion_workflows.py tests/statemachines/test_story_connections_e2e.py \
-	tests/integration/test_curation.py tests/integration/test_communities.py \
-	--deselect tests/statemachines/test_context_faults.py::test_an_unusable_intent_model_keeps_the_local_intent \
-	--deselect tests/statemachines/test_story_connections_e2e.py::test_elicitation_marks_one_readable_suggestion_not_in_the_history
-#: ^ both compare with a run whose graph reads beat their budgets (the gazetteer's names; the
-#:   traversal's templates, more of them since facts and ambient memory): over HTTP on two shared
-#:   cores they sometimes do not (DeadlineExceeded, neptune_timeout), so these two are timing
-#:   checks here, not adapter checks; FalkorDB's run of the whole suite keeps them
+	tests/integration/test_curation.py tests/integration/test_communities.py
 
 $(STAMP): pyproject.toml requirements/models.txt
 	python3 -m venv $(VENV)

@@ -60,3 +60,21 @@ def test_a_query_the_engine_refuses_is_a_typed_graph_error_that_does_not_quote_i
     assert "RETURN" not in str(caught.value) and secret not in str(caught.value)
     assert caught.value.detail  # the engine's own message is kept for debugging
     assert isinstance(reduce_error(caught.value), Rejected)  # the workflow does not retry it
+
+
+def test_one_store_answers_several_threads_each_its_own_rows(graph):
+    """A traversal's queries run on a small pool (docs/decisions/0019): one adapter, used first
+    from several threads at once, gives each query its own answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = [f"p{i}" for i in range(24)]
+    with ThreadPoolExecutor(8) as pool:  # the first use too: the connection is made under a lock
+        list(pool.map(lambda i: graph.run("MERGE (p:Person {id: $id}) SET p.name = $id", {"id": i}), ids))
+
+    def ask(i: str) -> tuple[str, list[dict]]:
+        return i, graph.run("MATCH (p:Person {id: $id}) RETURN p.name AS name, p.id AS id", {"id": i})
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(ask, ids * 8))
+    assert all(rows == [{"name": i, "id": i}] for i, rows in answers)
+    assert len(answers) == 8 * len(ids)

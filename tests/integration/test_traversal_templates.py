@@ -273,13 +273,41 @@ def test_traverse_temporal_and_spatial(graph, fx):
     assert {fname(h.story_id) for h in spatial.hits} == {"s-lake"}
 
 
-def test_traverse_stops_issuing_queries_when_the_budget_is_spent(graph, fx):
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_traverse_stops_issuing_queries_when_the_budget_is_spent(graph, fx, concurrency, monkeypatch):
     ticks = iter(range(0, 10_000, 200))  # each clock read advances 200 ms
-
+    sent, original = [], graph.run
+    monkeypatch.setattr(
+        graph, "run", lambda cypher, params=None: sent.append(cypher) or original(cypher, params)
+    )
     result = traverse(graph, _request(fx), _intent(Intent.RELATIONAL), load_personas()["family"].traversal,
-                      budget_ms=300, clock=lambda: next(ticks) / 1000)  # fmt: skip
+                      budget_ms=300, clock=lambda: next(ticks) / 1000, concurrency=concurrency)  # fmt: skip
     assert result.status == "timeout"
-    assert len(result.traversals) < 4
+    # past the deadline nothing more is sent, prefetched or not
+    assert len(sent) == len(result.traversals) < 4
+
+
+@pytest.mark.parametrize("kind", list(Intent))
+def test_concurrent_traversal_gives_the_sequential_result(graph, fx, kind):
+    """The queries go out together (docs/decisions/0019); hits, facts, ambient facts and the
+    order of the stats are the sequential run's."""
+    matches = (
+        EntityMatch(mention="Ada", node_id=fx.sister_in_law, label="Person", name="Ada Reed"),
+        EntityMatch(mention="Heron Lake", node_id=fx.lake, label="Place", name="Heron Lake"),
+    )
+    intent = _intent(kind, matches, places=("Heron Lake",), time_periods=("the 1960s",))
+    config = load_personas()["family"].traversal
+    one, four = (
+        traverse(graph, _request(fx), intent, config, budget_ms=60_000, concurrency=n) for n in (1, 4)
+    )
+    drop = {"latency_ms": 0.0}
+    assert four.model_copy(update=drop).model_dump(exclude={"traversals"}) == one.model_copy(
+        update=drop
+    ).model_dump(exclude={"traversals"})
+    assert [(t.template, t.results) for t in four.traversals] == [
+        (t.template, t.results) for t in one.traversals
+    ]
+    assert one.hits or one.facts
 
 
 def test_unknown_legacy_gives_empty_results(graph, fx):

@@ -183,12 +183,14 @@ class _State:
     require_auth: bool
     #: refuse what Neptune refuses (`neptune_rules`) before running a query on FalkorDB
     strict: bool = True
+    #: seconds every query waits before it runs (a stand-in for the network and Neptune's own
+    #: work: the bench's `--graph-http` rows)
+    latency_s: float = 0.0
     faults: deque[Fault] = field(default_factory=deque)
     requests: deque[RecordedRequest] = field(default_factory=lambda: deque(maxlen=500))
     #: requests answered since the start (`requests` keeps only the last 500)
     count: int = 0
     record_lock: threading.Lock = field(default_factory=threading.Lock)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -240,6 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if not fault.then_answer:
                     raise _ServerError(fault.status, fault.code, fault.message)
             query, params = self._read_query(method, url.query, body)
+            time.sleep(state.latency_s)
             refused = refusal(query, params) if state.strict else None
             if refused is not None:  # Neptune refuses it: nothing runs, nothing is written
                 raise _ServerError(400, refused.code, refused.message)
@@ -327,8 +330,9 @@ class _Handler(BaseHTTPRequestHandler):
         import redis.exceptions
 
         try:
-            with state.lock:
-                result = state.graph.query(cypher, params)
+            # no lock: Neptune runs a client's queries side by side, and so does FalkorDB (reads
+            # in parallel, writes one at a time); the client's connection pool is thread-safe
+            result = state.graph.query(cypher, params)
         except redis.exceptions.ResponseError as exc:
             message = str(exc)
             if any(marker in message for marker in _MALFORMED):
@@ -367,6 +371,7 @@ class LocalNeptuneServer:
         credentials: Mapping[str, str] | None = None,
         require_auth: bool = True,
         strict: bool = True,
+        latency_ms: float = 0.0,
     ):
         from falkordb import FalkorDB
 
@@ -378,6 +383,7 @@ class LocalNeptuneServer:
             credentials=dict(credentials) if credentials is not None else None,
             require_auth=require_auth,
             strict=strict,
+            latency_s=latency_ms / 1000.0,
         )
         self._thread: threading.Thread | None = None
 
@@ -435,9 +441,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-auth", action="store_true", help="accept unsigned requests (NEPTUNE_IAM_AUTH=false)"
     )
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every query (a network)")
     args = parser.parse_args(argv)
     server = LocalNeptuneServer(
-        args.socket, args.graph, port=args.port, require_auth=not args.no_auth
+        args.socket, args.graph, port=args.port, require_auth=not args.no_auth, latency_ms=args.latency_ms
     ).start()
     print(f"NEPTUNE_ENDPOINT={server.endpoint}", flush=True)
     try:

@@ -165,6 +165,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     if args.cold_path:
         return _cmd_cold_path(args)
+    if args.graph_http:
+        from heirloom_dev.bench.run import run_graph_http
+
+        print(json.dumps(run_graph_http(args.stories, args.queries), indent=2))
+        return 0
 
     result = run_bench(
         args.stories,
@@ -256,6 +261,12 @@ def add_commands(sub: Any) -> None:
     )
     bench.add_argument("--runs", type=int, default=7, help="fresh interpreters per function (--cold-path)")
     bench.add_argument("--no-cold-path", action="store_true", help="skip the cold-path rows of a full run")
+    bench.add_argument(
+        "--graph-http",
+        action="store_true",
+        help="only graph_traversal_step over HTTP (Neptune adapter, local openCypher server),"
+        " sequential and TRAVERSAL_CONCURRENCY at a time; prints JSON, writes nothing",
+    )
     bench.add_argument(
         "--reranker",
         choices=("off", "lexical", "bedrock"),

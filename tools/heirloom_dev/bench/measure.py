@@ -7,7 +7,7 @@ import os
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from heirloom.contracts.context import (
@@ -86,6 +86,7 @@ def measure_stages(
             breaker,
             budget_ms=settings.resilience.traversal_budget_ms,
             cache=neighbourhoods,
+            concurrency=settings.resilience.traversal_concurrency,
         )
         t3 = time.perf_counter()
         filtered = filter_context(
@@ -116,9 +117,77 @@ def measure_stages(
         pipeline(sample, timed=True)
         _time_parts(ports, sample, personas[sample.request.persona].traversal.max_graph_results, record)
 
+    times.update(_http_traversal_times(stack, samples, settings.resilience, statuses))
     if workflow_samples > 0:
         times["workflow_local"] = _workflow_times(stack, samples[:workflow_samples], breaker)
     return times, statuses
+
+
+def _http_traversal_times(
+    stack: BenchStack,
+    samples: Sequence[Sample],
+    resilience: Any,
+    statuses: Counter[str],
+    *,
+    latency_ms: float = 0.0,
+) -> dict[str, list[float]]:
+    """`graph_traversal_step` over HTTP: the Neptune adapter against the local openCypher server
+    (heirloom_dev.neptune_server, its own process, as Neptune is its own machine) on the same
+    corpus graph, each sample with its queries one after another (`graph_traversal.http_sequential`)
+    and `TRAVERSAL_CONCURRENCY` at a time (`graph_traversal.http_concurrent`), alternating which
+    goes first; no neighbourhood cache, so every template is a round trip; the budget is
+    `TRAVERSAL_BUDGET_MS`'s. `latency_ms`: a wait the server adds to every query (`+<n>ms` in the
+    stage names), a stand-in for the network and Neptune's own work."""
+    from heirloom.adapters.neptune import NeptuneGraphStore
+    from heirloom.contracts.context import GraphTraversalInput
+    from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+    from heirloom.domain.intent_step import GazetteerCache
+    from heirloom.settings import Settings
+    from heirloom.steps.graph_traversal import graph_traversal_step
+    from heirloom.steps.intent_analysis import intent_analysis_step
+
+    breaker = CircuitBreaker(InMemoryBreakerStore(), failure_threshold=10**9)
+    gazetteers = GazetteerCache()
+    ports = stack.ports
+    intents = [
+        intent_analysis_step(s.request, ports.stories, ports.graph, breaker, gazetteers) for s in samples
+    ]
+    out: dict[str, list[float]] = {}
+    suffix = f"+{latency_ms:g}ms" if latency_ms else ""
+    runs = (("http_sequential" + suffix, 1), ("http_concurrent" + suffix, resilience.traversal_concurrency))
+    with _neptune_server(stack.falkor_socket, Settings().graph.graph_name, latency_ms) as endpoint:
+        graph = NeptuneGraphStore(endpoint, "us-east-1", stack.name, iam_auth=False)
+        pairs = list(zip(samples, intents, strict=True))
+        for index, (sample, intent) in enumerate([*pairs[:3], *pairs]):  # 3 warm-up runs first
+            data = GraphTraversalInput(request=sample.request, intent=intent)
+            for name, concurrency in runs[:: 1 if index % 2 else -1]:
+                t = time.perf_counter()
+                branch = graph_traversal_step(
+                    data, graph, breaker, budget_ms=resilience.traversal_budget_ms, concurrency=concurrency
+                )
+                if index >= 3:
+                    out.setdefault(f"graph_traversal.{name}", []).append(_ms(t))
+                    statuses[f"graph {name} {branch.graph.status}"] += 1
+    return out
+
+
+@contextlib.contextmanager
+def _neptune_server(falkor_socket: str, graph_name: str, latency_ms: float = 0.0) -> Iterator[str]:
+    """The local openCypher server in a process of its own; yields its endpoint."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "heirloom_dev.neptune_server", "--socket", falkor_socket,
+               "--graph", graph_name, "--port", "0", "--no-auth", "--latency-ms", str(latency_ms)]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        if not line.startswith("NEPTUNE_ENDPOINT="):
+            raise RuntimeError(f"the local openCypher server did not start: {line!r}")
+        yield line.strip().split("=", 1)[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def _time_rerank(

@@ -104,6 +104,7 @@ def run_bench(
     parts = import_parts(root, import_runs) if import_functions is None else {}
     layers, missing = layer_sizes(root)
     order = ["gazetteer_build", "intent", "vector_search", "vector_search.query_embedding", "graph_traversal"]
+    order += sorted(k for k in times if k.startswith("graph_traversal."))
     order += sorted(k for k in times if k.startswith("traversal."))
     order += ["access_filter", "rank_budget_format", "domain_pipeline"]
     order += [*sorted(k for k in times if k.startswith("rerank.")), "workflow_local"]
@@ -133,6 +134,45 @@ def run_bench(
     if write_docs:
         _write_docs(result, docs_path or root / "docs" / "benchmarks.md")
     return result
+
+
+#: the wait per query of the `--graph-http` run's second pair of rows
+GRAPH_HTTP_LATENCY_MS = 10.0
+
+
+def run_graph_http(
+    stories: int, queries: int, *, progress: ProgressFn | None = _stderr, seed: int = SEED
+) -> dict[str, Any]:
+    """Only the graph traversal over HTTP (`heirloom bench --graph-http`): the corpus of
+    `stories` (loaded if missing, without extraction), `queries` samples, sequential and
+    concurrent `graph_traversal_step` through the local openCypher server (decision 0019)."""
+    from collections import Counter
+
+    from heirloom.settings import Settings
+    from heirloom_dev.bench.measure import _http_traversal_times
+
+    embedder = OnnxMiniLmEmbedder()
+    name = f"bench_{stories}{_suffix(embedder)}"
+    corpus = generate_corpus(stories, seed)
+    stack = _open_stack(name, embedder, None, None, None)
+    _ensure_loaded(stack, corpus, name, stories, _marker(stories, seed, embedder), progress)
+    load_before = _load_average()
+    statuses: Counter[str] = Counter()
+    resilience = Settings().resilience
+    samples = build_samples(corpus, queries, seed)
+    times = _http_traversal_times(stack, samples, resilience, statuses)
+    # with a wait per query as Neptune's round trip would add (in-VPC HTTPS and the engine's work)
+    times |= _http_traversal_times(stack, samples, resilience, statuses, latency_ms=GRAPH_HTTP_LATENCY_MS)
+    return {
+        "stories": stories,
+        "queries": queries,
+        "concurrency": resilience.traversal_concurrency,
+        "budget_ms": resilience.traversal_budget_ms,
+        "stages": {k: _summary(v) for k, v in sorted(times.items())},
+        "outcomes": dict(sorted(statuses.items())),
+        "load_avg": [load_before, _load_average()],
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
 
 
 def _extractor() -> Any:

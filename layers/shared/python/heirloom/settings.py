@@ -311,6 +311,8 @@ class ResilienceSettings(_Frozen):
     intent_budget_ms: int = env("INTENT_BUDGET_MS", default=INTENT_BUDGET_MS, ge=10, le=30_000)
     #: the traversal's deadline (functions/graph_traversal)
     traversal_budget_ms: int = env("TRAVERSAL_BUDGET_MS", default=300, ge=10, le=30_000)
+    #: graph queries of one traversal in flight at once (docs/decisions/0019); 1 is sequential
+    traversal_concurrency: int = env("TRAVERSAL_CONCURRENCY", default=4, ge=1, le=16)
     vector_k: int = env("VECTOR_K", default=24, ge=1, le=200)
     gazetteer_ttl_s: float = env("GAZETTEER_TTL_S", default=300.0, ge=0.0, le=86_400.0)
 

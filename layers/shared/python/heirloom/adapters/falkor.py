@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,9 +54,16 @@ class FalkorGraphStore:
         self._connect_timeout_s = connect_timeout_s
         self._socket_timeout_s = socket_timeout_s
         self._graph: Any = None
+        self._connecting = threading.Lock()
 
     def _connected(self) -> Any:
-        if self._graph is None:
+        """The client, made once (a traversal's queries may ask from several threads at once: the
+        client's connection pool is shared between them)."""
+        if self._graph is not None:
+            return self._graph
+        with self._connecting:
+            if self._graph is not None:
+                return self._graph
             from falkordb import FalkorDB
 
             db = FalkorDB(

@@ -13,9 +13,17 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from heirloom.contracts.context import ContextRequest, GraphHit, GraphResults, QueryIntent, TraversalStat
+from heirloom.contracts.context import (
+    BranchStatus,
+    ContextRequest,
+    GraphHit,
+    GraphResults,
+    QueryIntent,
+    TraversalStat,
+)
 from heirloom.domain.graph_queries import LEGACY_CONTEXT
 from heirloom.domain.personas import TraversalConfig
+from heirloom.domain.query_pool import QueryPool
 from heirloom.domain.year_keys import year_keys, year_range
 from heirloom.ports import GraphStore
 
@@ -71,18 +79,20 @@ MAX_PERIODS = 3
 
 
 class _Queries:
-    def __init__(self, graph: GraphStore, deadline: float, clock: Callable[[], float]):
-        self.graph, self.deadline, self.clock = graph, deadline, clock
+    def __init__(self, pool: QueryPool):
+        self.pool = pool
         self.stats: list[TraversalStat] = []
         self.timed_out = False
 
+    def prefetch(self, *calls: tuple[str, str, dict[str, Any]]) -> None:
+        self.pool.prefetch(calls)
+
     def run(self, name: str, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        if self.clock() >= self.deadline:
+        answer = self.pool.answer(name, cypher, params)
+        if answer is None:
             self.timed_out = True
             return []
-        started = self.clock()
-        rows = self.graph.run(cypher, params)
-        latency = round((self.clock() - started) * 1000, 2)
+        rows, latency = answer
         self.stats.append(TraversalStat(template=name, results=len(rows), latency_ms=latency))
         return rows
 
@@ -108,16 +118,37 @@ def traverse_connections(
     *,
     budget_ms: float = 300.0,
     clock: Callable[[], float] = time.monotonic,
+    concurrency: int = 1,
 ) -> GraphResults:
     """The seed story's entities (`request.linked_story_id`) and those the intent matched, each
     traversed to the stories that share it; the seed's decades (or the periods the query names)
-    to the stories set in them."""
+    to the stories set in them. With `concurrency` > 1 the queries that do not read each other's
+    rows go out together (docs/decisions/0019); the result is the sequential run's."""
     started = clock()
-    q = _Queries(graph, started + budget_ms / 1000.0, clock)
+    pool = QueryPool(graph, started + budget_ms / 1000.0, clock, concurrency=concurrency)
+    try:
+        q = _Queries(pool)
+        hits = _connections(q, request, intent, config)
+    finally:
+        pool.close()
+    status: BranchStatus = "timeout" if q.timed_out else "ok"
+    if hits is None:  # no such legacy (or its context came too late)
+        return GraphResults(traversals=tuple(q.stats), status=status)
+    return GraphResults(
+        hits=tuple(h for h in hits if h.entity),
+        traversals=tuple(q.stats),
+        status=status,
+        latency_ms=round((clock() - started) * 1000, 2),
+    )
+
+
+def _connections(
+    q: _Queries, request: ContextRequest, intent: QueryIntent, config: TraversalConfig
+) -> list[GraphHit] | None:
     legacy = str(request.legacy_id)
     ctx = q.run("legacy_context", LEGACY_CONTEXT, {"legacy_id": legacy})
     if not ctx or ctx[0].get("subject_id") is None:
-        return GraphResults(traversals=tuple(q.stats), status="timeout" if q.timed_out else "ok")
+        return None
     subject = str(ctx[0]["subject_id"])
     linked = [str(x) for x in ctx[0].get("linked_ids") or [] if x]
     legacy_ids = [legacy, *(linked if config.include_cross_legacy else [])]
@@ -126,32 +157,38 @@ def traverse_connections(
     ids = {m.node_id for m in intent.matches}
     periods = [r for r in (year_range(p) for p in intent.entities.time_periods) if r]
     if seed:
-        rows = q.run("story_entities", STORY_ENTITIES, {"story_id": seed, "limit": MAX_ROWS})
+        entities = ("story_entities", STORY_ENTITIES, {"story_id": seed, "limit": MAX_ROWS})
+        years_of = ("story_years", STORY_YEARS, {"story_id": seed})
+        q.prefetch(entities, years_of)  # both read the seed only
+        rows = q.run(*entities)
         ids |= {str(r["entity_id"]) for r in rows if r.get("entity_id")}
-        years = q.run("story_years", STORY_YEARS, {"story_id": seed})
+        years = q.run(*years_of)
         periods = decades(years[0].get("years") if years else None) or periods
     ids.discard(subject)
 
-    hits: list[GraphHit] = []
+    # the stories of the entities and of each period: none reads another's rows
+    calls: list[tuple[str, str, dict[str, Any]]] = []
     if ids:
         params = {
             "ids": sorted(ids),
             "legacy_ids": legacy_ids,
             "limit": min(MAX_ROWS, ROWS_PER_ENTITY * len(ids)),
         }
-        for row in q.run("connected_stories", CONNECTED_STORIES, params):
+        calls.append(("connected_stories", CONNECTED_STORIES, params))
+    spans = periods[:MAX_PERIODS]
+    for start, end in spans:
+        params = {"legacy_ids": legacy_ids, "years": year_keys(start, end), "limit": ROWS_PER_ENTITY}
+        calls.append(("period_stories", PERIOD_STORIES, params))
+    q.prefetch(*calls)
+    hits: list[GraphHit] = []
+    if ids:
+        for row in q.run(*calls[0]):
             kind = str(row["label"]).lower()
             hits.append(_hit(row["story_id"], f"connected_{kind}", row["entity"]))
-    for start, end in periods[:MAX_PERIODS]:
-        params = {"legacy_ids": legacy_ids, "years": year_keys(start, end), "limit": ROWS_PER_ENTITY}
-        for row in q.run("period_stories", PERIOD_STORIES, params):
+    for (start, end), call in zip(spans, calls[1 if ids else 0 :], strict=True):
+        for row in q.run(*call):
             hits.append(_hit(row["story_id"], "connected_period", period_name(start, end)))
-    return GraphResults(
-        hits=tuple(h for h in hits if h.entity),
-        traversals=tuple(q.stats),
-        status="timeout" if q.timed_out else "ok",
-        latency_ms=round((clock() - started) * 1000, 2),
-    )
+    return hits
 
 
 def _hit(story_id: Any, template: str, entity: Any) -> GraphHit:

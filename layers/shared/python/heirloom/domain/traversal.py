@@ -8,7 +8,7 @@ integration tests run each one against FalkorDB with a fixture graph.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +27,7 @@ from heirloom.contracts.context import (
 from heirloom.domain.described import described_people
 from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.personas import TraversalConfig
+from heirloom.domain.query_pool import QueryPool, call_key
 from heirloom.domain.year_keys import year_keys, year_range
 from heirloom.ports import GraphStore
 
@@ -67,7 +68,7 @@ class NeighbourhoodCache:
 
     @staticmethod
     def key(template: str, params: dict[str, Any]) -> str:
-        return template + "|" + json.dumps(params, sort_keys=True, default=str)
+        return call_key(template, params)
 
     def get(self, template: str, params: dict[str, Any]) -> list[dict[str, Any]] | None:
         hit = self._items.get(self.key(template, params))
@@ -83,30 +84,34 @@ class NeighbourhoodCache:
 
 @dataclass
 class _Run:
-    graph: GraphStore
-    deadline: float
-    clock: Callable[[], float]
+    pool: QueryPool
     cache: NeighbourhoodCache | None = None
     stats: list[TraversalStat] = field(default_factory=list)
     status: BranchStatus = "ok"
+    #: set on the dry run that lists the queries to prefetch: every query answers no rows
+    planned: list[tuple[str, str, dict[str, Any]]] | None = None
+
+    def _cached(self, template: str, params: dict[str, Any]) -> list[dict[str, Any]] | None:
+        if self.cache is None or template not in NEIGHBOURHOOD_TEMPLATES:
+            return None
+        return self.cache.get(template, params)
 
     def query(self, template: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        cacheable = self.cache is not None and template in NEIGHBOURHOOD_TEMPLATES
-        if cacheable and self.cache is not None and (cached := self.cache.get(template, params)) is not None:
+        if self.planned is not None:
+            if self._cached(template, params) is None:
+                self.planned.append((template, TEMPLATES[template], params))
+            return []
+        if (cached := self._cached(template, params)) is not None:
             self.stats.append(TraversalStat(template=template, results=len(cached), latency_ms=0.0))
             return cached
-        if self.clock() >= self.deadline:
+        answer = self.pool.answer(template, TEMPLATES[template], params)
+        if answer is None:
             self.status = "timeout"
             return []
-        started = self.clock()
-        rows = self.graph.run(TEMPLATES[template], params)
-        if cacheable and self.cache is not None:
+        rows, latency_ms = answer
+        if self.cache is not None and template in NEIGHBOURHOOD_TEMPLATES:
             self.cache.put(template, params, rows)
-        self.stats.append(
-            TraversalStat(
-                template=template, results=len(rows), latency_ms=round((self.clock() - started) * 1000, 2)
-            )
-        )
+        self.stats.append(TraversalStat(template=template, results=len(rows), latency_ms=latency_ms))
         return rows
 
 
@@ -130,6 +135,14 @@ class _Walk:
     entity_ids: list[str]
     described: list[str] = field(default_factory=list)
     hits: list[GraphHit] = field(default_factory=list)
+    facts: list[GraphFact] = field(default_factory=list)
+    ambient: list[GraphFact] = field(default_factory=list)
+    bridged: list[GraphHit] = field(default_factory=list)
+
+    @property
+    def planning(self) -> bool:
+        """The dry run of `_plan`: a step whose parameters come from earlier rows issues nothing."""
+        return self.run.planned is not None
 
     def add(
         self,
@@ -182,7 +195,10 @@ def _described(w: _Walk) -> None:
 def _relational(w: _Walk) -> None:
     # the people named, else the people described: a relational question about someone is not
     # a question about every connection
-    targets = [p for p in w.person_ids if p != w.subject_id] or w.described
+    named = [p for p in w.person_ids if p != w.subject_id]
+    if w.planning and not named:  # the targets are the people `_described` finds
+        return
+    targets = named or w.described
     params = {**w.base, "person_id": w.subject_id, "target_ids": targets}
     templates = [("relational", 1)] + ([("relational_2hop", 2)] if w.config.max_hops >= 2 else [])
     for template, hops in templates:
@@ -265,7 +281,7 @@ def _general(w: _Walk) -> None:
 
 def _general_if_nothing(w: _Walk) -> None:
     """An entity question whose entities led nowhere falls back on the subject's own stories."""
-    if not w.hits:
+    if not w.hits and not w.planning:
         _general(w)
 
 
@@ -274,14 +290,14 @@ def _overview(w: _Walk) -> None:
         w.add([row["story_id"]], "overview", 1, None)
 
 
-def _bridge(w: _Walk) -> list[GraphHit]:
+def _bridge(w: _Walk) -> None:
     """Bridge hits (docs/decisions/0022): from the stories reached so far (the seeds), the
     specific entities each mentions that the question does not name, to the other stories that
     mention them; each hit keeps its seed (`source_story_id`) so ranking can count it only when
-    that seed is a readable top story."""
+    that seed is a readable top story. Its parameters are earlier rows: never prefetched."""
     seeds = list(dict.fromkeys(str(h.story_id) for h in w.hits))[: w.config.max_graph_results]
     if not seeds:
-        return []
+        return
     params = {
         **w.base,
         "seed_ids": seeds,
@@ -289,11 +305,10 @@ def _bridge(w: _Walk) -> list[GraphHit]:
         "max_reach": BRIDGE_MAX_REACH,
         "limit": 4 * w.config.max_graph_results,
     }
-    hits = []
     for row in w.run.query("bridge", params):
         for sid in row["story_ids"]:
             if sid and sid != row["source_id"]:
-                hits.append(
+                w.bridged.append(
                     GraphHit(
                         story_id=sid,
                         template="bridge",
@@ -303,7 +318,6 @@ def _bridge(w: _Walk) -> list[GraphHit]:
                         source_story_id=row["source_id"],
                     )
                 )
-    return hits
 
 
 #: intent -> what runs after the named and described entities are looked up
@@ -315,6 +329,36 @@ INTENT_STEPS: dict[Intent, tuple[Callable[[_Walk], None], ...]] = {
     Intent.ENTITY_FOCUSED: (_story_facts, _general_if_nothing),
     Intent.GENERAL: (_general, _overview),
 }
+
+
+def _facts(w: _Walk) -> None:
+    """The facts of the subject and the named persons, the told facts (with their sentences) of
+    every named node, and ambient memory of the named places, events and objects."""
+    limit = w.config.max_graph_results
+    persons = sorted({w.subject_id, *w.person_ids})
+    facts_rows = w.run.query("facts", {"person_ids": persons, "subject_id": w.subject_id, "limit": 2 * limit})
+    told_rows = w.run.query(
+        "fact_sentences",
+        {**w.base, "ids": sorted({*persons, *w.entity_ids}), "subject_id": w.subject_id},
+    )
+    ambient_rows = w.run.query("ambient", {"node_ids": w.entity_ids, "limit": limit}) if w.entity_ids else []
+    w.facts = [_fact(r) for r in facts_rows if r.get("subject") and r.get("object")]
+    w.facts += [
+        _told_fact(r) for r in told_rows if r.get("subject") and r.get("object") and r.get("story_id")
+    ]
+    w.ambient = [_fact(r) for r in ambient_rows if r.get("subject") and r.get("object")]
+
+
+def _plan(walk: _Walk, steps: Sequence[Callable[[_Walk], None]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The queries of `steps` whose parameters no other query's rows decide (docs/decisions/0019):
+    the steps run once against a run that answers every query with no rows and writes down what
+    it was asked; the steps that read earlier rows (`_Walk.planning`) ask nothing."""
+    dry = dataclasses.replace(
+        walk, run=dataclasses.replace(walk.run, planned=[], stats=[]), described=[], hits=[]
+    )
+    for step in steps:
+        step(dry)
+    return dry.run.planned or []
 
 
 def _fact(r: dict[str, Any]) -> GraphFact:
@@ -361,59 +405,55 @@ def traverse(
     budget_ms: float = 300.0,
     clock: Callable[[], float] = time.monotonic,
     cache: NeighbourhoodCache | None = None,
+    concurrency: int = 1,
     bridge: bool = False,
 ) -> GraphResults:
     """Run the templates the intent calls for (`INTENT_STEPS`), and with `bridge` the bridge
-    template from the stories they reached; stop issuing queries once the budget is spent."""
+    template from the stories they reached; stop issuing queries once the budget is spent. With `concurrency` > 1 the queries no other query's rows decide go out
+    together first, up to that many at a time; the result is the sequential run's."""
     started = clock()
-    run = _Run(graph=graph, deadline=started + budget_ms / 1000.0, clock=clock, cache=cache)
+    pool = QueryPool(graph, started + budget_ms / 1000.0, clock, concurrency=concurrency)
+    run = _Run(pool=pool, cache=cache)
+    try:
+        walk = _start(run, request, intent, config)
+        if walk is None:
+            return GraphResults(traversals=tuple(run.stats), status=run.status)
+        steps = (_named, _described, *INTENT_STEPS[intent.intent], *((_bridge,) if bridge else ()), _facts)
+        pool.prefetch(_plan(walk, steps) if pool.concurrency > 1 else ())
+        for step in steps:
+            step(walk)
+    finally:
+        pool.close()
     limit = config.max_graph_results
+    return GraphResults(
+        hits=(*_dedupe(walk.hits)[: limit * 2], *_dedupe(walk.bridged)[: limit * 4]),
+        facts=tuple(walk.facts),
+        ambient_facts=tuple(walk.ambient),
+        traversals=tuple(run.stats),
+        status=run.status,
+        latency_ms=round((clock() - started) * 1000, 2),
+    )
+
+
+def _start(run: _Run, request: ContextRequest, intent: QueryIntent, config: TraversalConfig) -> _Walk | None:
+    """The legacy's context (its subject and linked legacies): every other query needs it."""
     legacy_id = str(request.legacy_id)
     ctx_rows = run.query("legacy_context", {"legacy_id": legacy_id})
     if not ctx_rows or ctx_rows[0].get("subject_id") is None:
-        return GraphResults(traversals=tuple(run.stats), status=run.status)
-    subject_id = str(ctx_rows[0]["subject_id"])
+        return None
     linked = [str(x) for x in ctx_rows[0].get("linked_ids") or [] if x]
     # the persona decides, not the intent: a cross_legacy question asked as a colleague stays home
     cross = config.include_cross_legacy
-    walk = _Walk(
+    return _Walk(
         run=run,
         query=request.query,
         intent=intent,
         config=config,
         legacy_id=legacy_id,
-        subject_id=subject_id,
-        base={"legacy_ids": [legacy_id, *(linked if cross else [])], "limit": limit},
+        subject_id=str(ctx_rows[0]["subject_id"]),
+        base={"legacy_ids": [legacy_id, *(linked if cross else [])], "limit": config.max_graph_results},
         person_ids=_ids(intent, ["Person"]),
         entity_ids=_ids(intent, ["Place", "Event", "Object"]),
-    )
-    for step in (_named, _described, *INTENT_STEPS[intent.intent]):
-        step(walk)
-    bridged = _bridge(walk) if bridge else []
-    facts_rows = run.query(
-        "facts",
-        {"person_ids": sorted({subject_id, *walk.person_ids}), "subject_id": subject_id, "limit": 2 * limit},
-    )
-    told_rows = run.query(
-        "fact_sentences",
-        {
-            **walk.base,
-            "ids": sorted({subject_id, *walk.person_ids, *walk.entity_ids}),
-            "subject_id": subject_id,
-        },
-    )
-    told = [_told_fact(r) for r in told_rows if r.get("subject") and r.get("object") and r.get("story_id")]
-    named_entities = _ids(intent, ["Place", "Event", "Object"])
-    ambient_rows = (
-        run.query("ambient", {"node_ids": named_entities, "limit": limit}) if named_entities else []
-    )
-    return GraphResults(
-        hits=(*_dedupe(walk.hits)[: limit * 2], *_dedupe(bridged)[: limit * 4]),
-        facts=tuple([*(_fact(r) for r in facts_rows if r.get("subject") and r.get("object")), *told]),
-        ambient_facts=tuple(_fact(r) for r in ambient_rows if r.get("subject") and r.get("object")),
-        traversals=tuple(run.stats),
-        status=run.status,
-        latency_ms=round((clock() - started) * 1000, 2),
     )
 
 

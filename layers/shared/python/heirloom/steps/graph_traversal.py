@@ -30,6 +30,7 @@ def run(data: GraphTraversalInput, services: Services) -> GraphBranch:
         enabled=services.settings.graph.augmentation_enabled,
         budget_ms=services.settings.resilience.traversal_budget_ms,
         cache=services.neighbourhoods,
+        concurrency=services.settings.resilience.traversal_concurrency,
         bridge=services.settings.retrieval.bridge_seeds > 0,
     )
 
@@ -42,6 +43,7 @@ def graph_traversal_step(
     enabled: bool = True,
     budget_ms: float = 300.0,
     cache: NeighbourhoodCache | None = None,
+    concurrency: int = 1,
     bridge: bool = False,
 ) -> GraphBranch:
     request, intent = data.request, data.intent
@@ -54,8 +56,19 @@ def graph_traversal_step(
 
     def walk() -> GraphResults:
         if request.purpose == "connections":  # the story_connections workflow
-            return traverse_connections(graph, request, intent, config, budget_ms=budget_ms)
-        return traverse(graph, request, intent, config, budget_ms=budget_ms, cache=cache, bridge=bridge)
+            return traverse_connections(
+                graph, request, intent, config, budget_ms=budget_ms, concurrency=concurrency
+            )
+        return traverse(
+            graph,
+            request,
+            intent,
+            config,
+            budget_ms=budget_ms,
+            cache=cache,
+            concurrency=concurrency,
+            bridge=bridge,
+        )
 
     try:
         result = call_within(budget_ms * (1 + GRACE) / 1000, walk, name="graph traversal")
