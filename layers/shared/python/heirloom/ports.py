@@ -67,9 +67,19 @@ class RecordWriter(Protocol):
     def remove_member(
         self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None, seq: int | None = None
     ) -> Change: ...
-    def upsert_relationship(self, relationship: Relationship) -> Change: ...
-    def remove_relationship(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Change:
-        """DELETED, or UNCHANGED when there was none."""
+    def upsert_relationship(
+        self, relationship: Relationship, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change: ...
+    def remove_relationship(
+        self,
+        from_person_id: UUID,
+        to_person_id: UUID,
+        type_: str,
+        as_of: datetime | None = None,
+        seq: int | None = None,
+    ) -> Change:
+        """DELETED, UNCHANGED when there was none, SKIPPED when added again after `as_of`; with
+        `as_of` the removal is remembered (a late older add or update is SKIPPED)."""
         ...
 
     def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change: ...

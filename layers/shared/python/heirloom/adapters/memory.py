@@ -30,7 +30,16 @@ from heirloom.contracts.records import (
     User,
     Visibility,
 )
-from heirloom.domain.ordering import Stamp, Verdict, lesser_role, narrower_link, same_link_state, verdict
+from heirloom.domain.ordering import (
+    Stamp,
+    Verdict,
+    lesser_role,
+    narrower_link,
+    relationship_applies,
+    relationship_order,
+    same_link_state,
+    verdict,
+)
 from heirloom.errors import NotFound
 from heirloom.ports import Change
 
@@ -74,6 +83,9 @@ class MemoryStoryStore:
     members: dict[tuple[UUID, UUID], _Stored] = field(default_factory=dict)
     removals: dict[tuple[UUID, UUID], Stamp] = field(default_factory=dict)
     relationships: dict[tuple[UUID, UUID, str], Relationship] = field(default_factory=dict)
+    #: the stamp of each relationship's last change (None: a dataset's), and its removals
+    relationship_stamps: dict[tuple[UUID, UUID, str], Stamp | None] = field(default_factory=dict)
+    relationship_removals: dict[tuple[UUID, UUID, str], Stamp] = field(default_factory=dict)
     links: dict[UUID, _Stored] = field(default_factory=dict)
     #: story id -> (story, content hash, seq)
     stories: dict[UUID, tuple[Story, str, int | None]] = field(default_factory=dict)
@@ -100,16 +112,38 @@ class MemoryStoryStore:
         self.users[user.id] = user
         return change
 
-    def upsert_relationship(self, relationship: Relationship) -> Change:
-        r = relationship
+    def upsert_relationship(
+        self, relationship: Relationship, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change:
+        r, incoming = relationship, Stamp.of(as_of, seq)
         key = (r.from_person_id, r.to_person_id, r.type.value)
-        change = _changed(self.relationships.get(key), r)
-        self.relationships[key] = r
-        return change
+        stored, stored_stamp = self.relationships.get(key), self.relationship_stamps.get(key)
+        same = stored is not None and relationship_order(stored) == relationship_order(r)
+        if not relationship_applies(stored, stored_stamp, self.relationship_removals.get(key), r, incoming):
+            return Change.UNCHANGED if same else Change.SKIPPED
+        self.relationships[key], self.relationship_stamps[key] = r, incoming
+        return Change.CREATED if stored is None else (Change.UNCHANGED if same else Change.UPDATED)
 
-    def remove_relationship(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Change:
-        gone = self.relationships.pop((from_person_id, to_person_id, type_), None)
-        return Change.UNCHANGED if gone is None else Change.DELETED
+    def remove_relationship(
+        self,
+        from_person_id: UUID,
+        to_person_id: UUID,
+        type_: str,
+        as_of: datetime | None = None,
+        seq: int | None = None,
+    ) -> Change:
+        key, incoming = (from_person_id, to_person_id, type_), Stamp.of(as_of, seq)
+        if incoming is not None:
+            known = self.relationship_removals.get(key)
+            self.relationship_removals[key] = incoming if known is None else max(known, incoming)
+        if key not in self.relationships:
+            return Change.UNCHANGED
+        stored_stamp = self.relationship_stamps.get(key)
+        if incoming is not None and stored_stamp is not None and stored_stamp > incoming:
+            return Change.SKIPPED  # added again after this removal
+        del self.relationships[key]
+        self.relationship_stamps.pop(key, None)
+        return Change.DELETED
 
     def upsert_person(self, person: Person, as_of: datetime | None = None, seq: int | None = None) -> Change:
         stored = self.persons.get(person.id)

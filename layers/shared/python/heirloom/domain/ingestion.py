@@ -180,11 +180,17 @@ def _sync_membership(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> N
         )
 
 
-def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
+def apply_relationship(
+    ports: IngestionPorts, rel: Relationship, as_of: datetime | None = None, seq: int | None = None
+) -> Change:
+    """`as_of`, `seq`: when the change happened (story events), ordered as
+    heirloom.domain.ordering says: a late or redelivered event never brings back a relationship
+    removed at the same time or later, nor overwrites a newer change. Without them (a dataset
+    record), only where no event has set or removed it. The graph gets the stored state."""
     _require_person(ports, "from_person_id", rel.from_person_id)
     _require_person(ports, "to_person_id", rel.to_person_id)
-    change = ports.stories.upsert_relationship(rel)
-    graph_sync.sync_relationship(ports.graph, rel)
+    change = ports.stories.upsert_relationship(rel, as_of, seq)
+    _sync_relationship(ports, rel.from_person_id, rel.to_person_id, rel.type)
     legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
     ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
     _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
@@ -192,25 +198,57 @@ def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
 
 
 def update_relationship(
-    ports: IngestionPorts, rel: Relationship, previous_type: RelationshipType | None = None
+    ports: IngestionPorts,
+    rel: Relationship,
+    previous_type: RelationshipType | None = None,
+    as_of: datetime | None = None,
+    seq: int | None = None,
 ) -> Change:
-    """The relationship's new state; a changed type replaces the old record and edge."""
+    """The relationship's new state; a changed type is the removal of the old one and the add
+    of the new one, both ordered at this change's stamp."""
     if previous_type is None or previous_type is rel.type:
-        return apply_relationship(ports, rel)
+        return apply_relationship(ports, rel, as_of, seq)
     _require_person(ports, "from_person_id", rel.from_person_id)
     _require_person(ports, "to_person_id", rel.to_person_id)
-    gone = ports.stories.remove_relationship(rel.from_person_id, rel.to_person_id, previous_type.value)
-    graph_sync.drop_relationship(ports.graph, rel.from_person_id, rel.to_person_id, previous_type)
-    added = apply_relationship(ports, rel)
-    return Change.UNCHANGED if (gone, added) == (Change.UNCHANGED, Change.UNCHANGED) else Change.UPDATED
+    gone = remove_relationship(ports, rel.from_person_id, rel.to_person_id, previous_type, as_of, seq)
+    added = apply_relationship(ports, rel, as_of, seq)
+    if Change.UPDATED in (gone, added) or Change.CREATED in (gone, added) or Change.DELETED in (gone, added):
+        return Change.UPDATED
+    return Change.SKIPPED if Change.SKIPPED in (gone, added) else Change.UNCHANGED
 
 
 def remove_relationship(
-    ports: IngestionPorts, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
+    ports: IngestionPorts,
+    from_person_id: UUID,
+    to_person_id: UUID,
+    type_: RelationshipType,
+    as_of: datetime | None = None,
+    seq: int | None = None,
 ) -> Change:
-    change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value)
-    graph_sync.drop_relationship(ports.graph, from_person_id, to_person_id, type_)
+    """Remembered with its stamp (a late older add or update cannot bring it back); a
+    relationship added again after it stays."""
+    change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value, as_of, seq)
+    _sync_relationship(ports, from_person_id, to_person_id, type_)
     return change
+
+
+def _sync_relationship(
+    ports: IngestionPorts, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
+) -> None:
+    """The known edge as the relationship is stored (a skipped late event rewrites the stored
+    state, never its own): written when there is one, dropped when not."""
+    stored = next(
+        (
+            r
+            for r in ports.stories.relationships_of([from_person_id])
+            if (r.from_person_id, r.to_person_id, r.type) == (from_person_id, to_person_id, type_)
+        ),
+        None,
+    )
+    if stored is None:
+        graph_sync.drop_relationship(ports.graph, from_person_id, to_person_id, type_)
+    else:
+        graph_sync.sync_relationship(ports.graph, stored)
 
 
 def apply_link(
