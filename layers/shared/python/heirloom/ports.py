@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
@@ -127,6 +128,12 @@ class ProcessingLedger(Protocol):
         self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
     ) -> None:
         """`fingerprint`: what the graph holds for the story once synced (`entity_sync`)."""
+        ...
+
+    def story_graph_lock(self, story_id: UUID) -> AbstractContextManager[None]:
+        """Held while the story's graph contributions are written or withdrawn: another writer
+        of the same story (a second delivery, a re-link, a delete) waits, so two syncs never
+        interleave (decision 0020). Writes to this store inside it commit when it is released."""
         ...
 
     def graph_synced_count(self) -> int:

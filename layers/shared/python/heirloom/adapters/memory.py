@@ -10,7 +10,9 @@ every query against the schema and answers with no rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -92,6 +94,9 @@ class MemoryStoryStore:
     tombstones: dict[UUID, datetime] = field(default_factory=dict)
     processing: dict[UUID, _Processing] = field(default_factory=dict)
     failures: list[tuple[UUID, str, str]] = field(default_factory=list)
+    #: one lock per story for its graph writes (`story_graph_lock`)
+    _graph_locks: dict[UUID, threading.Lock] = field(default_factory=dict, repr=False, compare=False)
+    _locks_guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     #: the vector index whose chunks go with a deleted story (as the foreign key cascades)
     index: MemoryVectorIndex | None = None
 
@@ -329,6 +334,13 @@ class MemoryStoryStore:
     ) -> None:
         p = self.processing.setdefault(story_id, _Processing())
         p.graph_hash, p.extractor_version, p.fingerprint = content_hash, extractor_version, fingerprint
+
+    @contextmanager
+    def story_graph_lock(self, story_id: UUID) -> Iterator[None]:
+        with self._locks_guard:
+            lock = self._graph_locks.setdefault(story_id, threading.Lock())
+        with lock:
+            yield
 
     def graph_synced_count(self) -> int:
         return sum(1 for p in self.processing.values() if p.graph_hash is not None)

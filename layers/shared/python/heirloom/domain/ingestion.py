@@ -427,8 +427,11 @@ def write_entities(
         if curation is not None
         else None
     )
-    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
-    ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
+    # one writer of the story's graph at a time: two deliveries (or a re-link) never interleave
+    # their withdraw-then-write (decision 0020); the mark commits with the lock
+    with ports.stories.story_graph_lock(story.id):
+        report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
+        ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
     if curation is not None:
         changes = sum(report.entities.values()) + report.mentions + report.person_edges
         curation.record_impact(story.legacy_id, changes)
@@ -593,8 +596,9 @@ def deleted_meanwhile(ports: IngestionPorts, story_id: UUID) -> bool:
 def remove_derived(ports: IngestionPorts, story_id: UUID) -> None:
     """Everything built from a story outside its row: chunks, graph contributions, its node."""
     ports.vectors.delete_chunks(story_id)
-    withdraw_story(ports.graph, str(story_id))
-    graph_sync.delete_story_node(ports.graph, str(story_id))
+    with ports.stories.story_graph_lock(story_id):
+        withdraw_story(ports.graph, str(story_id))
+        graph_sync.delete_story_node(ports.graph, str(story_id))
 
 
 def delete_story(

@@ -3,11 +3,13 @@ extractor) and the ingestion failure log."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from uuid import UUID
 
 from heirloom.adapters.postgres.rows import (
     StoreBase,
+    advisory_lock,
 )
 
 
@@ -18,6 +20,15 @@ class ProcessingLedger(StoreBase):
             (story_id,),
         )
         return (row["graph_hash"], row["extractor_version"] or "") if row else None
+
+    @contextmanager
+    def story_graph_lock(self, story_id: UUID) -> Iterator[None]:
+        """A transaction-level advisory lock keyed by the story (Aurora has them; nothing for
+        RDS Proxy to pin on beyond the transaction): this thread's writes inside it are part of
+        the transaction, so a failed sync leaves no mark either."""
+        with self.db.transaction() as conn:
+            advisory_lock(conn, f"story-graph:{story_id}")
+            yield
 
     def mark_graph_synced(
         self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
