@@ -321,15 +321,19 @@ def test_two_concurrent_deliveries_of_one_story_with_its_facts_end_as_one_delive
     errors: list[BaseException] = []
     start = threading.Barrier(2)
 
-    def deliver(p):
-        handler = load_handler("story_events")
+    def deliver(p, handler):
         try:
             start.wait()
             handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=p))
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=deliver, args=(p,)) for p in (mine, theirs)]
+    # one handler module per "container", loaded before the threads (Powertools' Logger setup
+    # is not thread-safe)
+    handlers = [load_handler("story_events") for _ in range(2)]
+    threads = [
+        threading.Thread(target=deliver, args=(p, h)) for p, h in zip((mine, theirs), handlers, strict=True)
+    ]
     for t in threads:
         t.start()
     for t in threads:

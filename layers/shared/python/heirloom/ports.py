@@ -71,6 +71,13 @@ class RecordWriter(Protocol):
     def upsert_relationship(
         self, relationship: Relationship, as_of: datetime | None = None, seq: int | None = None
     ) -> Change: ...
+    def relationship_lock(
+        self, from_person_id: UUID, to_person_id: UUID, type_: str
+    ) -> AbstractContextManager[None]:
+        """Held around a relationship's write and its graph edge's: a concurrent change of the
+        same relationship waits, so the edge written last is the state stored last."""
+        ...
+
     def remove_relationship(
         self,
         from_person_id: UUID,
@@ -133,7 +140,7 @@ class ProcessingLedger(Protocol):
     def story_graph_lock(self, story_id: UUID) -> AbstractContextManager[None]:
         """Held while the story's graph contributions are written or withdrawn: another writer
         of the same story (a second delivery, a re-link, a delete) waits, so two syncs never
-        interleave (decision 0020). Writes to this store inside it commit when it is released."""
+        interleave (decision 0020). Writes made inside it commit on their own, as without it."""
         ...
 
     def graph_synced_count(self) -> int:

@@ -94,8 +94,8 @@ class MemoryStoryStore:
     tombstones: dict[UUID, datetime] = field(default_factory=dict)
     processing: dict[UUID, _Processing] = field(default_factory=dict)
     failures: list[tuple[UUID, str, str]] = field(default_factory=list)
-    #: one lock per story for its graph writes (`story_graph_lock`)
-    _graph_locks: dict[UUID, threading.Lock] = field(default_factory=dict, repr=False, compare=False)
+    #: one lock per story's graph writes and per relationship (`story_graph_lock`, ...)
+    _locks: dict[tuple[Any, ...], threading.Lock] = field(default_factory=dict, repr=False, compare=False)
     _locks_guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     #: the vector index whose chunks go with a deleted story (as the foreign key cascades)
     index: MemoryVectorIndex | None = None
@@ -337,8 +337,18 @@ class MemoryStoryStore:
 
     @contextmanager
     def story_graph_lock(self, story_id: UUID) -> Iterator[None]:
+        with self._locked(("story", story_id)):
+            yield
+
+    @contextmanager
+    def relationship_lock(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Iterator[None]:
+        with self._locked(("relationship", from_person_id, to_person_id, type_)):
+            yield
+
+    @contextmanager
+    def _locked(self, key: tuple[Any, ...]) -> Iterator[None]:
         with self._locks_guard:
-            lock = self._graph_locks.setdefault(story_id, threading.Lock())
+            lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             yield
 

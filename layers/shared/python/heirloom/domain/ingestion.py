@@ -186,11 +186,13 @@ def apply_relationship(
     """`as_of`, `seq`: when the change happened (story events), ordered as
     heirloom.domain.ordering says: a late or redelivered event never brings back a relationship
     removed at the same time or later, nor overwrites a newer change. Without them (a dataset
-    record), only where no event has set or removed it. The graph gets the stored state."""
+    record), only where no event has set or removed it. The graph gets the stored state, under
+    the relationship's lock (a concurrent change of it waits)."""
     _require_person(ports, "from_person_id", rel.from_person_id)
     _require_person(ports, "to_person_id", rel.to_person_id)
-    change = ports.stories.upsert_relationship(rel, as_of, seq)
-    _sync_relationship(ports, rel.from_person_id, rel.to_person_id, rel.type)
+    with ports.stories.relationship_lock(rel.from_person_id, rel.to_person_id, rel.type.value):
+        change = ports.stories.upsert_relationship(rel, as_of, seq)
+        _sync_relationship(ports, rel.from_person_id, rel.to_person_id, rel.type)
     legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
     ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
     _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
@@ -227,8 +229,9 @@ def remove_relationship(
 ) -> Change:
     """Remembered with its stamp (a late older add or update cannot bring it back); a
     relationship added again after it stays."""
-    change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value, as_of, seq)
-    _sync_relationship(ports, from_person_id, to_person_id, type_)
+    with ports.stories.relationship_lock(from_person_id, to_person_id, type_.value):
+        change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value, as_of, seq)
+        _sync_relationship(ports, from_person_id, to_person_id, type_)
     return change
 
 
@@ -428,7 +431,7 @@ def write_entities(
         else None
     )
     # one writer of the story's graph at a time: two deliveries (or a re-link) never interleave
-    # their withdraw-then-write (decision 0020); the mark commits with the lock
+    # their withdraw-then-write (decision 0020); the mark is written before the lock is released
     with ports.stories.story_graph_lock(story.id):
         report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
         ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
@@ -551,13 +554,15 @@ def apply_story(
         # the row moves, so a crash in between cannot leave the old scoping marked as done)
         ports.stories.forget_graph_synced([story.id])
     change = ports.stories.upsert_story(story, delivered, seq)
-    written = change in (Change.CREATED, Change.UPDATED)
-    current = story if written else ports.stories.get_story(story.id)
+    # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
+    # event's copy: two deliveries of one version write the same values
+    current = ports.stories.get_story(story.id)
     if current is None:  # deleted (before or after this version was written): nothing to index
         return change if change is Change.SKIPPED else Change.UNCHANGED
     digest = content_hash(current.content)
     try:
-        graph_sync.sync_story(ports.graph, current)
+        with ports.stories.story_graph_lock(current.id):
+            graph_sync.sync_story(ports.graph, current)
         if process:
             process_story(ports, current, digest, started)
     except Exception:

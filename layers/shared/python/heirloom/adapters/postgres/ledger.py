@@ -9,7 +9,6 @@ from uuid import UUID
 
 from heirloom.adapters.postgres.rows import (
     StoreBase,
-    advisory_lock,
 )
 
 
@@ -23,11 +22,10 @@ class ProcessingLedger(StoreBase):
 
     @contextmanager
     def story_graph_lock(self, story_id: UUID) -> Iterator[None]:
-        """A transaction-level advisory lock keyed by the story (Aurora has them; nothing for
-        RDS Proxy to pin on beyond the transaction): this thread's writes inside it are part of
-        the transaction, so a failed sync leaves no mark either."""
-        with self.db.transaction() as conn:
-            advisory_lock(conn, f"story-graph:{story_id}")
+        """A transaction-level advisory lock keyed by the story (Aurora has them; RDS Proxy pins
+        nothing beyond the transaction), on the database's lock connection: the writes made
+        meanwhile commit on their own, as they would without it."""
+        with self.db.hold(f"story-graph:{story_id}"):
             yield
 
     def mark_graph_synced(

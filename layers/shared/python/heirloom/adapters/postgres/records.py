@@ -3,6 +3,8 @@ access-changing write ordered (domain/ordering.py) and serialised by an advisory
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -224,6 +226,13 @@ class RecordWrites(StoreBase):
         if stored is None:
             return Change.CREATED
         return Change.UNCHANGED if same else Change.UPDATED
+
+    @contextmanager
+    def relationship_lock(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Iterator[None]:
+        """Held on the database's lock connection (another key than the record write's own lock,
+        which is taken inside it on the write connection)."""
+        with self.db.hold(f"relationship-edge:{from_person_id}:{to_person_id}:{type_}"):
+            yield
 
     def remove_relationship(
         self,
