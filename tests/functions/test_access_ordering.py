@@ -296,15 +296,10 @@ def test_a_non_member_gets_nothing_after_a_removal_and_its_late_add(send, ports)
         scope_for(ports.stories, NEW_CREATOR, NEW_LEGACY)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect since provenance became per-story edges: two concurrent entity syncs of one"
-    " story can leave duplicate story -> entity edges (no crash); the story's graph writes are not"
-    " serialised (reported to the lead)",
-)
 def test_two_concurrent_deliveries_of_one_story_with_its_facts_end_as_one_delivery(db, ports):
     """Two containers processing the same Story Created at once (chunks, entities, facts): both
-    succeed, and the stored state is what one delivery, re-synced alone, leaves."""
+    succeed, and the stored state is what one delivery, re-synced alone, leaves (the story's
+    graph writes hold a per-story lock, decision 0020)."""
     from dataclasses import replace
 
     from tests.support.snapshot import snapshot
@@ -326,15 +321,19 @@ def test_two_concurrent_deliveries_of_one_story_with_its_facts_end_as_one_delive
     errors: list[BaseException] = []
     start = threading.Barrier(2)
 
-    def deliver(p):
-        handler = load_handler("story_events")
+    def deliver(p, handler):
         try:
             start.wait()
             handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=p))
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=deliver, args=(p,)) for p in (mine, theirs)]
+    # one handler module per "container", loaded before the threads (Powertools' Logger setup
+    # is not thread-safe)
+    handlers = [load_handler("story_events") for _ in range(2)]
+    threads = [
+        threading.Thread(target=deliver, args=(p, h)) for p, h in zip((mine, theirs), handlers, strict=True)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -350,6 +349,60 @@ def test_two_concurrent_deliveries_of_one_story_with_its_facts_end_as_one_delive
     alone = snapshot(db, ports.graph)
     assert together.nodes == alone.nodes and together.edges == alone.edges, together.diff(alone)
     assert together.tables["story_chunks"] == alone.tables["story_chunks"]
+
+
+def test_a_delivery_waits_while_another_writer_holds_the_story_s_graph(db, ports):
+    """Deterministic half of the test above: while one writer holds the story's graph lock, a
+    delivery of that story blocks before its graph writes, then completes."""
+    from dataclasses import replace
+
+    from tests.support.worlds import ScriptedExtractor
+
+    load_dataset(ports, SAMPLE)
+    extractor = ScriptedExtractor(["Dominic Ferraro"])
+    second_db = PgDatabase(db.url, embedding_dim=64)
+    theirs = replace(
+        ports,
+        extractor=extractor,
+        extractor_version=extractor.version,
+        stories=PgStoryStore(second_db),
+        vectors=PgVectorIndex(second_db, model_id=ports.vectors.model_id),
+    )
+    story = {**rows("stories")[0], "id": "5d1c2b3a-4e5f-4a6b-9c8d-7e6f5a4b3c2d", "updated_at": "2024-06-01T10:00:00Z",
+             "content": "Dominic Ferraro lived in Brackenford."}  # fmt: skip
+    event = sample("story_created")
+    event["detail"]["story"] = story
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def deliver():
+        try:
+            load_handler("story_events")(
+                event, LambdaContext("StoryEvents"), services=services_with(ingestion=theirs)
+            )
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            second_db.close()
+            done.set()
+
+    with ports.stories.story_graph_lock(UUID(story["id"])):
+        thread = threading.Thread(target=deliver)
+        thread.start()
+        for _ in range(3000):  # until the delivery waits on the lock (or has ended)
+            if done.is_set() or _waiting_backends(db.url):
+                break
+            threading.Event().wait(0.01)
+        assert not done.is_set(), "the delivery did not wait for the story's graph lock"
+        assert (
+            ports.graph.run(
+                "MATCH (s:Story {id: $id})-[:MENTIONS]->(p) RETURN p.id AS p", {"id": story["id"]}
+            )
+            == []
+        )
+    thread.join(60)
+    assert not errors, errors
+    assert ports.stories.graph_synced(UUID(story["id"])) is not None
 
 
 def test_a_story_sequence_orders_versions_of_the_same_updated_at(send, ports):

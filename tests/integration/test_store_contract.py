@@ -226,6 +226,28 @@ def test_membership_changes_and_removals_are_ordered(pair):
     assert store.role_of(user, legacy) is Role.ADMIRER
 
 
+def test_relationship_changes_and_removals_are_ordered(pair):
+    store, _ = pair
+    legacy, person, _ = _seed(store)
+    other = uuid4()
+    store.upsert_person(Person(id=other, legacy_id=legacy, name="Bo"))
+    rel = Relationship(from_person_id=person, to_person_id=other, type=RelationshipType.KNEW, detail="b")
+    key = (person, other, "KNEW")
+    assert store.remove_relationship(*key, T0 + timedelta(seconds=1)) is Change.UNCHANGED  # arrives first
+    # its own older add, delivered late, stays undone; so does a dataset record
+    assert store.upsert_relationship(rel, T0) is Change.SKIPPED and store.relationships_of([other]) == []
+    assert store.upsert_relationship(rel) is Change.SKIPPED
+    assert store.upsert_relationship(rel, T0 + timedelta(seconds=2), 1) is Change.CREATED
+    assert store.remove_relationship(*key, T0 + timedelta(seconds=2), 0) is Change.SKIPPED  # older sequence
+    # at one stamp the greater version stays; a removal wins
+    older = rel.model_copy(update={"detail": "a"})
+    assert store.upsert_relationship(older, T0 + timedelta(seconds=2), 1) is Change.SKIPPED
+    assert store.relationships_of([other]) == [rel]
+    assert store.remove_relationship(*key, T0 + timedelta(seconds=2), 1) is Change.DELETED
+    assert store.upsert_relationship(rel, T0 + timedelta(seconds=2), 1) is Change.SKIPPED
+    assert store.relationships_of([other]) == []
+
+
 def test_a_link_revoked_at_the_same_moment_stays_revoked(pair):
     store, _ = pair
     a, _, _ = _seed(store)

@@ -144,6 +144,7 @@ def _check_references(ds: Dataset) -> None:
 SKIP_REASONS = {
     "persons": "a story event changed this person; kept as it left it",
     "members": "a story event changed or removed this membership; kept as it left it",
+    "relationships": "a story event changed or removed this relationship; kept as it left it",
     "links": "a story event changed this link; kept as it left it",
     "stories": "a newer version of this story is stored, or it was deleted; kept",
 }

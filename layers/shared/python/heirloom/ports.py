@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
@@ -67,9 +68,26 @@ class RecordWriter(Protocol):
     def remove_member(
         self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None, seq: int | None = None
     ) -> Change: ...
-    def upsert_relationship(self, relationship: Relationship) -> Change: ...
-    def remove_relationship(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Change:
-        """DELETED, or UNCHANGED when there was none."""
+    def upsert_relationship(
+        self, relationship: Relationship, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change: ...
+    def relationship_lock(
+        self, from_person_id: UUID, to_person_id: UUID, type_: str
+    ) -> AbstractContextManager[None]:
+        """Held around a relationship's write and its graph edge's: a concurrent change of the
+        same relationship waits, so the edge written last is the state stored last."""
+        ...
+
+    def remove_relationship(
+        self,
+        from_person_id: UUID,
+        to_person_id: UUID,
+        type_: str,
+        as_of: datetime | None = None,
+        seq: int | None = None,
+    ) -> Change:
+        """DELETED, UNCHANGED when there was none, SKIPPED when added again after `as_of`; with
+        `as_of` the removal is remembered (a late older add or update is SKIPPED)."""
         ...
 
     def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change: ...
@@ -117,6 +135,12 @@ class ProcessingLedger(Protocol):
         self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
     ) -> None:
         """`fingerprint`: what the graph holds for the story once synced (`entity_sync`)."""
+        ...
+
+    def story_graph_lock(self, story_id: UUID) -> AbstractContextManager[None]:
+        """Held while the story's graph contributions are written or withdrawn: another writer
+        of the same story (a second delivery, a re-link, a delete) waits, so two syncs never
+        interleave (decision 0020). Writes made inside it commit on their own, as without it."""
         ...
 
     def graph_synced_count(self) -> int:

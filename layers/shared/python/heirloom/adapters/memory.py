@@ -10,7 +10,9 @@ every query against the schema and answers with no rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -30,7 +32,16 @@ from heirloom.contracts.records import (
     User,
     Visibility,
 )
-from heirloom.domain.ordering import Stamp, Verdict, lesser_role, narrower_link, same_link_state, verdict
+from heirloom.domain.ordering import (
+    Stamp,
+    Verdict,
+    lesser_role,
+    narrower_link,
+    relationship_applies,
+    relationship_order,
+    same_link_state,
+    verdict,
+)
 from heirloom.errors import NotFound
 from heirloom.ports import Change
 
@@ -74,12 +85,18 @@ class MemoryStoryStore:
     members: dict[tuple[UUID, UUID], _Stored] = field(default_factory=dict)
     removals: dict[tuple[UUID, UUID], Stamp] = field(default_factory=dict)
     relationships: dict[tuple[UUID, UUID, str], Relationship] = field(default_factory=dict)
+    #: the stamp of each relationship's last change (None: a dataset's), and its removals
+    relationship_stamps: dict[tuple[UUID, UUID, str], Stamp | None] = field(default_factory=dict)
+    relationship_removals: dict[tuple[UUID, UUID, str], Stamp] = field(default_factory=dict)
     links: dict[UUID, _Stored] = field(default_factory=dict)
     #: story id -> (story, content hash, seq)
     stories: dict[UUID, tuple[Story, str, int | None]] = field(default_factory=dict)
     tombstones: dict[UUID, datetime] = field(default_factory=dict)
     processing: dict[UUID, _Processing] = field(default_factory=dict)
     failures: list[tuple[UUID, str, str]] = field(default_factory=list)
+    #: one lock per story's graph writes and per relationship (`story_graph_lock`, ...)
+    _locks: dict[tuple[Any, ...], threading.Lock] = field(default_factory=dict, repr=False, compare=False)
+    _locks_guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     #: the vector index whose chunks go with a deleted story (as the foreign key cascades)
     index: MemoryVectorIndex | None = None
 
@@ -100,16 +117,38 @@ class MemoryStoryStore:
         self.users[user.id] = user
         return change
 
-    def upsert_relationship(self, relationship: Relationship) -> Change:
-        r = relationship
+    def upsert_relationship(
+        self, relationship: Relationship, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change:
+        r, incoming = relationship, Stamp.of(as_of, seq)
         key = (r.from_person_id, r.to_person_id, r.type.value)
-        change = _changed(self.relationships.get(key), r)
-        self.relationships[key] = r
-        return change
+        stored, stored_stamp = self.relationships.get(key), self.relationship_stamps.get(key)
+        same = stored is not None and relationship_order(stored) == relationship_order(r)
+        if not relationship_applies(stored, stored_stamp, self.relationship_removals.get(key), r, incoming):
+            return Change.UNCHANGED if same else Change.SKIPPED
+        self.relationships[key], self.relationship_stamps[key] = r, incoming
+        return Change.CREATED if stored is None else (Change.UNCHANGED if same else Change.UPDATED)
 
-    def remove_relationship(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Change:
-        gone = self.relationships.pop((from_person_id, to_person_id, type_), None)
-        return Change.UNCHANGED if gone is None else Change.DELETED
+    def remove_relationship(
+        self,
+        from_person_id: UUID,
+        to_person_id: UUID,
+        type_: str,
+        as_of: datetime | None = None,
+        seq: int | None = None,
+    ) -> Change:
+        key, incoming = (from_person_id, to_person_id, type_), Stamp.of(as_of, seq)
+        if incoming is not None:
+            known = self.relationship_removals.get(key)
+            self.relationship_removals[key] = incoming if known is None else max(known, incoming)
+        if key not in self.relationships:
+            return Change.UNCHANGED
+        stored_stamp = self.relationship_stamps.get(key)
+        if incoming is not None and stored_stamp is not None and stored_stamp > incoming:
+            return Change.SKIPPED  # added again after this removal
+        del self.relationships[key]
+        self.relationship_stamps.pop(key, None)
+        return Change.DELETED
 
     def upsert_person(self, person: Person, as_of: datetime | None = None, seq: int | None = None) -> Change:
         stored = self.persons.get(person.id)
@@ -295,6 +334,23 @@ class MemoryStoryStore:
     ) -> None:
         p = self.processing.setdefault(story_id, _Processing())
         p.graph_hash, p.extractor_version, p.fingerprint = content_hash, extractor_version, fingerprint
+
+    @contextmanager
+    def story_graph_lock(self, story_id: UUID) -> Iterator[None]:
+        with self._locked(("story", story_id)):
+            yield
+
+    @contextmanager
+    def relationship_lock(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Iterator[None]:
+        with self._locked(("relationship", from_person_id, to_person_id, type_)):
+            yield
+
+    @contextmanager
+    def _locked(self, key: tuple[Any, ...]) -> Iterator[None]:
+        with self._locks_guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            yield
 
     def graph_synced_count(self) -> int:
         return sum(1 for p in self.processing.values() if p.graph_hash is not None)

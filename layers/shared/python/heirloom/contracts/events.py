@@ -1,12 +1,12 @@
 """Story events on EventBridge: a versioned detail per detail-type, from a configurable source.
 
 Every detail carries `schema_version` ("1") and may carry the source's `sequence` number.
-Stories are ordered by their own `updated_at`, membership and link changes by the envelope's
-`time`, each then by `sequence`, then the more restrictive state (heirloom.domain.ordering); a
-delete (`deleted_at`) is final, kept as a tombstone even when it arrives first; a removed link
-stays as revoked. The other records are idempotent upserts: duplicates and reordering are safe,
-except that relationship changes carry no stamp and apply as they arrive (a removal overtaken by
-its own earlier add is undone by it).
+Stories are ordered by their own `updated_at`, membership, relationship and link changes by the
+envelope's `time`, each then by `sequence`, then the more restrictive state
+(heirloom.domain.ordering); a delete (`deleted_at`) is final, kept as a tombstone even when it
+arrives first; a removed membership or relationship is remembered (a late older add cannot bring
+it back); a removed link stays as revoked. The other records are idempotent upserts: duplicates
+and reordering are safe.
 """
 
 from __future__ import annotations

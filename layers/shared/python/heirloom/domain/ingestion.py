@@ -188,11 +188,19 @@ def _sync_membership(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> N
         )
 
 
-def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
+def apply_relationship(
+    ports: IngestionPorts, rel: Relationship, as_of: datetime | None = None, seq: int | None = None
+) -> Change:
+    """`as_of`, `seq`: when the change happened (story events), ordered as
+    heirloom.domain.ordering says: a late or redelivered event never brings back a relationship
+    removed at the same time or later, nor overwrites a newer change. Without them (a dataset
+    record), only where no event has set or removed it. The graph gets the stored state, under
+    the relationship's lock (a concurrent change of it waits)."""
     _require_person(ports, "from_person_id", rel.from_person_id)
     _require_person(ports, "to_person_id", rel.to_person_id)
-    change = ports.stories.upsert_relationship(rel)
-    graph_sync.sync_relationship(ports.graph, rel)
+    with ports.stories.relationship_lock(rel.from_person_id, rel.to_person_id, rel.type.value):
+        change = ports.stories.upsert_relationship(rel, as_of, seq)
+        _sync_relationship(ports, rel.from_person_id, rel.to_person_id, rel.type)
     legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
     ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
     _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
@@ -200,25 +208,58 @@ def apply_relationship(ports: IngestionPorts, rel: Relationship) -> Change:
 
 
 def update_relationship(
-    ports: IngestionPorts, rel: Relationship, previous_type: RelationshipType | None = None
+    ports: IngestionPorts,
+    rel: Relationship,
+    previous_type: RelationshipType | None = None,
+    as_of: datetime | None = None,
+    seq: int | None = None,
 ) -> Change:
-    """The relationship's new state; a changed type replaces the old record and edge."""
+    """The relationship's new state; a changed type is the removal of the old one and the add
+    of the new one, both ordered at this change's stamp."""
     if previous_type is None or previous_type is rel.type:
-        return apply_relationship(ports, rel)
+        return apply_relationship(ports, rel, as_of, seq)
     _require_person(ports, "from_person_id", rel.from_person_id)
     _require_person(ports, "to_person_id", rel.to_person_id)
-    gone = ports.stories.remove_relationship(rel.from_person_id, rel.to_person_id, previous_type.value)
-    graph_sync.drop_relationship(ports.graph, rel.from_person_id, rel.to_person_id, previous_type)
-    added = apply_relationship(ports, rel)
-    return Change.UNCHANGED if (gone, added) == (Change.UNCHANGED, Change.UNCHANGED) else Change.UPDATED
+    gone = remove_relationship(ports, rel.from_person_id, rel.to_person_id, previous_type, as_of, seq)
+    added = apply_relationship(ports, rel, as_of, seq)
+    if Change.UPDATED in (gone, added) or Change.CREATED in (gone, added) or Change.DELETED in (gone, added):
+        return Change.UPDATED
+    return Change.SKIPPED if Change.SKIPPED in (gone, added) else Change.UNCHANGED
 
 
 def remove_relationship(
-    ports: IngestionPorts, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
+    ports: IngestionPorts,
+    from_person_id: UUID,
+    to_person_id: UUID,
+    type_: RelationshipType,
+    as_of: datetime | None = None,
+    seq: int | None = None,
 ) -> Change:
-    change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value)
-    graph_sync.drop_relationship(ports.graph, from_person_id, to_person_id, type_)
+    """Remembered with its stamp (a late older add or update cannot bring it back); a
+    relationship added again after it stays."""
+    with ports.stories.relationship_lock(from_person_id, to_person_id, type_.value):
+        change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value, as_of, seq)
+        _sync_relationship(ports, from_person_id, to_person_id, type_)
     return change
+
+
+def _sync_relationship(
+    ports: IngestionPorts, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
+) -> None:
+    """The known edge as the relationship is stored (a skipped late event rewrites the stored
+    state, never its own): written when there is one, dropped when not."""
+    stored = next(
+        (
+            r
+            for r in ports.stories.relationships_of([from_person_id])
+            if (r.from_person_id, r.to_person_id, r.type) == (from_person_id, to_person_id, type_)
+        ),
+        None,
+    )
+    if stored is None:
+        graph_sync.drop_relationship(ports.graph, from_person_id, to_person_id, type_)
+    else:
+        graph_sync.sync_relationship(ports.graph, stored)
 
 
 def apply_link(
@@ -397,8 +438,11 @@ def write_entities(
         if curation is not None
         else None
     )
-    report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
-    ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
+    # one writer of the story's graph at a time: two deliveries (or a re-link) never interleave
+    # their withdraw-then-write (decision 0020); the mark is written before the lock is released
+    with ports.stories.story_graph_lock(story.id):
+        report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
+        ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
     if curation is not None:
         changes = sum(report.entities.values()) + report.mentions + report.person_edges
         curation.record_impact(story.legacy_id, changes)
@@ -518,13 +562,15 @@ def apply_story(
         # the row moves, so a crash in between cannot leave the old scoping marked as done)
         ports.stories.forget_graph_synced([story.id])
     change = ports.stories.upsert_story(story, delivered, seq)
-    written = change in (Change.CREATED, Change.UPDATED)
-    current = story if written else ports.stories.get_story(story.id)
+    # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
+    # event's copy: two deliveries of one version write the same values
+    current = ports.stories.get_story(story.id)
     if current is None:  # deleted (before or after this version was written): nothing to index
         return change if change is Change.SKIPPED else Change.UNCHANGED
     digest = content_hash(current.content)
     try:
-        graph_sync.sync_story(ports.graph, current)
+        with ports.stories.story_graph_lock(current.id):
+            graph_sync.sync_story(ports.graph, current)
         if process:
             process_story(ports, current, digest, started)
     except Exception:
@@ -563,8 +609,9 @@ def deleted_meanwhile(ports: IngestionPorts, story_id: UUID) -> bool:
 def remove_derived(ports: IngestionPorts, story_id: UUID) -> None:
     """Everything built from a story outside its row: chunks, graph contributions, its node."""
     ports.vectors.delete_chunks(story_id)
-    withdraw_story(ports.graph, str(story_id))
-    graph_sync.delete_story_node(ports.graph, str(story_id))
+    with ports.stories.story_graph_lock(story_id):
+        withdraw_story(ports.graph, str(story_id))
+        graph_sync.delete_story_node(ports.graph, str(story_id))
 
 
 def delete_story(

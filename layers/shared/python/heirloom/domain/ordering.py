@@ -8,11 +8,18 @@ is the one with the greatest stamp; at an equal stamp, the more restrictive of t
 list, the more restrictive visibility). So a redelivered or late event never undoes a later or
 equal-time restriction, and the result does not depend on delivery order.
 
+Relationships are ordered the same way, each keyed by its two persons and its type: the
+envelope's time, then the sequence; at an equal stamp a removal wins, and of two versions a
+fixed order of the fields decides (`relationship_order`). Removals are remembered, so a late
+add or update never brings back a relationship removed at the same time or later; a changed
+type (`previous_type`) is the removal of the old key and the add of the new one, both at the
+update's stamp.
+
 A deleted story stays deleted: its tombstone outlives any create or update of that id, older
 or newer (a story restored at the source comes back under a new id).
 
-Dataset memberships and links (`heirloom load`) carry no time: they apply only where no story
-event has set the record (nor removed the membership); elsewhere they are skipped and
+Dataset memberships, relationships and links (`heirloom load`) carry no time: they apply only
+where no story event has set the record (nor removed the membership or relationship); elsewhere they are skipped and
 reported. Dataset stories carry their `updated_at` and follow the story rules.
 """
 
@@ -22,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from heirloom.contracts.records import Link, LinkStatus, Role, ShareMode, Visibility
+from heirloom.contracts.records import Link, LinkStatus, Relationship, Role, ShareMode, Visibility
 
 
 @dataclass(frozen=True, order=True)
@@ -90,3 +97,30 @@ def same_link_state(a: Link, b: Link) -> bool:
         b.share_mode,
         set(b.shared_story_ids),
     )
+
+
+def relationship_order(rel: Relationship) -> tuple[str, str, str]:
+    """A fixed order of two versions of one relationship with the same stamp: the greater
+    stays (no field is more restrictive than another; the order only makes the end state
+    independent of delivery order)."""
+    return (rel.detail or "", rel.since or "", rel.until or "")
+
+
+def relationship_applies(
+    stored: Relationship | None,
+    stored_stamp: Stamp | None,
+    removed: Stamp | None,
+    incoming: Relationship,
+    stamp: Stamp | None,
+) -> bool:
+    """Whether an add or update of one relationship (`stamp`: None from a dataset) replaces
+    the stored state: not after a removal at the same time or later (or any removal, for a
+    dataset record), nor over a newer change; at an equal stamp the greater version stays."""
+    if removed is not None and (stamp is None or stamp <= removed):
+        return False
+    match verdict(stored_stamp, stamp, exists=stored is not None):
+        case Verdict.SKIP:
+            return False
+        case Verdict.MERGE if stored is not None:
+            return relationship_order(incoming) >= relationship_order(stored)
+    return True

@@ -119,12 +119,14 @@ def _apply_record(ports: IngestionPorts, detail: StoryEventDetail, event: StoryE
         case UserCreated():
             return ingestion.apply_user(ports, detail.user)
         case RelationshipAdded():
-            return ingestion.apply_relationship(ports, detail.relationship)
+            return ingestion.apply_relationship(ports, detail.relationship, event.time, detail.sequence)
         case RelationshipUpdated():
-            return ingestion.update_relationship(ports, detail.relationship, detail.previous_type)
+            return ingestion.update_relationship(
+                ports, detail.relationship, detail.previous_type, event.time, detail.sequence
+            )
         case RelationshipRemoved():
             return ingestion.remove_relationship(
-                ports, detail.from_person_id, detail.to_person_id, detail.type
+                ports, detail.from_person_id, detail.to_person_id, detail.type, event.time, detail.sequence
             )
         case MemberAdded():
             return ingestion.apply_member(ports, detail.member, event.time, detail.sequence)

@@ -129,10 +129,32 @@ class PgDatabase:
                 )
             yield conn
 
+    @contextmanager
+    def hold(self, key: str) -> Iterator[None]:
+        """A transaction-level advisory lock on `key`, held on this thread's second connection
+        so the writes made meanwhile (on the first) commit on their own; re-entrant in the
+        thread. Released at the end, or when the connection drops."""
+        conn: psycopg.Connection[dict[str, Any]] | None = getattr(self._local, "lock_conn", None)
+        if conn is None or conn.closed or conn.broken:
+            conn = self._connect()
+            self._local.lock_conn = conn
+        with conn.transaction():
+            if self.pooled:
+                conn.execute(
+                    "SELECT set_config('statement_timeout', %s, true)",
+                    (str(int(self._statement_timeout_ms)),),
+                )
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+            yield
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        lock_conn = getattr(self._local, "lock_conn", None)
+        if lock_conn is not None:
+            lock_conn.close()
+            self._local.lock_conn = None
 
     # -- migrations -------------------------------------------------------------------------
     def migrate(self) -> list[str]:

@@ -3,7 +3,8 @@ extractor) and the ingestion failure log."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from uuid import UUID
 
 from heirloom.adapters.postgres.rows import (
@@ -18,6 +19,14 @@ class ProcessingLedger(StoreBase):
             (story_id,),
         )
         return (row["graph_hash"], row["extractor_version"] or "") if row else None
+
+    @contextmanager
+    def story_graph_lock(self, story_id: UUID) -> Iterator[None]:
+        """A transaction-level advisory lock keyed by the story (Aurora has them; RDS Proxy pins
+        nothing beyond the transaction), on the database's lock connection: the writes made
+        meanwhile commit on their own, as they would without it."""
+        with self.db.hold(f"story-graph:{story_id}"):
+            yield
 
     def mark_graph_synced(
         self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None

@@ -3,6 +3,8 @@ access-changing write ordered (domain/ordering.py) and serialised by an advisory
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -26,7 +28,16 @@ from heirloom.contracts.records import (
     Story,
     User,
 )
-from heirloom.domain.ordering import Stamp, Verdict, lesser_role, narrower_link, same_link_state, verdict
+from heirloom.domain.ordering import (
+    Stamp,
+    Verdict,
+    lesser_role,
+    narrower_link,
+    relationship_applies,
+    relationship_order,
+    same_link_state,
+    verdict,
+)
 from heirloom.ports import Change
 
 
@@ -170,26 +181,96 @@ class RecordWrites(StoreBase):
             )
             return Change.DELETED
 
-    def upsert_relationship(self, relationship: Relationship) -> Change:
-        r = relationship
-        return self._upsert(
-            "INSERT INTO person_relationships (from_person_id, to_person_id, type, detail, since, until)"
-            " VALUES (%s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (from_person_id, to_person_id, type) DO UPDATE SET detail = EXCLUDED.detail,"
-            " since = EXCLUDED.since, until = EXCLUDED.until"
-            " WHERE (person_relationships.detail, person_relationships.since, person_relationships.until)"
-            " IS DISTINCT FROM (EXCLUDED.detail, EXCLUDED.since, EXCLUDED.until)"
-            " RETURNING (xmax = 0) AS inserted",
-            (r.from_person_id, r.to_person_id, r.type.value, r.detail, r.since, r.until),
-        )
-
-    def remove_relationship(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Change:
+    def upsert_relationship(
+        self, relationship: Relationship, as_of: datetime | None = None, seq: int | None = None
+    ) -> Change:
+        """Ordered by (`as_of`, `seq`) (heirloom.domain.ordering): a change older than the
+        relationship's last change or removal is SKIPPED; at an equal stamp a removal wins and
+        of two versions the greater stays. Without `as_of` (a dataset record) it applies only
+        where no event has set or removed the relationship."""
+        r, incoming = relationship, Stamp.of(as_of, seq)
+        key = (r.from_person_id, r.to_person_id, r.type.value)
         with self.db.transaction() as conn:
-            gone = conn.execute(
+            advisory_lock(conn, "relationship:{}:{}:{}".format(*key))
+            removal = conn.execute(
+                "SELECT removed_at, removed_seq FROM relationship_removals"
+                " WHERE from_person_id = %s AND to_person_id = %s AND type = %s",
+                key,
+            ).fetchone()
+            row = conn.execute(
+                "SELECT detail, since, until, changed_at, changed_seq FROM person_relationships"
+                " WHERE from_person_id = %s AND to_person_id = %s AND type = %s",
+                key,
+            ).fetchone()
+            stored = (
+                None
+                if row is None
+                else r.model_copy(update={k: row[k] for k in ("detail", "since", "until")})
+            )
+            same = stored is not None and relationship_order(stored) == relationship_order(r)
+            removed = (
+                None if removal is None else Stamp(removal["removed_at"], seq_value(removal["removed_seq"]))
+            )
+            stored_stamp = stamp_of(row["changed_at"], row["changed_seq"]) if row else None
+            if not relationship_applies(stored, stored_stamp, removed, r, incoming):
+                return Change.UNCHANGED if same else Change.SKIPPED
+            conn.execute(
+                "INSERT INTO person_relationships"
+                " (from_person_id, to_person_id, type, detail, since, until, changed_at, changed_seq)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (from_person_id, to_person_id, type) DO UPDATE SET detail = EXCLUDED.detail,"
+                " since = EXCLUDED.since, until = EXCLUDED.until,"
+                " changed_at = EXCLUDED.changed_at, changed_seq = EXCLUDED.changed_seq",
+                (*key, r.detail, r.since, r.until, as_of, seq),
+            )
+        if stored is None:
+            return Change.CREATED
+        return Change.UNCHANGED if same else Change.UPDATED
+
+    @contextmanager
+    def relationship_lock(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Iterator[None]:
+        """Held on the database's lock connection (another key than the record write's own lock,
+        which is taken inside it on the write connection)."""
+        with self.db.hold(f"relationship-edge:{from_person_id}:{to_person_id}:{type_}"):
+            yield
+
+    def remove_relationship(
+        self,
+        from_person_id: UUID,
+        to_person_id: UUID,
+        type_: str,
+        as_of: datetime | None = None,
+        seq: int | None = None,
+    ) -> Change:
+        """With `as_of` (and `seq`), the removal is remembered (an older or equal-time add or
+        update delivered later is SKIPPED), and a relationship changed after it stays."""
+        key, incoming = (from_person_id, to_person_id, type_), Stamp.of(as_of, seq)
+        with self.db.transaction() as conn:
+            advisory_lock(conn, "relationship:{}:{}:{}".format(*key))
+            if as_of is not None:
+                conn.execute(
+                    "INSERT INTO relationship_removals (from_person_id, to_person_id, type, removed_at, removed_seq)"
+                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (from_person_id, to_person_id, type) DO UPDATE"
+                    " SET removed_at = EXCLUDED.removed_at, removed_seq = EXCLUDED.removed_seq"
+                    " WHERE (relationship_removals.removed_at, coalesce(relationship_removals.removed_seq, -1))"
+                    " < (EXCLUDED.removed_at, coalesce(EXCLUDED.removed_seq, -1))",
+                    (*key, as_of, seq),
+                )
+            row = conn.execute(
+                "SELECT changed_at, changed_seq FROM person_relationships"
+                " WHERE from_person_id = %s AND to_person_id = %s AND type = %s",
+                key,
+            ).fetchone()
+            if row is None:
+                return Change.UNCHANGED
+            stored_stamp = stamp_of(row["changed_at"], row["changed_seq"])
+            if incoming is not None and stored_stamp is not None and stored_stamp > incoming:
+                return Change.SKIPPED  # added again after this removal
+            conn.execute(
                 "DELETE FROM person_relationships WHERE from_person_id = %s AND to_person_id = %s AND type = %s",
-                (from_person_id, to_person_id, type_),
-            ).rowcount
-        return Change.DELETED if gone else Change.UNCHANGED
+                key,
+            )
+            return Change.DELETED
 
     def upsert_link(self, link: Link, as_of: datetime | None = None, seq: int | None = None) -> Change:
         """Ordered by (`as_of`, `seq`) (heirloom.domain.ordering): a change older than the link's
