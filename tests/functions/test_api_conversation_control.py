@@ -28,7 +28,7 @@ from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
 from tests.support.apigw import legacy_caller
 from tests.support.dataset import MiniDataset
-from tests.support.services import services_with
+from tests.support.services import context_services
 
 pytestmark = pytest.mark.integration
 
@@ -56,13 +56,8 @@ def world(ports, tmp_path):
         ports.stories.upsert_member(Member(legacy_id=UUID(mini.legacy), user_id=user, role=role))
         roles[role.value if role.value not in roles else f"second {role.value}"] = str(user)
     conversations = PgConversationStore(ports.stories.db)
-    services = services_with(
-        {"TRAVERSAL_BUDGET_MS": "10000"},
-        stories=ports.stories,
-        vectors=ports.vectors,
-        graph=ports.graph,
-        embedder=ports.embedder,
-        tokenizer=ports.tokenizer,
+    services = context_services(
+        ports,
         conversations=conversations,
         extractor=EXTRACTOR,
         start_ingestion=lambda story_id: None,

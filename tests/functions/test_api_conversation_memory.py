@@ -27,7 +27,7 @@ from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
 from tests.support.apigw import legacy_caller
 from tests.support.dataset import MiniDataset
-from tests.support.services import services_with
+from tests.support.services import context_services
 
 pytestmark = pytest.mark.integration
 
@@ -53,13 +53,8 @@ def api(ports, tmp_path):
         assert story is not None
         ingestion.process_story(q, story, content_hash(story.content))
 
-    services = services_with(
-        {"TRAVERSAL_BUDGET_MS": "10000"},
-        stories=ports.stories,
-        vectors=ports.vectors,
-        graph=ports.graph,
-        embedder=ports.embedder,
-        tokenizer=ports.tokenizer,
+    services = context_services(
+        ports,
         conversations=conversations,
         extractor=EXTRACTOR,
         start_ingestion=ingest,
@@ -180,13 +175,8 @@ def memory_world(ports, tmp_path):
         extra.append(str(user))
     conversations = PgConversationStore(ports.stories.db)
     conversations.set_memory(UUID(mini.legacy), True)  # off, no fact reaches a context (0021)
-    services = services_with(
-        {"TRAVERSAL_BUDGET_MS": "10000"},
-        stories=ports.stories,
-        vectors=ports.vectors,
-        graph=ports.graph,
-        embedder=ports.embedder,
-        tokenizer=ports.tokenizer,
+    services = context_services(
+        ports,
         conversations=conversations,
     )
     users = [mini.creator, mini.admirer, *extra]

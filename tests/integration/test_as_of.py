@@ -26,7 +26,7 @@ from heirloom_dev.loader import load_dataset
 from tests.integration.test_curation import ScriptedExtractor
 from tests.support import pipeline
 from tests.support.dataset import MiniDataset
-from tests.support.services import services_with
+from tests.support.services import context_services
 
 pytestmark = pytest.mark.integration
 
@@ -68,14 +68,7 @@ def world(ports, tmp_path):
         updated_at=LATER,
     )
     ingestion.apply_story(p, later)
-    services = services_with(
-        {"TRAVERSAL_BUDGET_MS": "10000"},
-        stories=p.stories,
-        vectors=p.vectors,
-        graph=p.graph,
-        embedder=p.embedder,
-        tokenizer=p.tokenizer,
-    )
+    services = context_services(p)
     return services, mini, later
 
 

@@ -28,7 +28,7 @@ from heirloom_dev.loader import load_dataset
 from tests.integration.test_curation import ScriptedExtractor
 from tests.support import pipeline
 from tests.support.dataset import MiniDataset
-from tests.support.services import services_with
+from tests.support.services import context_services
 
 pytestmark = pytest.mark.integration
 
@@ -121,9 +121,7 @@ def test_summaries_per_tier_hold_only_their_tier_s_facts(world):
 
 
 def _ask(ports, curation, mini, user: str) -> str:
-    services = services_with(
-        {"TRAVERSAL_BUDGET_MS": "10000"}, stories=ports.stories, vectors=ports.vectors, graph=ports.graph,
-        embedder=ports.embedder, tokenizer=ports.tokenizer, curation=curation,
+    services = context_services(ports, curation=curation,
     )  # fmt: skip
     request = ContextRequest(
         legacy_id=mini.legacy, user_id=user, persona="biographer", query="Sum up her life."

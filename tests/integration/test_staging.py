@@ -249,7 +249,7 @@ def test_records_and_deletes_are_in_the_changelog_shown_to_whoever_could_read_th
 def test_stage_then_approve_makes_an_entity_retrievable_by_the_context_workflow(staged):
     from heirloom.contracts.context import ContextRequest, Intent
     from tests.support import pipeline
-    from tests.support.services import services_with
+    from tests.support.services import context_services
 
     ports, mini, cur = staged
     request = ContextRequest(
@@ -261,14 +261,7 @@ def test_stage_then_approve_makes_an_entity_retrievable_by_the_context_workflow(
 
     def graph_entities() -> set[str]:
         # a new container each time: the gazetteer is cached per container (GAZETTEER_TTL_S)
-        services = services_with(
-            {"TRAVERSAL_BUDGET_MS": "10000"},
-            stories=ports.stories,
-            vectors=ports.vectors,
-            graph=ports.graph,
-            embedder=ports.embedder,
-            tokenizer=ports.tokenizer,
-        )
+        services = context_services(ports)
         out = pipeline.assemble(services, request, Intent.ENTITY_FOCUSED)
         return {str(h.get("entity")) for h in out["graph_results"]} | {
             str(h.get("via")) for h in out["graph_results"]

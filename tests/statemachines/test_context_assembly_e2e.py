@@ -13,7 +13,7 @@ from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked
 from heirloom_dev.loader import load_dataset
 from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle
-from tests.support.services import UNHURRIED, services_with
+from tests.support.services import context_services
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
 DATA = oracle.load(SAMPLE)
@@ -57,8 +57,7 @@ def module_ports(local_stack, tmp_path_factory):
 @pytest.fixture(scope="module")
 def ask(module_ports):
     p = module_ports
-    services = services_with(UNHURRIED, stories=p.stories, vectors=p.vectors, graph=p.graph, embedder=p.embedder,
-                             tokenizer=p.tokenizer)  # fmt: skip
+    services = context_services(p)  # fmt: skip
     with LocalWorkflows(services=services).start() as workflows:
         runner = LocalContextWorkflow(workflows)
 

@@ -9,7 +9,7 @@ from heirloom.contracts.context import AssembledContext, ContextRequest
 from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle
 from tests.support.sample import SAMPLE
-from tests.support.services import UNHURRIED, services_with
+from tests.support.services import context_services
 
 DATA = oracle.load(SAMPLE)
 DOM = "f8156de7-80fc-4f32-a0b0-5596b12c22c1"
@@ -21,8 +21,7 @@ MEMBERS = [(m["user_id"], m["role"]) for m in DATA["members"] if m["legacy_id"] 
 @pytest.fixture(scope="module")
 def ask(sample_ports):
     p = sample_ports
-    services = services_with(UNHURRIED, stories=p.stories, vectors=p.vectors, graph=p.graph, embedder=p.embedder,
-                             tokenizer=p.tokenizer)  # fmt: skip
+    services = context_services(p)  # fmt: skip
     with LocalWorkflows(services=services).start() as workflows:
         runner = LocalContextWorkflow(workflows)
 

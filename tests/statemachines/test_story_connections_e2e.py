@@ -12,7 +12,7 @@ from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked
 from heirloom.errors import AccessDenied, NotFound
 from heirloom_dev.workflow import LocalConnectionsWorkflow, LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle
-from tests.support.services import UNHURRIED, services_with
+from tests.support.services import context_services, services_with
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
 DATA = oracle.load(SAMPLE)
@@ -34,8 +34,7 @@ USER = {
 @pytest.fixture(scope="module")
 def flows(sample_ports):
     p = sample_ports
-    services = services_with(UNHURRIED, stories=p.stories, vectors=p.vectors, graph=p.graph, embedder=p.embedder,
-                             tokenizer=p.tokenizer)  # fmt: skip
+    services = context_services(p)  # fmt: skip
     with LocalWorkflows(services=services).start() as workflows:
         yield LocalConnectionsWorkflow(workflows, history=True), LocalContextWorkflow(workflows)
 
@@ -233,7 +232,6 @@ def test_the_api_routes_answer_through_the_story_connections_workflow(flows, sam
     import json
 
     from heirloom_dev.functions import LambdaContext, load_handler
-    from tests.support.services import services_with
 
     services = services_with(stories=sample_ports.stories, graph=sample_ports.graph)
     story = ID["Vine Street"]  # private: the admin may read it, the admirer may not

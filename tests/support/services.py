@@ -19,3 +19,17 @@ def services_with(env: dict[str, str] | None = None, **ports: Any) -> Services:
     for name, value in ports.items():
         services.__dict__[name] = value  # pre-fills the cached_property
     return services
+
+
+def context_services(ports: Any, env: dict[str, str] | None = None, **more: Any) -> Services:
+    """Services over a test stack's context ports (stories, vectors, graph, embedder, tokenizer),
+    unhurried (`UNHURRIED`, then `env`), with `more` ports."""
+    return services_with(
+        {**UNHURRIED, **(env or {})},
+        stories=ports.stories,
+        vectors=ports.vectors,
+        graph=ports.graph,
+        embedder=ports.embedder,
+        tokenizer=ports.tokenizer,
+        **more,
+    )
