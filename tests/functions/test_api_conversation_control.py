@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -22,24 +21,17 @@ from heirloom.adapters.factory import _spacy_extractor
 from heirloom.adapters.postgres import PgStoryStore
 from heirloom.adapters.postgres.conversations import PgConversationStore
 from heirloom.contracts.context import ContextRequest, Intent
-from heirloom.contracts.conversation import ConversationFact, ConversationMessage
 from heirloom.contracts.records import Member, Role, User
 from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
 from tests.support.apigw import legacy_caller
+from tests.support.conversations import WINDOW, plant, say
 from tests.support.dataset import MiniDataset
 from tests.support.services import context_services
 
 pytestmark = pytest.mark.integration
 
 EXTRACTOR = _spacy_extractor()
-#: a pronoun in the 4th message, its person named in the 1st
-WINDOW = [
-    "Ada Marsh grew up on a farm near the river.",
-    "We went there every summer.",
-    "The kitchen always smelled of bread.",
-    "She married Tom Reed in 1950.",
-]
 QUESTION = "Who did Ada marry?"
 
 
@@ -70,31 +62,6 @@ def world(ports, tmp_path):
         return str(pipeline.assemble(services, request, Intent.RELATIONAL)["formatted_context"])
 
     return call, context, mini, roles, conversations
-
-
-def say(call, user: str, conversation: str, messages: list[str]) -> list[Any]:
-    out = []
-    for text in messages:
-        status, body = call("POST", f"/conversations/{conversation}/messages", user, {"content": text})
-        assert status == 200, body
-        out.append(body)
-    return out
-
-
-def plant(conversations: PgConversationStore, legacy: str, owner: str, token: str) -> tuple[UUID, UUID]:
-    """One message stating one fact, stored as the owner's conversation; (conversation, fact)."""
-    cid, fid, at = uuid.uuid4(), uuid.uuid4(), datetime.now(UTC)
-    message = ConversationMessage(
-        conversation_id=cid, seq=1, legacy_id=legacy, user_id=owner, role="user",
-        content=f"Ada Marsh married {token}.", sent_at=at,
-    )  # fmt: skip
-    fact = ConversationFact(
-        id=fid, conversation_id=cid, seq=1, legacy_id=legacy, user_id=owner, source="Ada Marsh",
-        relation="MARRIED", target=token, verb="married", sentence=message.content, confidence=0.9,
-        told_at=at,
-    )  # fmt: skip
-    assert conversations.add_message(message, [fact])
-    return cid, fid
 
 
 def test_a_member_lists_reads_and_deletes_their_own_conversation(world):

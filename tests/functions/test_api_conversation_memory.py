@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from datetime import UTC, datetime
-from typing import Any
 from uuid import UUID
 
 import pytest
@@ -19,26 +18,19 @@ from hypothesis import strategies as st
 from heirloom.adapters.factory import _spacy_extractor
 from heirloom.adapters.postgres.conversations import PgConversationStore
 from heirloom.contracts.context import ContextRequest, Intent
-from heirloom.contracts.conversation import ConversationFact, ConversationMessage
 from heirloom.contracts.records import Member, Role, User
 from heirloom.domain import ingestion
 from heirloom.domain.chunking import content_hash
 from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
 from tests.support.apigw import legacy_caller
+from tests.support.conversations import WINDOW, plant, say
 from tests.support.dataset import MiniDataset
 from tests.support.services import context_services
 
 pytestmark = pytest.mark.integration
 
 EXTRACTOR = _spacy_extractor()
-#: a pronoun in the 4th message, its person named in the 1st
-WINDOW = [
-    "Ada Marsh grew up on a farm near the river.",
-    "We went there every summer.",
-    "The kitchen always smelled of bread.",
-    "She married Tom Reed in 1950.",
-]
 
 
 @pytest.fixture
@@ -67,15 +59,6 @@ def api(ports, tmp_path):
         return str(pipeline.assemble(services, request, Intent.RELATIONAL)["formatted_context"])
 
     return call, context, mini, conversations
-
-
-def say(call, user: str, conversation: str, messages: list[str]) -> list[Any]:
-    out = []
-    for text in messages:
-        status, body = call("POST", f"/conversations/{conversation}/messages", user, {"content": text})
-        assert status == 200, body
-        out.append(body)
-    return out
 
 
 def test_memory_is_off_by_default_and_then_nothing_is_stored(api):
@@ -193,17 +176,7 @@ def test_property_no_member_sees_another_members_conversation_facts(memory_world
     at = datetime.now(UTC)
     for owner in owners:
         token = f"Zq{uuid.uuid4().hex[:8]}"
-        cid = uuid.uuid4()
-        message = ConversationMessage(
-            conversation_id=cid, seq=1, legacy_id=mini.legacy, user_id=owner, role="user",
-            content=f"Ada Marsh married {token}.", sent_at=at,
-        )  # fmt: skip
-        fact = ConversationFact(
-            id=uuid.uuid4(), conversation_id=cid, seq=1, legacy_id=mini.legacy, user_id=owner,
-            source="Ada Marsh", relation="MARRIED", target=token, verb="married",
-            sentence=message.content, confidence=0.9, told_at=at,
-        )  # fmt: skip
-        assert conversations.add_message(message, [fact])
+        plant(conversations, mini.legacy, owner, token, at)
         planted[owner].append(token)
     every = [t for tokens in planted.values() for t in tokens]
     requester = data.draw(st.sampled_from(users), label="requester")
@@ -238,17 +211,7 @@ def test_the_owner_rule_holds_when_the_store_returns_everyones_facts(memory_worl
     mini, users, conversations, services, _ = memory_world
     at = datetime.now(UTC)
     for owner, token in ((mini.creator, "Zqcreator"), (mini.admirer, "Zqadmirer")):
-        cid = uuid.uuid4()
-        message = ConversationMessage(
-            conversation_id=cid, seq=1, legacy_id=mini.legacy, user_id=owner, role="user",
-            content=f"Ada Marsh married {token}.", sent_at=at,
-        )  # fmt: skip
-        fact = ConversationFact(
-            id=uuid.uuid4(), conversation_id=cid, seq=1, legacy_id=mini.legacy, user_id=owner,
-            source="Ada Marsh", relation="MARRIED", target=token, verb="married",
-            sentence=message.content, confidence=0.9, told_at=at,
-        )  # fmt: skip
-        assert conversations.add_message(message, [fact])
+        plant(conversations, mini.legacy, owner, token, at)
     original = PgConversationStore.facts_of
 
     def everyones(self, legacy_id, user_id, limit):

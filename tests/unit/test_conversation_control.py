@@ -5,13 +5,13 @@ role may create, and a leaving member's memory forgotten by `ingestion.remove_me
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 import pytest
 
 from heirloom.adapters.memory import memory_services
 from heirloom.contracts.context import ContextRequest, Intent, QueryIntent
-from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationStoryBody
+from heirloom.contracts.conversation import ConversationStoryBody
 from heirloom.contracts.records import Legacy, Member, Person, Role, User, Visibility
 from heirloom.domain import ingestion
 from heirloom.domain.conversation_memory import (
@@ -24,6 +24,7 @@ from heirloom.domain.conversation_memory import (
     story_from_conversation,
 )
 from heirloom.errors import AccessDenied, NotFound
+from tests.support.conversations import plant
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -44,24 +45,11 @@ def world():
     return services, ports, legacy, users
 
 
-def plant(ports: ConversationPorts, legacy: UUID, owner: UUID, target: str) -> tuple[UUID, UUID]:
-    cid, fid = uuid4(), uuid4()
-    message = ConversationMessage(
-        conversation_id=cid, seq=1, legacy_id=legacy, user_id=owner, role="user",
-        content=f"Ada Marsh married {target}.", sent_at=T0,
-    )  # fmt: skip
-    fact = ConversationFact(
-        id=fid, conversation_id=cid, seq=1, legacy_id=legacy, user_id=owner, source="Ada Marsh",
-        relation="MARRIED", target=target, verb="married", sentence=message.content, confidence=0.9,
-        told_at=T0,
-    )  # fmt: skip
-    assert ports.conversations.add_message(message, [fact])
-    return cid, fid
-
-
 def test_every_role_sees_and_deletes_its_own_alone(world):
     _, ports, legacy, users = world
-    planted = {role: plant(ports, legacy, user, f"T{role.value}") for role, user in users.items()}
+    planted = {
+        role: plant(ports.conversations, legacy, user, f"T{role.value}", T0) for role, user in users.items()
+    }
     for role, user in users.items():
         assert [c.conversation_id for c in conversations_for(ports, legacy, user)] == [planted[role][0]]
         for other, (cid, fid) in planted.items():
@@ -87,7 +75,7 @@ def test_every_role_sees_and_deletes_its_own_alone(world):
 
 def test_memory_off_keeps_facts_out_of_own_facts(world):
     services, ports, legacy, users = world
-    plant(ports, legacy, users[Role.ADVOCATE], "Tom Reed")
+    plant(ports.conversations, legacy, users[Role.ADVOCATE], "Tom Reed", T0)
     request = ContextRequest(
         legacy_id=legacy, user_id=users[Role.ADVOCATE], persona="biographer", query="Ada?"
     )
@@ -102,7 +90,7 @@ def test_memory_off_keeps_facts_out_of_own_facts(world):
 @pytest.mark.parametrize("visibility", list(Visibility))
 def test_a_story_takes_a_visibility_the_role_reads(world, role, visibility):
     _, ports, legacy, users = world
-    cid, _ = plant(ports, legacy, users[role], "Tom Reed")
+    cid, _ = plant(ports.conversations, legacy, users[role], "Tom Reed", T0)
     body = ConversationStoryBody(title="Ada", visibility=visibility)
     if role is Role.ADMIRER and visibility is Visibility.PRIVATE:
         with pytest.raises(AccessDenied, match="may not create a private story"):
@@ -117,14 +105,14 @@ def test_a_story_takes_a_visibility_the_role_reads(world, role, visibility):
 def test_a_removed_member_is_forgotten_and_a_skipped_removal_forgets_nothing(world):
     services, ports, legacy, users = world
     leaving, staying = users[Role.ADMIRER], users[Role.ADVOCATE]
-    cid, _ = plant(ports, legacy, leaving, "Tom Reed")
-    kept, _ = plant(ports, legacy, staying, "Tom Reed")
+    cid, _ = plant(ports.conversations, legacy, leaving, "Tom Reed", T0)
+    kept, _ = plant(ports.conversations, legacy, staying, "Tom Reed", T0)
     assert services.ingestion.conversations is services.conversations
     ingestion.remove_member(services.ingestion, legacy, leaving)
     assert services.conversations.messages(cid) == [] and len(services.conversations.messages(kept)) == 1
     later = datetime(2026, 2, 1, tzinfo=UTC)
     services.stories.upsert_member(Member(legacy_id=legacy, user_id=leaving, role=Role.ADMIRER), later)
-    again, _ = plant(ports, legacy, leaving, "Tom Reed")
+    again, _ = plant(ports.conversations, legacy, leaving, "Tom Reed", T0)
     ingestion.remove_member(services.ingestion, legacy, leaving, datetime(2026, 1, 15, tzinfo=UTC))
     assert services.stories.role_of(leaving, legacy) is Role.ADMIRER  # the older removal skipped
     assert len(services.conversations.messages(again)) == 1
