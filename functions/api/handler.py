@@ -161,6 +161,14 @@ def post_enrichment(legacy_id: UUID, body: Annotated[EnrichmentBody, Body()]) ->
     return run(call, app.context["services"], connections_workflow=app.context.get("connections"))
 
 
+def _answers(model: Any, reasons: dict[int, str]) -> dict[int, Any]:
+    """A route's OpenAPI answers: 200 with the model, or a typed refusal per status."""
+    error = {"application/json": {"schema": ERROR_BODY}}
+    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}} | {
+        code: {"description": text, "content": error} for code, text in reasons.items()
+    }
+
+
 def _curation_responses(model: Any) -> dict[int, Any]:
     """The curation routes' answers: the model, or a typed refusal."""
     reasons = {
@@ -171,10 +179,7 @@ def _curation_responses(model: Any) -> dict[int, Any]:
         " staged item's story text changed since it was staged",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
     }
-    error = {"application/json": {"schema": ERROR_BODY}}
-    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}} | {
-        code: {"description": text, "content": error} for code, text in reasons.items()
-    }
+    return _answers(model, reasons)
 
 
 @app.get("/legacies/<legacy_id>/merge-suggestions", responses=_curation_responses(list[MergeSuggestion]))
@@ -253,10 +258,7 @@ def _conversation_responses(model: Any) -> dict[int, Any]:
         " message of the conversation arrived at the same time",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
     }
-    error = {"application/json": {"schema": ERROR_BODY}}
-    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}} | {
-        code: {"description": text, "content": error} for code, text in reasons.items()
-    }
+    return _answers(model, reasons)
 
 
 @app.get("/legacies/<legacy_id>/conversation-memory", responses=_conversation_responses(MemorySetting))
