@@ -24,6 +24,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command; the environment it sets for the handlers (Powertools defaults, the
+    stack's URLs) is the command's: a caller in the same process, such as a test, gets its own
+    back."""
+    saved = dict(os.environ)
+    try:
+        return _run(argv)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     import warnings
 
     warnings.filterwarnings("ignore", message="No application metrics to publish")
