@@ -6,7 +6,7 @@ A node whose label the caller does not know is anchored by one labelled, indexed
 (`ANCHOR_LABELS`), the branches joined by a top-level `UNION ALL` (Neptune's openCypher has no
 `CALL {}`); an unlabelled `MATCH (x) WHERE x.id IN $ids` scans every node on FalkorDB (27 ms at
 10k stories, against 0.6 ms). Each branch sorts and cuts as the whole query did; `finish`
-re-applies the order, DISTINCT and the limit to the branches' rows (`MERGED`)."""
+re-applies the order, DISTINCT and the limit to the branches' rows (`Merge`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _any_label(var: str, labels: Sequence[str]) -> str:
     return "(" + " OR ".join(f"{var}:{label}" for label in labels) + ")"
 
 
-def _per_label(branch: str, labels: Sequence[str]) -> str:
+def per_label(branch: str, labels: Sequence[str]) -> str:
     """`branch` once per label, joined by UNION ALL: `{label}` is the branch's label, `{first}`
     keeps out an `x` an earlier branch anchors (a node with two labels is anchored once), and
     `{earlier}` a `y` an earlier branch anchors (a fact between two named nodes is read once)."""
@@ -96,8 +96,8 @@ ORDER BY story_id
 LIMIT $limit
 """
 
-#: per label (`_per_label`); ties on the story are broken by the remaining columns
-ENTITY_FOCUSED = _per_label(
+#: per label (`per_label`); ties on the story are broken by the remaining columns
+ENTITY_FOCUSED = per_label(
     """
 MATCH (x:{label})
 WHERE x.id IN $ids{first}
@@ -200,8 +200,8 @@ LIMIT $limit
 
 #: stories whose current facts (docs/decisions/0012) touch the named persons or things: "who gave
 #: her the ring", "the friend he worked with"; `linked` says the fact joins two named nodes
-#: per label (`_per_label`); ties are broken by the remaining columns
-STORY_FACTS = _per_label(
+#: per label (`per_label`); ties are broken by the remaining columns
+STORY_FACTS = per_label(
     """
 MATCH (x:{label})
 WHERE x.id IN $ids{first}
@@ -234,9 +234,9 @@ LIMIT $limit
 
 #: the current facts of the named persons and things, each with its sentence and its story (for
 #: the known-connections block; the access filter keeps only those whose story the user may read)
-#: per label (`_per_label`): a fact between two named nodes is read by the branch of the first
+#: per label (`per_label`): a fact between two named nodes is read by the branch of the first
 #: one's label only (`{earlier}`: the other end is no earlier branch's anchor)
-FACT_SENTENCES = _per_label(
+FACT_SENTENCES = per_label(
     """
 MATCH (x:{label})
 WHERE x.id IN $ids{first}
@@ -331,6 +331,21 @@ class Merge:
     order: tuple[tuple[OrderKey, bool], ...]
     distinct: bool = False
 
+    def apply(self, rows: list[dict[str, Any]], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Each branch is sorted and cut already: the rows in one order and cut (a stable sort
+        keeps a tie in branch order), duplicates first dropped under DISTINCT."""
+        if self.distinct:
+            seen: set[str] = set()
+            unique = []
+            for row in rows:
+                if (key := repr(sorted(row.items()))) not in seen:
+                    seen.add(key)
+                    unique.append(row)
+            rows = unique
+        for item, descending in reversed(self.order):  # stable: each pass keeps the later items' order
+            rows = sorted(rows, key=partial(_sort_key, item, params), reverse=descending)
+        return rows[: int(params["limit"])]
+
 
 def _subject_first(row: Mapping[str, Any], params: Mapping[str, Any]) -> int:
     """`CASE WHEN a.id = $subject_id OR b.id = $subject_id THEN 0 ELSE 1 END`"""
@@ -375,19 +390,6 @@ def _sort_key(key: OrderKey, params: Mapping[str, Any], row: Mapping[str, Any]) 
 
 
 def finish(name: str, rows: list[dict[str, Any]], params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The template's rows as one query gives them: a per-label union's branch rows merged (each
-    branch is sorted and cut already; a stable sort keeps a tie in branch order), others as they are."""
+    """A template's rows as one query gives them (a per-label union's merged, others as they are)."""
     merge = MERGED.get(name)
-    if merge is None:
-        return rows
-    if merge.distinct:
-        seen: set[str] = set()
-        unique = []
-        for row in rows:
-            if (seen_key := repr(sorted(row.items()))) not in seen:
-                seen.add(seen_key)
-                unique.append(row)
-        rows = unique
-    for item, descending in reversed(merge.order):  # stable: each pass keeps the later items' order
-        rows = sorted(rows, key=partial(_sort_key, item, params), reverse=descending)
-    return rows[: int(params["limit"])]
+    return rows if merge is None else merge.apply(rows, params)
