@@ -1,6 +1,7 @@
 """The per-label templates (one labelled, indexed anchor per label, `graph_queries.per_label`)
 give what the single query with the unlabelled anchor gave: on random graphs, with a node of two
-labels, facts between two named nodes, facts told twice, missing names and shared names, for
+labels, a node without an id, facts between two named nodes, facts told twice, missing names
+and shared names, for
 every limit, the merged rows are a valid answer of the old query (the same ORDER BY keys in the
 same order, each row one of its rows, no row more often), and all of its rows when none is cut."""
 
@@ -94,9 +95,9 @@ def _frozen(row: Mapping[str, Any]) -> str:
 
 
 def _build(graph: Any, rng: random.Random) -> list[str]:
-    """A random graph of named nodes (one with two labels, some without a name), stories in two
-    legacies mentioning them, and FACT edges between them (current and superseded, some told
-    by two stories, some between the same pair twice); the ids of the named nodes."""
+    """A random graph of named nodes (one with two labels, some without a name; one more without
+    an id), stories in two legacies mentioning them, and FACT edges between them (current and
+    superseded, some told by two stories, some between the same pair twice); the named ids."""
     labels = ["Person", "Place", "Event", "Object"]
     names = ["Ada", "Ben", "Cy", "Dot", None]
     nodes: list[str] = []
@@ -124,10 +125,12 @@ def _build(graph: Any, rng: random.Random) -> list[str]:
             "SET r.name = $name",
             {"s": sid, "t": target, "kind": kind, "name": rng.choice([None, None, "alias"])},
         )
+    graph.run("CREATE (n:Person {legacy_id: $l, name: 'Anon'})", {"l": LEGACY})  # a node without an id
     for _ in range(45):
-        a, b = rng.choice(nodes), rng.choice(nodes)
+        a, b = rng.choice(nodes), rng.choice([*nodes, "anon"])
         graph.run(
-            "MATCH (a {id: $a}) MATCH (b {id: $b}) CREATE (a)-[f:FACT]->(b) "
+            "MATCH (a {id: $a}) MATCH (b) WHERE b.id = $b OR ($b = 'anon' AND b.name = 'Anon') "
+            "CREATE (a)-[f:FACT]->(b) "
             "SET f.valid_to = $to, f.legacy_id = $l, f.story_id = $s, f.relation = $rel, f.name = $name, "
             "f.verb = 'v', f.sentence = $sentence, f.conflicting = false, f.narrator = '', f.years = '', "
             "f.negated = false",

@@ -33,7 +33,7 @@ def per_label(branch: str, labels: Sequence[str]) -> str:
     for k, label in enumerate(labels):
         before = labels[:k]
         first = f" AND NOT {_any_label('x', before)}" if before else ""
-        earlier = f" AND NOT (y.id IN $ids AND {_any_label('y', before)})" if before else ""
+        earlier = f" AND NOT (coalesce(y.id IN $ids, false) AND {_any_label('y', before)})" if before else ""
         parts.append(branch.format(label=label, first=first, earlier=earlier))
     return "UNION ALL".join(parts)
 
