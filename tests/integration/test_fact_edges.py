@@ -139,23 +139,23 @@ def test_different_narrators_disagreeing_are_both_kept_as_conflicting(graph):
 
 
 def test_templates_read_only_current_facts_with_their_sentence_and_story(graph):
-    from heirloom.domain.graph_queries import TEMPLATES
+    from tests.support.graph_fixture import run_template
 
     fx = _people(graph)
     first, second = _story(1, NARRATOR_A, 0), _story(2, NARRATOR_A, 30)
     _sync(fx, first, _married("Rose married Walt in 1950."))
     _sync(fx, second, _married("Rose and Walt married in 1952."))
     base = {"legacy_ids": [str(LEGACY)], "limit": 20}
-    rows = fx.run(TEMPLATES["story_facts"], {**base, "ids": [str(WALT)]})
+    rows = run_template(fx, "story_facts", {**base, "ids": [str(WALT)]})
     married = {(r["story_id"], r["entity"], r["via"]) for r in rows if r["relationship"] == "MARRIED"}
     assert married == {(str(second.id), "Walt Hale", "Rose Hale")}  # the superseded telling is not read
-    both = fx.run(TEMPLATES["story_facts"], {**base, "ids": [str(WALT), str(ROSE)]})
+    both = run_template(fx, "story_facts", {**base, "ids": [str(WALT), str(ROSE)]})
     assert all(r["linked"] for r in both if r["relationship"] == "MARRIED")
-    told = fx.run(TEMPLATES["fact_sentences"], {**base, "ids": [str(ROSE)], "subject_id": str(ROSE)})
+    told = run_template(fx, "fact_sentences", {**base, "ids": [str(ROSE)], "subject_id": str(ROSE)})
     assert [(r["subject"], r["predicate"], r["object"], r["sentence"], r["title"]) for r in told] == [
         ("Rose Hale", "MARRIED", "Walt Hale", "Rose and Walt married in 1952.", "Story 2")
     ]
     # another legacy's ids see nothing
-    assert fx.run(TEMPLATES["story_facts"], {**base, "legacy_ids": ["other"], "ids": [str(WALT)]}) == []
-    neighbours = fx.run(TEMPLATES["fact_neighbours"], {**base, "ids": [str(WALT)]})
+    assert run_template(fx, "story_facts", {**base, "legacy_ids": ["other"], "ids": [str(WALT)]}) == []
+    neighbours = run_template(fx, "fact_neighbours", {**base, "ids": [str(WALT)]})
     assert all(r["via"] == "Rose Hale" for r in neighbours)

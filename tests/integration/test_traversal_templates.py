@@ -7,11 +7,10 @@ import uuid
 import pytest
 
 from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, QueryEntities, QueryIntent
-from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.personas import load_personas
 from heirloom.domain.traversal import traverse
 from heirloom.domain.year_keys import year_keys, year_range
-from tests.support.graph_fixture import build_fixture_graph, fid, fname
+from tests.support.graph_fixture import build_fixture_graph, fid, fname, run_template
 
 
 @pytest.fixture
@@ -20,7 +19,7 @@ def fx(graph):
 
 
 def _rows(graph, name, **params):
-    return graph.run(TEMPLATES[name], params)
+    return run_template(graph, name, params)
 
 
 def _names(values):

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from heirloom.domain.entity_sync import years_property
+from heirloom.domain.graph_queries import TEMPLATES, finish
 from heirloom.ports import GraphStore
+
+
+def run_template(graph: GraphStore, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One template's rows as the traversal reads them (a per-label union's merged: `finish`)."""
+    return finish(name, graph.run(TEMPLATES[name], params), params)
 
 
 def fid(name: str) -> str:

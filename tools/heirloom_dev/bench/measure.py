@@ -215,7 +215,7 @@ def _time_parts(
 ) -> None:
     """Parts timed alone: the query's embedding (the local model's share of vector_search) and
     each traversal template."""
-    from heirloom.domain.graph_queries import TEMPLATES
+    from heirloom.domain.graph_queries import TEMPLATES, finish
     from heirloom.domain.retrieval import query_text
 
     t = time.perf_counter()
@@ -223,7 +223,7 @@ def _time_parts(
     record("vector_search.query_embedding", _ms(t))
     for name, params in template_params(sample, limit).items():
         t = time.perf_counter()
-        ports.graph.run(TEMPLATES[name], params)
+        finish(name, ports.graph.run(TEMPLATES[name], params), params)
         record(f"traversal.{name}", _ms(t))
 
 

@@ -21,7 +21,7 @@ from heirloom.contracts.context import (
     QueryIntent,
     TraversalStat,
 )
-from heirloom.domain.graph_queries import LEGACY_CONTEXT
+from heirloom.domain.graph_queries import ANCHOR_LABELS, LEGACY_CONTEXT, Merge, per_label
 from heirloom.domain.personas import TraversalConfig
 from heirloom.domain.query_pool import QueryPool
 from heirloom.domain.year_keys import year_keys, year_range
@@ -44,21 +44,33 @@ MATCH (s:Story {id: $story_id})
 RETURN s.years AS years
 """
 
-#: every story linked to one of the entities (the seed story too: it shows what it mentions)
-CONNECTED_STORIES = f"""
-MATCH (e)
-WHERE (e:Person OR e:Place OR e:Event OR e:Object) AND e.id IN $ids
-MATCH (s:Story)-[:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(e)
+#: every story linked to one of the entities (the seed story too: it shows what it mentions); per
+#: label, by its id index (`per_label`), the branches merged by `CONNECTED_MERGE`
+CONNECTED_STORIES = per_label(
+    """
+MATCH (x:{label})
+WHERE x.id IN $ids{first}
+WITH x
+MATCH (s:Story)-[:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(x)
 WHERE s.legacy_id IN $legacy_ids
-RETURN DISTINCT s.id AS story_id, e.id AS entity_id, e.name AS entity, {_LABEL} AS label
-ORDER BY entity_id, story_id
+RETURN DISTINCT s.id AS story_id, x.id AS entity_id, x.name AS entity,
+       CASE WHEN x:Person THEN 'Person' WHEN x:Place THEN 'Place' WHEN x:Event THEN 'Event' ELSE 'Object' END AS label
+ORDER BY entity_id, story_id, entity, label
 LIMIT $limit
-"""
+""",
+    ANCHOR_LABELS,
+)
+CONNECTED_MERGE = Merge(
+    tuple((column, False) for column in ("entity_id", "story_id", "entity", "label")), distinct=True
+)
 
-#: stories whose years fall in a period (`$years`: "|1970|" .. "|1979|")
+#: stories whose years fall in a period (`$years`: "|1970|" .. "|1979|"); the years of the
+#: legacies' stories only, as in graph_queries.TEMPORAL
 PERIOD_STORIES = """
 MATCH (s:Story)
-WHERE s.legacy_id IN $legacy_ids AND size([y IN $years WHERE coalesce(s.years, '') CONTAINS y]) > 0
+WHERE s.legacy_id IN $legacy_ids
+WITH s, [y IN $years WHERE coalesce(s.years, '') CONTAINS y] AS hits
+WHERE size(hits) > 0
 RETURN s.id AS story_id
 ORDER BY story_id
 LIMIT $limit
@@ -182,7 +194,7 @@ def _connections(
     q.prefetch(*calls)
     hits: list[GraphHit] = []
     if ids:
-        for row in q.run(*calls[0]):
+        for row in CONNECTED_MERGE.apply(q.run(*calls[0]), calls[0][2]):
             kind = str(row["label"]).lower()
             hits.append(_hit(row["story_id"], f"connected_{kind}", row["entity"]))
     for (start, end), call in zip(spans, calls[1 if ids else 0 :], strict=True):

@@ -25,7 +25,7 @@ from heirloom.contracts.context import (
     TraversalStat,
 )
 from heirloom.domain.described import described_people
-from heirloom.domain.graph_queries import TEMPLATES
+from heirloom.domain.graph_queries import TEMPLATES, finish
 from heirloom.domain.personas import TraversalConfig
 from heirloom.domain.query_pool import QueryPool, call_key
 from heirloom.domain.year_keys import year_keys, year_range
@@ -108,7 +108,7 @@ class _Run:
         if answer is None:
             self.status = "timeout"
             return []
-        rows, latency_ms = answer
+        rows, latency_ms = finish(template, answer[0], params), answer[1]
         if self.cache is not None and template in NEIGHBOURHOOD_TEMPLATES:
             self.cache.put(template, params, rows)
         self.stats.append(TraversalStat(template=template, results=len(rows), latency_ms=latency_ms))
