@@ -106,11 +106,12 @@ def test_link_shares_round_trip(pair):
         shared_story_ids=tuple(sorted([s1, s2])),
     )
     assert store.upsert_link(link) is Change.CREATED
-    assert store.links_of(b) == [link]
+    assert store.links_of(b) == [link] == [store.get_link(link.id)]
     assert store.upsert_link(link) is Change.UNCHANGED
     narrowed = link.model_copy(update={"shared_story_ids": (s1,)})
     assert store.upsert_link(narrowed) is Change.UPDATED
     assert store.links_of(a)[0].shared_story_ids == (s1,)
+    assert store.get_link(link.id) == narrowed and store.get_link(uuid4()) is None
 
 
 def test_vector_search_applies_the_read_scope_in_sql(pair):
