@@ -254,8 +254,9 @@ def _conversation_responses(model: Any) -> dict[int, Any]:
         " its creator or an admin, or (the story) a visibility the caller's role may not create",
         404: "NotFound: the legacy, or a conversation or fact of the caller's in it, does not exist"
         " (another member's reads as missing)",
-        409: "Conflict: conversation memory is off for the legacy (nothing stored), or another"
-        " message of the conversation arrived at the same time",
+        409: "Conflict: conversation memory is off for the legacy (nothing stored), the caller"
+        " deleted this conversation (its id is not used again), or another message of the"
+        " conversation arrived at the same time",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
     }
     return _answers(model, reasons)

@@ -97,6 +97,29 @@ def test_a_member_lists_reads_and_deletes_their_own_conversation(world):
     assert status == 400
 
 
+def test_a_deleted_conversation_id_stays_deleted(world):
+    """A message to a deleted conversation never starts a new one under its id: 409 with the
+    reason to its owner, 404 to anyone else (as another member's conversation), nothing stored."""
+    call, context, mini, roles, conversations = world
+    cid = str(uuid.uuid4())
+    say(call, mini.admirer, cid, WINDOW)
+    assert call("DELETE", f"/conversations/{cid}", mini.admirer)[0] == 200
+    status, body = call("POST", f"/conversations/{cid}/messages", mini.admirer, {"content": WINDOW[-1]})
+    assert (status, body["error"]) == (409, "Conflict")
+    assert "was deleted" in body["reason"] and "new id" in body["reason"]
+    for role, user in roles.items():
+        if user != mini.admirer:
+            status, body = call("POST", f"/conversations/{cid}/messages", user, {"content": "Hello."})
+            assert (status, body["error"]) == (404, "NotFound"), role
+    assert conversations.messages(UUID(cid)) == []
+    assert conversations.facts_of(UUID(mini.legacy), UUID(mini.admirer), 100) == []
+    assert call("GET", "/conversations", mini.admirer) == (200, [])
+    assert "Tom Reed" not in context(mini.admirer)
+    for method, path in (("GET", f"/conversations/{cid}/facts"), ("DELETE", f"/conversations/{cid}")):
+        assert call(method, path, mini.admirer)[0] == 404
+    say(call, mini.admirer, str(uuid.uuid4()), WINDOW[:1])  # a new id starts a new one
+
+
 def test_one_fact_is_deleted_and_its_message_stays(world):
     call, context, mini, _, conversations = world
     cid = str(uuid.uuid4())
@@ -268,6 +291,8 @@ def test_a_member_who_leaves_loses_their_conversation_memory_of_that_legacy(send
     again = plant(conversations, legacy, user, "Zqagain")
     assert send(event("member_removed", "2019-11-04T10:00:00Z")) == "skipped"
     assert len(conversations.messages(again[0])) == 1
+    for cid, _ in leaving:  # what leaving deleted stays deleted
+        assert conversations.deleted_owner(cid) == (UUID(legacy), UUID(user))
 
 
 def test_the_visibility_rule_is_what_each_role_reads():

@@ -371,9 +371,19 @@ def test_conversation_store_lists_and_deletes_by_owner_only(conversation_pair):
     assert len(conversations.messages(theirs)) == 2
     assert conversations.delete_fact(legacy, user, my_facts[0].id) == my_facts[0]
     assert [f.target for f in conversations.facts_in(legacy, user, mine)] == ["T2", "T3"]
+    assert conversations.deleted_owner(mine) is None
     assert conversations.delete_conversation(legacy, user, mine) == (3, 2)
     assert conversations.messages(mine) == [] and conversations.facts_in(legacy, user, mine) == []
+    assert conversations.deleted_owner(mine) == (legacy, user)
+    again = ConversationMessage(
+        conversation_id=mine, seq=1, legacy_id=legacy, user_id=user, role="user", content="again",
+        sent_at=T0,
+    )  # fmt: skip
+    assert conversations.add_message(again, []) is False  # the id stays deleted
+    assert conversations.messages(mine) == []
     assert conversations.forget_member(legacy, user) == 1
+    assert conversations.deleted_owner(short) == (legacy, user)
+    assert conversations.deleted_owner(theirs) is None
     assert conversations.conversations_of(legacy, user) == []
     assert [c.conversation_id for c in conversations.conversations_of(legacy, other)] == [theirs]
     assert [f.target for f in conversations.facts_of(legacy, other, 10)] == ["T2", "T1"]

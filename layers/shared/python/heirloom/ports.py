@@ -349,7 +349,11 @@ class ConversationStore(Protocol):
 
     def add_message(self, message: ConversationMessage, facts: Sequence[ConversationFact]) -> bool:
         """Store the message and its facts together; False (nothing stored) when the
-        conversation already has a message at `message.seq`."""
+        conversation already has a message at `message.seq`, or was deleted."""
+        ...
+
+    def deleted_owner(self, conversation_id: UUID) -> tuple[UUID, UUID] | None:
+        """(legacy, user) of a deleted conversation: its id stays deleted; None if it never was."""
         ...
 
     def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
@@ -367,7 +371,8 @@ class ConversationStore(Protocol):
 
     def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
         """Remove the conversation's messages and facts together when it is the user's in the
-        legacy; (messages, facts) removed, (0, 0) when it is not theirs or unknown."""
+        legacy, leaving its id deleted for good; (messages, facts) removed, (0, 0) when it is not
+        theirs or unknown."""
         ...
 
     def delete_fact(self, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> ConversationFact | None:
@@ -375,8 +380,8 @@ class ConversationStore(Protocol):
         ...
 
     def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
-        """Remove every conversation of the user in the legacy (their messages and facts);
-        how many messages went."""
+        """Remove every conversation of the user in the legacy (their messages and facts; their
+        ids stay deleted); how many messages went."""
         ...
 
 

@@ -13,6 +13,8 @@ class MemoryConversationStore:
         self.enabled: set[UUID] = set()
         self.by_conversation: dict[UUID, list[ConversationMessage]] = {}
         self.facts: list[ConversationFact] = []
+        #: deleted conversation -> (legacy, owner): the id stays deleted
+        self.deleted: dict[UUID, tuple[UUID, UUID]] = {}
 
     def memory_enabled(self, legacy_id: UUID) -> bool:
         return legacy_id in self.enabled
@@ -25,6 +27,8 @@ class MemoryConversationStore:
         return list(found[-last:] if last else found)
 
     def add_message(self, message: ConversationMessage, facts: Sequence[ConversationFact]) -> bool:
+        if message.conversation_id in self.deleted:
+            return False
         stored = self.by_conversation.setdefault(message.conversation_id, [])
         if any(m.seq == message.seq for m in stored):
             return False
@@ -32,6 +36,9 @@ class MemoryConversationStore:
         stored.sort(key=lambda m: m.seq)
         self.facts.extend(facts)
         return True
+
+    def deleted_owner(self, conversation_id: UUID) -> tuple[UUID, UUID] | None:
+        return self.deleted.get(conversation_id)
 
     def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
         own = [f for f in self.facts if f.legacy_id == legacy_id and f.user_id == user_id]
@@ -65,6 +72,7 @@ class MemoryConversationStore:
         if not found:
             return 0, 0
         del self.by_conversation[conversation_id]
+        self.deleted[conversation_id] = (legacy_id, user_id)
         kept = [f for f in self.facts if f.conversation_id != conversation_id]
         removed, self.facts = len(self.facts) - len(kept), kept
         return len(found), removed

@@ -94,11 +94,14 @@ def post_message(
     ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID, body: MessageBody
 ) -> MessageResult:
     """Store a message of the caller's conversation and the facts it states (a user message),
-    together. Memory off: Conflict, nothing stored."""
+    together. Memory off, or the caller's conversation deleted (its id stays deleted): Conflict,
+    nothing stored."""
     scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)  # a member: NotFound, AccessDenied
     if not ports.conversations.memory_enabled(legacy_id):
         raise Conflict("conversation memory is off for this legacy; nothing was stored")
     earlier = _own_conversation(ports, legacy_id, user_id, conversation_id, COREFERENCE_WINDOW - 1)
+    if not earlier:
+        _not_deleted(ports, legacy_id, user_id, conversation_id)
     message = ConversationMessage(
         conversation_id=conversation_id,
         seq=(earlier[-1].seq + 1) if earlier else 1,
@@ -114,8 +117,23 @@ def post_message(
         found = window_facts(ports.extractor, [*earlier, message], known)
         facts = [_stored(message, i, f) for i, f in enumerate(found)]
     if not ports.conversations.add_message(message, facts):
+        _not_deleted(ports, legacy_id, user_id, conversation_id)  # deleted meanwhile
         raise Conflict("another message of this conversation arrived at the same time; send it again")
     return MessageResult(conversation_id=conversation_id, seq=message.seq, facts=tuple(facts))
+
+
+def _not_deleted(ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> None:
+    """A deleted conversation's id stays deleted: Conflict for its owner, and for anyone else
+    the NotFound another member's conversation answers."""
+    owner = ports.conversations.deleted_owner(conversation_id)
+    if owner is None:
+        return
+    if owner != (legacy_id, user_id):
+        raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
+    raise Conflict(
+        f"conversation {conversation_id} was deleted and its id is not used again;"
+        " start a new conversation with a new id; nothing was stored"
+    )
 
 
 def window_facts(

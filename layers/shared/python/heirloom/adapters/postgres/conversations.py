@@ -1,13 +1,16 @@
 """Conversation memory in PostgreSQL (docs/decisions/0018, 0021): the legacy's switch, the
 messages, and the facts of the owner's messages, a message and its facts in one transaction;
-every read and delete by its owner names them (`legacy_id`, `user_id`) in the statement."""
+every read and delete by its owner names them (`legacy_id`, `user_id`) in the statement. A
+deleted conversation leaves a tombstone (migration 017); a message and a delete of one
+conversation serialise on an advisory lock, so no message lands in a conversation deleted
+meanwhile."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from uuid import UUID
 
-from heirloom.adapters.postgres.rows import StoreBase
+from heirloom.adapters.postgres.rows import StoreBase, advisory_lock
 from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
 
 _MESSAGE_COLUMNS = "conversation_id, seq, legacy_id, user_id, role, content, sent_at"
@@ -40,6 +43,11 @@ class PgConversationStore(StoreBase):
 
     def add_message(self, message: ConversationMessage, facts: Sequence[ConversationFact]) -> bool:
         with self.db.transaction() as conn:
+            advisory_lock(conn, f"conversation:{message.conversation_id}")
+            if conn.execute(
+                "SELECT 1 FROM conversation_tombstones WHERE conversation_id = %s", (message.conversation_id,)
+            ).fetchone():
+                return False
             inserted = conn.execute(
                 f"INSERT INTO conversation_messages ({_MESSAGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (conversation_id, seq) DO NOTHING RETURNING seq",
@@ -76,6 +84,13 @@ class PgConversationStore(StoreBase):
                     ),
                 )
             return True
+
+    def deleted_owner(self, conversation_id: UUID) -> tuple[UUID, UUID] | None:
+        row = self._one(
+            "SELECT legacy_id, user_id FROM conversation_tombstones WHERE conversation_id = %s",
+            (conversation_id,),
+        )
+        return (row["legacy_id"], row["user_id"]) if row else None
 
     def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
         rows = (
@@ -120,6 +135,7 @@ class PgConversationStore(StoreBase):
     def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
         owner = (conversation_id, legacy_id, user_id)
         with self.db.transaction() as conn:
+            advisory_lock(conn, f"conversation:{conversation_id}")
             facts = conn.execute(
                 "DELETE FROM conversation_facts WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s",
                 owner,
@@ -129,6 +145,12 @@ class PgConversationStore(StoreBase):
                 " AND user_id = %s",
                 owner,
             ).rowcount
+            if messages:
+                conn.execute(
+                    "INSERT INTO conversation_tombstones (conversation_id, legacy_id, user_id)"
+                    " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                    (conversation_id, legacy_id, user_id),
+                )
         return messages, facts
 
     def delete_fact(self, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> ConversationFact | None:
@@ -142,6 +164,19 @@ class PgConversationStore(StoreBase):
 
     def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
         with self.db.transaction() as conn:
+            # each conversation's lock, in id order (as two writers of several never deadlock)
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('conversation:' || c, 0)) FROM"
+                " (SELECT DISTINCT conversation_id::text AS c FROM conversation_messages"
+                "  WHERE legacy_id = %s AND user_id = %s ORDER BY 1) owned",
+                (legacy_id, user_id),
+            )
+            conn.execute(
+                "INSERT INTO conversation_tombstones (conversation_id, legacy_id, user_id)"
+                " SELECT DISTINCT conversation_id, legacy_id, user_id FROM conversation_messages"
+                " WHERE legacy_id = %s AND user_id = %s ON CONFLICT DO NOTHING",
+                (legacy_id, user_id),
+            )
             conn.execute(
                 "DELETE FROM conversation_facts WHERE legacy_id = %s AND user_id = %s", (legacy_id, user_id)
             )
