@@ -364,6 +364,18 @@ def test_conversation_store_lists_and_deletes_by_owner_only(conversation_pair):
         T0 + timedelta(minutes=3),
     )
     assert [f.target for f in conversations.facts_in(legacy, user, mine)] == ["T1", "T2", "T3"]
+    # pages: at most `limit`, those after a (last message time, id) or (seq, id)
+    first = listed[0]
+    assert conversations.conversations_of(legacy, user, 1) == listed[:1]
+    assert (
+        conversations.conversations_of(legacy, user, 5, (first.last_message_at, first.conversation_id))
+        == listed[1:]
+    )
+    assert [f.target for f in conversations.facts_in(legacy, user, mine, 2)] == ["T1", "T2"]
+    assert [f.target for f in conversations.facts_in(legacy, user, mine, 5, (1, my_facts[0].id))] == [
+        "T2",
+        "T3",
+    ]
     assert conversations.facts_in(legacy, user, theirs) == []  # not the user's
     # someone else's: nothing removed
     assert conversations.delete_conversation(legacy, user, theirs) == (0, 0)

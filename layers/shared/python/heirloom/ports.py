@@ -360,13 +360,27 @@ class ConversationStore(Protocol):
         """The user's own conversation facts in the legacy, newest first."""
         ...
 
-    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
-        """The user's own conversations in the legacy, the latest message's first."""
+    def conversations_of(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        limit: int | None = None,
+        after: tuple[datetime, UUID] | None = None,
+    ) -> list[ConversationSummary]:
+        """The user's own conversations in the legacy, by (last message time, id) descending:
+        at most `limit`, those after `after` in that order."""
         ...
 
-    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
-        """The facts of the conversation when it is the user's in the legacy (else none), in
-        message order."""
+    def facts_in(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        conversation_id: UUID,
+        limit: int | None = None,
+        after: tuple[int, UUID] | None = None,
+    ) -> list[ConversationFact]:
+        """The facts of the conversation when it is the user's in the legacy (else none), by
+        (message seq, id): at most `limit`, those after `after`."""
         ...
 
     def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from uuid import UUID
 
 from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
@@ -48,7 +49,13 @@ class MemoryConversationStore:
         found = self.by_conversation.get(conversation_id, [])
         return found if found and (found[0].legacy_id, found[0].user_id) == (legacy_id, user_id) else []
 
-    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
+    def conversations_of(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        limit: int | None = None,
+        after: tuple[datetime, UUID] | None = None,
+    ) -> list[ConversationSummary]:
         out = [
             ConversationSummary(
                 conversation_id=cid,
@@ -60,12 +67,29 @@ class MemoryConversationStore:
             for cid in self.by_conversation
             if (found := self._owned(legacy_id, user_id, cid))
         ]
-        return sorted(out, key=lambda c: (c.last_message_at, str(c.conversation_id)), reverse=True)
+        ranked = sorted(out, key=lambda c: (c.last_message_at, str(c.conversation_id)), reverse=True)
+        if after is not None:
+            ranked = [
+                c for c in ranked if (c.last_message_at, str(c.conversation_id)) < (after[0], str(after[1]))
+            ]
+        return ranked[:limit]
 
-    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
+    def facts_in(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        conversation_id: UUID,
+        limit: int | None = None,
+        after: tuple[int, UUID] | None = None,
+    ) -> list[ConversationFact]:
         if not self._owned(legacy_id, user_id, conversation_id):
             return []
-        return sorted((f for f in self.facts if f.conversation_id == conversation_id), key=lambda f: f.seq)
+        ranked = sorted(
+            (f for f in self.facts if f.conversation_id == conversation_id), key=lambda f: (f.seq, str(f.id))
+        )
+        if after is not None:
+            ranked = [f for f in ranked if (f.seq, str(f.id)) > (after[0], str(after[1]))]
+        return ranked[:limit]
 
     def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
         found = self._owned(legacy_id, user_id, conversation_id)

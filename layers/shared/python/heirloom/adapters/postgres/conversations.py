@@ -8,6 +8,7 @@ meanwhile."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from uuid import UUID
 
 from heirloom.adapters.postgres.rows import StoreBase, advisory_lock
@@ -104,29 +105,47 @@ class PgConversationStore(StoreBase):
         )
         return [ConversationFact(**r) for r in rows]
 
-    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
+    def conversations_of(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        limit: int | None = None,
+        after: tuple[datetime, UUID] | None = None,
+    ) -> list[ConversationSummary]:
+        at, cid = after or (None, None)
         rows = (
             self.db.connection()
             .execute(
-                "SELECT m.conversation_id, min(m.sent_at) AS first_message_at,"
+                "SELECT * FROM (SELECT m.conversation_id, min(m.sent_at) AS first_message_at,"
                 " max(m.sent_at) AS last_message_at, count(*) AS messages,"
                 " (SELECT count(*) FROM conversation_facts f WHERE f.conversation_id = m.conversation_id"
                 "  AND f.legacy_id = %s AND f.user_id = %s) AS facts"
                 " FROM conversation_messages m WHERE m.legacy_id = %s AND m.user_id = %s"
-                " GROUP BY m.conversation_id ORDER BY last_message_at DESC, m.conversation_id DESC",
-                (legacy_id, user_id, legacy_id, user_id),
+                " GROUP BY m.conversation_id) c"
+                " WHERE %s::timestamptz IS NULL OR (c.last_message_at, c.conversation_id) < (%s, %s::uuid)"
+                " ORDER BY last_message_at DESC, conversation_id DESC LIMIT %s",
+                (legacy_id, user_id, legacy_id, user_id, at, at, cid, limit),
             )
             .fetchall()
         )
         return [ConversationSummary(**r) for r in rows]
 
-    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
+    def facts_in(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        conversation_id: UUID,
+        limit: int | None = None,
+        after: tuple[int, UUID] | None = None,
+    ) -> list[ConversationFact]:
+        seq, fid = after or (None, None)
         rows = (
             self.db.connection()
             .execute(
                 f"SELECT {_FACT_COLUMNS} FROM conversation_facts"
-                " WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s ORDER BY seq, id",
-                (conversation_id, legacy_id, user_id),
+                " WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s"
+                " AND (%s::integer IS NULL OR (seq, id) > (%s, %s::uuid)) ORDER BY seq, id LIMIT %s",
+                (conversation_id, legacy_id, user_id, seq, seq, fid, limit),
             )
             .fetchall()
         )
