@@ -209,8 +209,15 @@ def test_property_the_routes_show_and_delete_a_members_own_alone(world, planted,
         planted.setdefault(owner, {})[cid] = token
     role = data.draw(st.sampled_from(sorted(roles)), label="requester")
     user, own = roles[role], planted.get(role, {})
-    listed = call("GET", "/conversations", user)[1]["conversations"]
-    assert {UUID(c["conversation_id"]) for c in listed} == set(own)
+    limit = data.draw(st.integers(1, 3), label="page size")
+    listed = [c for page in pages(call, "/conversations", user, "conversations", limit) for c in page]
+    assert sorted(UUID(c["conversation_id"]) for c in listed) == sorted(own)  # each once, theirs alone
+    # another member's cursor pages on through the caller's own conversations only
+    other = roles[data.draw(st.sampled_from(sorted(roles)), label="cursor's owner")]
+    cursor = call("GET", "/conversations", other, query={"limit": "1"})[1]["next_cursor"]
+    if cursor is not None:
+        status, page = call("GET", "/conversations", user, query={"cursor": cursor})
+        assert status == 200 and {UUID(c["conversation_id"]) for c in page["conversations"]} <= set(own)
     every = [(owner, cid) for owner, cids in planted.items() for cid in cids]
     for owner, cid in every:
         status, facts = call("GET", f"/conversations/{cid}/facts", user)
