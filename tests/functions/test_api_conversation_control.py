@@ -316,13 +316,19 @@ def test_a_bad_limit_or_cursor_is_400_with_a_reason(world):
     other, _ = plant(conversations, mini.legacy, mini.admirer, "Zqtwo")
     plant(conversations, mini.legacy, mini.admirer, "Zqthree")
     listing = call("GET", "/conversations", mini.admirer, query={"limit": "1"})[1]["next_cursor"]
-    forged = base64.urlsafe_b64encode(json.dumps(["conversations", "yesterday", str(cid)]).encode()).decode()
+
+    def forged(*keys: str) -> str:
+        return base64.urlsafe_b64encode(json.dumps(keys).encode()).decode()
+
     bad = [
         ({"limit": "0"}, "limit"),
         ({"limit": str(PAGE_MAX + 1)}, "limit"),
         ({"limit": "ten"}, "limit"),
         ({"cursor": "not a cursor"}, "cursor"),
-        ({"cursor": forged}, "cursor"),
+        ({"cursor": forged("conversations", "yesterday", str(cid))}, "cursor"),
+        ({"cursor": forged("conversations", "2024-05-01T09:00:00", str(cid))}, "cursor"),  # no offset
+        ({"cursor": forged(f"facts:{cid}", "one", str(cid))}, "cursor"),
+        ({"cursor": forged("conversations", "2024-05-01T09:00:00+00:00")}, "cursor"),
         ({"cursor": "x" * 201}, "cursor"),
         ({"cursor": ""}, "cursor"),
     ]
@@ -333,15 +339,15 @@ def test_a_bad_limit_or_cursor_is_400_with_a_reason(world):
             assert field in body["reason"], (path, query, body)
     # a cursor is for its own listing: the conversations' is no facts cursor, nor one
     # conversation's facts cursor another's
-    for path in (f"/conversations/{cid}/facts",):
-        status, body = call("GET", path, mini.admirer, query={"cursor": listing})
-        assert (status, body["error"]) == (400, "InvalidRequest") and "cursor" in body["reason"]
-    facts_cursor = base64.urlsafe_b64encode(json.dumps([f"facts:{cid}", "1", str(cid)]).encode()).decode()
+    facts_cursor = forged(f"facts:{cid}", "1", str(cid))
     assert call("GET", f"/conversations/{cid}/facts", mini.admirer, query={"cursor": facts_cursor})[0] == 200
-    status, body = call("GET", f"/conversations/{other}/facts", mini.admirer, query={"cursor": facts_cursor})
-    assert (status, body["error"]) == (400, "InvalidRequest")
-    status, body = call("GET", "/conversations", mini.admirer, query={"cursor": facts_cursor})
-    assert (status, body["error"]) == (400, "InvalidRequest")
+    for path, cursor in (
+        (f"/conversations/{cid}/facts", listing),
+        (f"/conversations/{other}/facts", facts_cursor),
+        ("/conversations", facts_cursor),
+    ):
+        status, body = call("GET", path, mini.admirer, query={"cursor": cursor})
+        assert (status, body["error"]) == (400, "InvalidRequest") and "cursor" in body["reason"], path
 
 
 @pytest.mark.parametrize(

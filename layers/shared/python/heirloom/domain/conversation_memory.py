@@ -271,7 +271,7 @@ def conversations_for(
     after = None
     if cursor is not None:
         at, cid = _decode_cursor("conversations", cursor)
-        after = (_parsed(datetime.fromisoformat, at), _parsed(UUID, cid))
+        after = (_parsed(_aware, at), _parsed(UUID, cid))
     found = ports.conversations.conversations_of(legacy_id, user_id, limit + 1, after)
     page, more = found[:limit], len(found) > limit
     last = page[-1] if more else None
@@ -334,6 +334,13 @@ def _decode_cursor(listing: str, cursor: str) -> list[str]:
     ):
         raise InvalidRequest(_BAD_CURSOR)
     return decoded[1:]
+
+
+def _aware(text: str) -> datetime:
+    when = datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        raise ValueError("a time without its offset")
+    return when
 
 
 def _parsed(parse: Callable[[str], _T], key: str) -> _T:
