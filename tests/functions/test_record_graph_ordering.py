@@ -7,6 +7,7 @@ is made from the record as stored, under a lock keyed by what it writes (the per
 import json
 import threading
 from dataclasses import replace
+from datetime import UTC, datetime
 from itertools import permutations
 from pathlib import Path
 from uuid import UUID
@@ -16,6 +17,8 @@ import pytest
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.adapters.postgres.conversations import PgConversationStore
+from heirloom.domain import ingestion
+from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom_dev.functions import LambdaContext, load_handler
 from tests.support.services import services_with
 
@@ -268,3 +271,40 @@ def test_a_delivery_waits_while_another_writer_holds_the_record_s_lock(send, db,
     thread.join(60)
     assert not errors, errors
     assert state(ports) == expected
+
+
+def test_a_graph_rebuild_waits_for_a_record_s_lock_and_writes_what_is_stored_then(send, db, ports):
+    """A rebuild (`heirloom backfill --rebuild-graph`) reads each record again under its lock: a
+    membership removed while the rebuild waits for it leaves no edge behind."""
+    assert member_state(ports) == ("advocate", ["advocate"])  # the sample's, as loaded
+    dbs, (theirs,) = _containers(db, ports, 1)
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def rebuild():
+        try:
+            rebuild_graph(theirs, ports.stories.legacy_ids())
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            dbs[0].close()
+            done.set()
+
+    with ports.stories.member_lock(UUID(SAMPLE_LEGACY), UUID(CAROL["id"])):
+        thread = threading.Thread(target=rebuild)
+        thread.start()
+        for _ in range(3000):  # until the rebuild waits on the lock (or has ended)
+            if done.is_set() or _waiting_backends(db.url):
+                break
+            threading.Event().wait(0.01)
+        assert not done.is_set(), "the rebuild did not wait for the membership's lock"
+        # the holder removes the member meanwhile (the lock is re-entrant on its connection)
+        ingestion.remove_member(
+            ports, UUID(SAMPLE_LEGACY), UUID(CAROL["id"]), datetime(2019, 11, 4, tzinfo=UTC)
+        )
+        assert member_state(ports) == (None, [])
+    thread.join(60)
+    assert not errors, errors
+    assert member_state(ports) == (None, [])
+    assert person_state(ports)[1] == []  # Rosa was never created; the rest was rebuilt
+    assert ports.graph.run("MATCH (p:Person) RETURN count(p) AS n")[0]["n"] > 0

@@ -161,7 +161,7 @@ def apply_member(
     _require_user(ports, "user_id", member.user_id)
     with ports.stories.member_lock(member.legacy_id, member.user_id):
         change = ports.stories.upsert_member(member, as_of, seq)
-        _sync_membership(ports, member.legacy_id, member.user_id)
+        sync_membership_edge(ports, member.legacy_id, member.user_id)
     return change
 
 
@@ -178,13 +178,13 @@ def remove_member(
     neither loses its edge nor its memory to this removal."""
     with ports.stories.member_lock(legacy_id, user_id):
         change = ports.stories.remove_member(legacy_id, user_id, as_of, seq)
-        _sync_membership(ports, legacy_id, user_id)
+        sync_membership_edge(ports, legacy_id, user_id)
         if ports.conversations is not None and ports.stories.role_of(user_id, legacy_id) is None:
             ports.conversations.forget_member(legacy_id, user_id)
     return change
 
 
-def _sync_membership(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> None:
+def sync_membership_edge(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> None:
     """The member's social edge to the subject, as the membership is stored (a skipped late
     event rewrites the stored state, never its own); the caller holds the membership's lock."""
     legacy, user = ports.stories.get_legacy(legacy_id), ports.stories.get_user(user_id)
@@ -206,7 +206,7 @@ def apply_relationship(
     _require_person(ports, "to_person_id", rel.to_person_id)
     with ports.stories.relationship_lock(rel.from_person_id, rel.to_person_id, rel.type.value):
         change = ports.stories.upsert_relationship(rel, as_of, seq)
-        _sync_relationship(ports, rel.from_person_id, rel.to_person_id, rel.type)
+        sync_relationship_edge(ports, rel.from_person_id, rel.to_person_id, rel.type)
     legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
     ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
     _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
@@ -245,15 +245,16 @@ def remove_relationship(
     relationship added again after it stays."""
     with ports.stories.relationship_lock(from_person_id, to_person_id, type_.value):
         change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value, as_of, seq)
-        _sync_relationship(ports, from_person_id, to_person_id, type_)
+        sync_relationship_edge(ports, from_person_id, to_person_id, type_)
     return change
 
 
-def _sync_relationship(
+def sync_relationship_edge(
     ports: IngestionPorts, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
 ) -> None:
     """The known edge as the relationship is stored (a skipped late event rewrites the stored
-    state, never its own): written when there is one, dropped when not."""
+    state, never its own): written when there is one, dropped when not; the caller holds the
+    relationship's lock."""
     stored = next(
         (
             r
