@@ -16,11 +16,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from heirloom.contracts.connections import StoryConnections
 from heirloom.contracts.conversation import (
+    CURSOR_MAX_CHARS,
+    PAGE_DEFAULT,
+    PAGE_MAX,
     ConversationDeleted,
-    ConversationFact,
+    ConversationFactPage,
+    ConversationPage,
     ConversationStory,
     ConversationStoryBody,
-    ConversationSummary,
     FactDeleted,
     MemorySetting,
     MessageBody,
@@ -249,13 +252,15 @@ def _curate(**fields: Any) -> Any:
 def _conversation_responses(model: Any) -> dict[int, Any]:
     """The conversation-memory routes' answers: the model, or a typed refusal."""
     reasons = {
-        400: "InvalidRequest: the path or body does not match the contract",
+        400: "InvalidRequest: the path, query or body does not match the contract (a `limit`"
+        " outside 1..200, a `cursor` no listing gave)",
         403: "AccessDenied: no verified identity, not a member of the legacy, (the switch) not"
         " its creator or an admin, or (the story) a visibility the caller's role may not create",
         404: "NotFound: the legacy, or a conversation or fact of the caller's in it, does not exist"
         " (another member's reads as missing)",
-        409: "Conflict: conversation memory is off for the legacy (nothing stored), or another"
-        " message of the conversation arrived at the same time",
+        409: "Conflict: conversation memory is off for the legacy (nothing stored), the caller"
+        " deleted this conversation (its id is not used again), or another message of the"
+        " conversation arrived at the same time",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
     }
     return _answers(model, reasons)
@@ -296,19 +301,32 @@ def post_conversation_story(
     return _converse(action="story", legacy_id=legacy_id, conversation_id=conversation_id, story=body)
 
 
-@app.get("/legacies/<legacy_id>/conversations", responses=_conversation_responses(list[ConversationSummary]))
-def get_conversations(legacy_id: UUID) -> list[ConversationSummary]:
-    """The caller's own conversations in the legacy, latest first, with their counts."""
-    return _converse(action="conversations", legacy_id=legacy_id)
+#: a listing's page size (`limit`) and where it goes on from (`cursor`, as `next_cursor` gave it)
+Limit = Annotated[int, Query(ge=1, le=PAGE_MAX)]
+Cursor = Annotated[str | None, Query(min_length=1, max_length=CURSOR_MAX_CHARS)]
+
+
+@app.get("/legacies/<legacy_id>/conversations", responses=_conversation_responses(ConversationPage))
+def get_conversations(
+    legacy_id: UUID, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None
+) -> ConversationPage:
+    """The caller's own conversations in the legacy, latest first, with their counts; `limit`
+    per page (50 unless given, at most 200), `cursor` (a page's `next_cursor`) the next page."""
+    return _converse(action="conversations", legacy_id=legacy_id, limit=limit, cursor=cursor)
 
 
 @app.get(
     "/legacies/<legacy_id>/conversations/<conversation_id>/facts",
-    responses=_conversation_responses(list[ConversationFact]),
+    responses=_conversation_responses(ConversationFactPage),
 )
-def get_conversation_facts(legacy_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
-    """The facts of the caller's conversation, each with the sentence it came from."""
-    return _converse(action="facts", legacy_id=legacy_id, conversation_id=conversation_id)
+def get_conversation_facts(
+    legacy_id: UUID, conversation_id: UUID, limit: Limit = PAGE_DEFAULT, cursor: Cursor = None
+) -> ConversationFactPage:
+    """The facts of the caller's conversation, each with the sentence it came from, in message
+    order; paged as the conversations are."""
+    return _converse(
+        action="facts", legacy_id=legacy_id, conversation_id=conversation_id, limit=limit, cursor=cursor
+    )
 
 
 @app.delete(

@@ -106,11 +106,12 @@ def test_link_shares_round_trip(pair):
         shared_story_ids=tuple(sorted([s1, s2])),
     )
     assert store.upsert_link(link) is Change.CREATED
-    assert store.links_of(b) == [link]
+    assert store.links_of(b) == [link] == [store.get_link(link.id)]
     assert store.upsert_link(link) is Change.UNCHANGED
     narrowed = link.model_copy(update={"shared_story_ids": (s1,)})
     assert store.upsert_link(narrowed) is Change.UPDATED
     assert store.links_of(a)[0].shared_story_ids == (s1,)
+    assert store.get_link(link.id) == narrowed and store.get_link(uuid4()) is None
 
 
 def test_vector_search_applies_the_read_scope_in_sql(pair):
@@ -363,6 +364,18 @@ def test_conversation_store_lists_and_deletes_by_owner_only(conversation_pair):
         T0 + timedelta(minutes=3),
     )
     assert [f.target for f in conversations.facts_in(legacy, user, mine)] == ["T1", "T2", "T3"]
+    # pages: at most `limit`, those after a (last message time, id) or (seq, id)
+    first = listed[0]
+    assert conversations.conversations_of(legacy, user, 1) == listed[:1]
+    assert (
+        conversations.conversations_of(legacy, user, 5, (first.last_message_at, first.conversation_id))
+        == listed[1:]
+    )
+    assert [f.target for f in conversations.facts_in(legacy, user, mine, 2)] == ["T1", "T2"]
+    assert [f.target for f in conversations.facts_in(legacy, user, mine, 5, (1, my_facts[0].id))] == [
+        "T2",
+        "T3",
+    ]
     assert conversations.facts_in(legacy, user, theirs) == []  # not the user's
     # someone else's: nothing removed
     assert conversations.delete_conversation(legacy, user, theirs) == (0, 0)
@@ -370,9 +383,19 @@ def test_conversation_store_lists_and_deletes_by_owner_only(conversation_pair):
     assert len(conversations.messages(theirs)) == 2
     assert conversations.delete_fact(legacy, user, my_facts[0].id) == my_facts[0]
     assert [f.target for f in conversations.facts_in(legacy, user, mine)] == ["T2", "T3"]
+    assert conversations.deleted_owner(mine) is None
     assert conversations.delete_conversation(legacy, user, mine) == (3, 2)
     assert conversations.messages(mine) == [] and conversations.facts_in(legacy, user, mine) == []
+    assert conversations.deleted_owner(mine) == (legacy, user)
+    again = ConversationMessage(
+        conversation_id=mine, seq=1, legacy_id=legacy, user_id=user, role="user", content="again",
+        sent_at=T0,
+    )  # fmt: skip
+    assert conversations.add_message(again, []) is False  # the id stays deleted
+    assert conversations.messages(mine) == []
     assert conversations.forget_member(legacy, user) == 1
+    assert conversations.deleted_owner(short) == (legacy, user)
+    assert conversations.deleted_owner(theirs) is None
     assert conversations.conversations_of(legacy, user) == []
     assert [c.conversation_id for c in conversations.conversations_of(legacy, other)] == [theirs]
     assert [f.target for f in conversations.facts_of(legacy, other, 10)] == ["T2", "T1"]

@@ -37,6 +37,7 @@ VOLATILE = {
     ("entity_keep_apart", "decided_at"),
     ("graph_impact", "last_built_at"),
     ("communities", "built_at"),
+    ("conversation_tombstones", "deleted_at"),
 }
 #: operational logs, not state: a run with faults records its failures here by design, and
 #: counts each retried graph write again as impact toward community rebuilds

@@ -51,7 +51,9 @@ def test_every_role_sees_and_deletes_its_own_alone(world):
         role: plant(ports.conversations, legacy, user, f"T{role.value}", T0) for role, user in users.items()
     }
     for role, user in users.items():
-        assert [c.conversation_id for c in conversations_for(ports, legacy, user)] == [planted[role][0]]
+        assert [c.conversation_id for c in conversations_for(ports, legacy, user).conversations] == [
+            planted[role][0]
+        ]
         for other, (cid, fid) in planted.items():
             if other is role:
                 continue
@@ -63,9 +65,9 @@ def test_every_role_sees_and_deletes_its_own_alone(world):
                 delete_fact(ports, legacy, user, fid)
     cid, fid = planted[Role.ADMIRER]
     admirer = users[Role.ADMIRER]
-    assert [f.target for f in facts_for(ports, legacy, admirer, cid)] == ["Tadmirer"]
+    assert [f.target for f in facts_for(ports, legacy, admirer, cid).facts] == ["Tadmirer"]
     assert delete_fact(ports, legacy, admirer, fid).conversation_id == cid
-    assert facts_for(ports, legacy, admirer, cid) == []
+    assert facts_for(ports, legacy, admirer, cid).facts == ()
     assert delete_conversation(ports, legacy, admirer, cid).messages == 1
     with pytest.raises(NotFound):
         facts_for(ports, legacy, admirer, cid)
@@ -83,7 +85,7 @@ def test_memory_off_keeps_facts_out_of_own_facts(world):
     assert [f.object for f in own_facts(services.conversations, request, intent, 5)] == ["Tom Reed"]
     services.conversations.set_memory(legacy, False)
     assert own_facts(services.conversations, request, intent, 5) == ()
-    assert conversations_for(ports, legacy, users[Role.ADVOCATE])[0].facts == 1  # kept
+    assert conversations_for(ports, legacy, users[Role.ADVOCATE]).conversations[0].facts == 1  # kept
 
 
 @pytest.mark.parametrize("role", list(Role))

@@ -68,6 +68,19 @@ class RecordWriter(Protocol):
     def remove_member(
         self, legacy_id: UUID, user_id: UUID, as_of: datetime | None = None, seq: int | None = None
     ) -> Change: ...
+    def person_lock(self, person_id: UUID) -> AbstractContextManager[None]:
+        """Held around a person's write and its graph node's (as `relationship_lock`)."""
+        ...
+
+    def member_lock(self, legacy_id: UUID, user_id: UUID) -> AbstractContextManager[None]:
+        """Held around a membership's write and its social edge's (as `relationship_lock`)."""
+        ...
+
+    def link_lock(self, link_id: UUID) -> AbstractContextManager[None]:
+        """Held around a link's write and its LINKED_TO edge's (as `relationship_lock`); keyed
+        by the link's id, which keys its edge."""
+        ...
+
     def upsert_relationship(
         self, relationship: Relationship, as_of: datetime | None = None, seq: int | None = None
     ) -> Change: ...
@@ -115,6 +128,7 @@ class AccessReads(Protocol):
         ...
 
     def links_of(self, legacy_id: UUID) -> list[Link]: ...
+    def get_link(self, link_id: UUID) -> Link | None: ...
     def persons_of(self, legacy_ids: Sequence[UUID]) -> list[Person]: ...
     def relationships_of(self, person_ids: Sequence[UUID]) -> list[Relationship]: ...
     def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]: ...
@@ -335,25 +349,44 @@ class ConversationStore(Protocol):
 
     def add_message(self, message: ConversationMessage, facts: Sequence[ConversationFact]) -> bool:
         """Store the message and its facts together; False (nothing stored) when the
-        conversation already has a message at `message.seq`."""
+        conversation already has a message at `message.seq`, or was deleted."""
+        ...
+
+    def deleted_owner(self, conversation_id: UUID) -> tuple[UUID, UUID] | None:
+        """(legacy, user) of a deleted conversation: its id stays deleted; None if it never was."""
         ...
 
     def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
         """The user's own conversation facts in the legacy, newest first."""
         ...
 
-    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
-        """The user's own conversations in the legacy, the latest message's first."""
+    def conversations_of(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        limit: int | None = None,
+        after: tuple[datetime, UUID] | None = None,
+    ) -> list[ConversationSummary]:
+        """The user's own conversations in the legacy, by (last message time, id) descending:
+        at most `limit`, those after `after` in that order."""
         ...
 
-    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
-        """The facts of the conversation when it is the user's in the legacy (else none), in
-        message order."""
+    def facts_in(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        conversation_id: UUID,
+        limit: int | None = None,
+        after: tuple[int, UUID] | None = None,
+    ) -> list[ConversationFact]:
+        """The facts of the conversation when it is the user's in the legacy (else none), by
+        (message seq, id): at most `limit`, those after `after`."""
         ...
 
     def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
         """Remove the conversation's messages and facts together when it is the user's in the
-        legacy; (messages, facts) removed, (0, 0) when it is not theirs or unknown."""
+        legacy, leaving its id deleted for good; (messages, facts) removed, (0, 0) when it is not
+        theirs or unknown."""
         ...
 
     def delete_fact(self, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> ConversationFact | None:
@@ -361,8 +394,8 @@ class ConversationStore(Protocol):
         ...
 
     def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
-        """Remove every conversation of the user in the legacy (their messages and facts);
-        how many messages went."""
+        """Remove every conversation of the user in the legacy (their messages and facts; their
+        ids stay deleted); how many messages went."""
         ...
 
 

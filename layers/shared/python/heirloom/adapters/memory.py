@@ -94,7 +94,8 @@ class MemoryStoryStore:
     tombstones: dict[UUID, datetime] = field(default_factory=dict)
     processing: dict[UUID, _Processing] = field(default_factory=dict)
     failures: list[tuple[UUID, str, str]] = field(default_factory=list)
-    #: one lock per story's graph writes and per relationship (`story_graph_lock`, ...)
+    #: one lock per story's graph writes and per record whose graph write follows its own
+    #: (`story_graph_lock`, `relationship_lock`, ...)
     _locks: dict[tuple[Any, ...], threading.Lock] = field(default_factory=dict, repr=False, compare=False)
     _locks_guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     #: the vector index whose chunks go with a deleted story (as the foreign key cascades)
@@ -285,6 +286,10 @@ class MemoryStoryStore:
         ]
         return sorted(found, key=lambda link: str(link.id))
 
+    def get_link(self, link_id: UUID) -> Link | None:
+        stamped = self.links.get(link_id)
+        return stamped.value if stamped is not None else None
+
     def persons_of(self, legacy_ids: Sequence[UUID]) -> list[Person]:
         wanted = set(legacy_ids)
         return sorted(
@@ -343,6 +348,21 @@ class MemoryStoryStore:
     @contextmanager
     def relationship_lock(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Iterator[None]:
         with self._locked(("relationship", from_person_id, to_person_id, type_)):
+            yield
+
+    @contextmanager
+    def person_lock(self, person_id: UUID) -> Iterator[None]:
+        with self._locked(("person", person_id)):
+            yield
+
+    @contextmanager
+    def member_lock(self, legacy_id: UUID, user_id: UUID) -> Iterator[None]:
+        with self._locked(("member", legacy_id, user_id)):
+            yield
+
+    @contextmanager
+    def link_lock(self, link_id: UUID) -> Iterator[None]:
+        with self._locked(("link", link_id)):
             yield
 
     @contextmanager

@@ -16,6 +16,10 @@ from heirloom.contracts.records import Name, NonBlankText, Visibility
 
 #: messages read for pronoun coreference: the new one and the three before it (seed 004)
 COREFERENCE_WINDOW = 4
+#: a listing's page size when `limit` is not given, and the most one page may hold
+PAGE_DEFAULT, PAGE_MAX = 50, 200
+#: the longest cursor a listing accepts (the ones it gives are under 150 characters)
+CURSOR_MAX_CHARS = 200
 
 
 class Frozen(BaseModel):
@@ -99,6 +103,22 @@ class ConversationSummary(Frozen):
     last_message_at: datetime
     messages: int
     facts: int
+
+
+class ConversationPage(Frozen):
+    """GET /legacies/{legacy_id}/conversations: the caller's conversations, the latest message's
+    first; `next_cursor` asks for the next page (None: the last)."""
+
+    conversations: tuple[ConversationSummary, ...]
+    next_cursor: str | None = None
+
+
+class ConversationFactPage(Frozen):
+    """GET .../conversations/{conversation_id}/facts: its facts in message order; `next_cursor`
+    asks for the next page (None: the last)."""
+
+    facts: tuple[ConversationFact, ...]
+    next_cursor: str | None = None
 
 
 class ConversationDeleted(Frozen):

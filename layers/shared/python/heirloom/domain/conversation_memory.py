@@ -9,25 +9,31 @@ Extraction runs when a message is posted (its own call), never inside the contex
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TypeVar
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from heirloom.contracts.access import ReadScope
 from heirloom.contracts.context import ContextRequest, GraphFact, QueryIntent
 from heirloom.contracts.conversation import (
     COREFERENCE_WINDOW,
+    CURSOR_MAX_CHARS,
+    PAGE_DEFAULT,
+    PAGE_MAX,
     ConversationDeleted,
     ConversationFact,
+    ConversationFactPage,
     ConversationMessage,
+    ConversationPage,
     ConversationStory,
     ConversationStoryBody,
-    ConversationSummary,
     FactDeleted,
     MemorySetting,
     MessageBody,
@@ -48,6 +54,7 @@ CONVERSATION_SOURCE = "your conversation"
 #: words too common to tie a fact to a question ("the ring")
 _COMMON = frozenset({"the", "and", "his", "her", "its", "our", "their", "with", "for", "from", "that"})
 _IDS = uuid.UUID("0b7f4c52-6d1e-5c39-9a57-3f0c2e8d1a18")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -94,11 +101,14 @@ def post_message(
     ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID, body: MessageBody
 ) -> MessageResult:
     """Store a message of the caller's conversation and the facts it states (a user message),
-    together. Memory off: Conflict, nothing stored."""
+    together. Memory off, or the caller's conversation deleted (its id stays deleted): Conflict,
+    nothing stored."""
     scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)  # a member: NotFound, AccessDenied
     if not ports.conversations.memory_enabled(legacy_id):
         raise Conflict("conversation memory is off for this legacy; nothing was stored")
     earlier = _own_conversation(ports, legacy_id, user_id, conversation_id, COREFERENCE_WINDOW - 1)
+    if not earlier:
+        _not_deleted(ports, legacy_id, user_id, conversation_id)
     message = ConversationMessage(
         conversation_id=conversation_id,
         seq=(earlier[-1].seq + 1) if earlier else 1,
@@ -114,8 +124,23 @@ def post_message(
         found = window_facts(ports.extractor, [*earlier, message], known)
         facts = [_stored(message, i, f) for i, f in enumerate(found)]
     if not ports.conversations.add_message(message, facts):
+        _not_deleted(ports, legacy_id, user_id, conversation_id)  # deleted meanwhile
         raise Conflict("another message of this conversation arrived at the same time; send it again")
     return MessageResult(conversation_id=conversation_id, seq=message.seq, facts=tuple(facts))
+
+
+def _not_deleted(ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> None:
+    """A deleted conversation's id stays deleted: Conflict for its owner, and for anyone else
+    the NotFound another member's conversation answers."""
+    owner = ports.conversations.deleted_owner(conversation_id)
+    if owner is None:
+        return
+    if owner != (legacy_id, user_id):
+        raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
+    raise Conflict(
+        f"conversation {conversation_id} was deleted and its id is not used again;"
+        " start a new conversation with a new id; nothing was stored"
+    )
 
 
 def window_facts(
@@ -233,21 +258,96 @@ def _words(text: str) -> set[str]:
     return {w for w in words if len(w) >= 3 and w not in _COMMON}
 
 
-def conversations_for(ports: ConversationPorts, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
-    """The caller's own conversations in the legacy, latest first (a member's, whatever the
-    memory switch)."""
+def conversations_for(
+    ports: ConversationPorts,
+    legacy_id: UUID,
+    user_id: UUID,
+    limit: int = PAGE_DEFAULT,
+    cursor: str | None = None,
+) -> ConversationPage:
+    """One page of the caller's own conversations in the legacy, latest first (a member's,
+    whatever the memory switch); `cursor`: the page after the one that gave it."""
     scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
-    return ports.conversations.conversations_of(legacy_id, user_id)
+    after = None
+    if cursor is not None:
+        at, cid = _decode_cursor("conversations", cursor)
+        after = (_parsed(_aware, at), _parsed(UUID, cid))
+    found = ports.conversations.conversations_of(legacy_id, user_id, limit + 1, after)
+    page, more = found[:limit], len(found) > limit
+    last = page[-1] if more else None
+    return ConversationPage(
+        conversations=tuple(page),
+        next_cursor=None
+        if last is None
+        else _cursor("conversations", last.last_message_at.isoformat(), str(last.conversation_id)),
+    )
 
 
 def facts_for(
-    ports: ConversationPorts, legacy_id: UUID, user_id: UUID, conversation_id: UUID
-) -> list[ConversationFact]:
-    """The facts of the caller's conversation, each with the sentence it came from."""
+    ports: ConversationPorts,
+    legacy_id: UUID,
+    user_id: UUID,
+    conversation_id: UUID,
+    limit: int = PAGE_DEFAULT,
+    cursor: str | None = None,
+) -> ConversationFactPage:
+    """One page of the facts of the caller's conversation, each with the sentence it came
+    from, in message order; `cursor`: the page after the one that gave it."""
     scope_for(ports.stories, user_id, legacy_id, cross_legacy=False)
+    after = None
+    if cursor is not None:
+        seq, fid = _decode_cursor(f"facts:{conversation_id}", cursor)
+        after = (_parsed(int, seq), _parsed(UUID, fid))
     if not _own_conversation(ports, legacy_id, user_id, conversation_id, 1):
         raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
-    return ports.conversations.facts_in(legacy_id, user_id, conversation_id)
+    found = ports.conversations.facts_in(legacy_id, user_id, conversation_id, limit + 1, after)
+    page, more = found[:limit], len(found) > limit
+    last = page[-1] if more else None
+    return ConversationFactPage(
+        facts=tuple(page),
+        next_cursor=None
+        if last is None
+        else _cursor(f"facts:{conversation_id}", str(last.seq), str(last.id)),
+    )
+
+
+_BAD_CURSOR = "cursor: not one this listing gave; list again without it"
+
+
+def _cursor(listing: str, *keys: str) -> str:
+    """Opaque to clients: the listing it belongs to and the last item's sort keys."""
+    return base64.urlsafe_b64encode(json.dumps([listing, *keys]).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(listing: str, cursor: str) -> list[str]:
+    """The sort keys of a cursor `_cursor(listing, ...)` gave; InvalidRequest for anything else
+    (a cursor of another listing, or of another conversation's facts, too)."""
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except ValueError:
+        raise InvalidRequest(_BAD_CURSOR) from None
+    if (
+        not isinstance(decoded, list)
+        or len(decoded) != 3
+        or decoded[0] != listing
+        or not all(isinstance(k, str) for k in decoded)
+    ):
+        raise InvalidRequest(_BAD_CURSOR)
+    return decoded[1:]
+
+
+def _aware(text: str) -> datetime:
+    when = datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        raise ValueError("a time without its offset")
+    return when
+
+
+def _parsed(parse: Callable[[str], _T], key: str) -> _T:
+    try:
+        return parse(key)
+    except ValueError:
+        raise InvalidRequest(_BAD_CURSOR) from None
 
 
 def delete_conversation(
@@ -276,8 +376,8 @@ ConversationAnswer = (
     MemorySetting
     | MessageResult
     | ConversationStory
-    | list[ConversationSummary]
-    | list[ConversationFact]
+    | ConversationPage
+    | ConversationFactPage
     | ConversationDeleted
     | FactDeleted
 )
@@ -299,6 +399,9 @@ class ConversationCall(BaseModel):
     memory: MemorySetting | None = None
     message: MessageBody | None = None
     story: ConversationStoryBody | None = None
+    #: the listings' page size and where to go on from (`conversations`, `facts`)
+    limit: int = Field(PAGE_DEFAULT, ge=1, le=PAGE_MAX)
+    cursor: str | None = Field(None, max_length=CURSOR_MAX_CHARS)
 
 
 def converse(call: ConversationCall, ports: ConversationPorts) -> ConversationAnswer:
@@ -312,9 +415,9 @@ def converse(call: ConversationCall, ports: ConversationPorts) -> ConversationAn
     if call.action == "story" and conversation is not None and call.story is not None:
         return story_from_conversation(ports, legacy, user, conversation, call.story)
     if call.action == "conversations":
-        return conversations_for(ports, legacy, user)
+        return conversations_for(ports, legacy, user, call.limit, call.cursor)
     if call.action == "facts" and conversation is not None:
-        return facts_for(ports, legacy, user, conversation)
+        return facts_for(ports, legacy, user, conversation, call.limit, call.cursor)
     if call.action == "delete" and conversation is not None:
         return delete_conversation(ports, legacy, user, conversation)
     if call.action == "delete_fact" and call.fact_id is not None:

@@ -1,6 +1,8 @@
 """Rebuild a deployment's graph from PostgreSQL: drop it, write the structure again from the
 records, and the entities of every story by extracting them again (the extraction is not
-stored). Idempotent: a second rebuild writes the same graph."""
+stored). Idempotent: a second rebuild writes the same graph. Each record is read again and
+written under its lock, as story events write it (decision 0020), so a delivery that changes a
+record during the rebuild is never overwritten by the rebuild's older read of it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,12 @@ from uuid import UUID
 from heirloom.domain import graph_sync
 from heirloom.domain.chunking import content_hash
 from heirloom.domain.graph_schema import NODE_LABELS
-from heirloom.domain.ingestion import IngestionPorts, enrich_story
+from heirloom.domain.ingestion import (
+    IngestionPorts,
+    enrich_story,
+    sync_membership_edge,
+    sync_relationship_edge,
+)
 from heirloom.ports import GraphStore
 
 
@@ -44,23 +51,26 @@ def rebuild_graph(ports: IngestionPorts, legacy_ids: Sequence[UUID]) -> RebuildR
         graph_sync.sync_legacy(ports.graph, legacy)
     persons = stories.persons_of([lg.id for lg in legacies])
     for person in persons:
-        graph_sync.sync_person(ports.graph, person)
+        with stories.person_lock(person.id):
+            graph_sync.sync_person(ports.graph, stories.get_person(person.id) or person)
     for legacy in legacies:
         for user_id in stories.member_user_ids(legacy.id):
-            user = stories.get_user(user_id)
-            if user is not None:
-                graph_sync.sync_membership(
-                    ports.graph, legacy, user.person_id, stories.role_of(user_id, legacy.id)
-                )
+            with stories.member_lock(legacy.id, user_id):
+                sync_membership_edge(ports, legacy.id, user_id)
     relationships = stories.relationships_of([p.id for p in persons])
     for rel in relationships:
-        graph_sync.sync_relationship(ports.graph, rel)
+        with stories.relationship_lock(rel.from_person_id, rel.to_person_id, rel.type.value):
+            sync_relationship_edge(ports, rel.from_person_id, rel.to_person_id, rel.type)
     links = {link.id: link for lg in legacies for link in stories.links_of(lg.id)}
     for link in links.values():
-        graph_sync.sync_link(ports.graph, link)
+        with stories.link_lock(link.id):
+            graph_sync.sync_link(ports.graph, stories.get_link(link.id) or link)
     all_stories = [s for lg in legacies for s in stories.stories_of(lg.id)]
     for story in all_stories:
-        graph_sync.sync_story(ports.graph, story)
+        with stories.story_graph_lock(story.id):
+            current = stories.get_story(story.id)
+            if current is not None:  # deleted meanwhile: its delete withdrew it
+                graph_sync.sync_story(ports.graph, current)
     enriched = sum(enrich_story(ports, story, content_hash(story.content)) for story in all_stories)
     return RebuildReport(
         legacies=len(legacies),

@@ -2,7 +2,9 @@
 
 Each function writes PostgreSQL first (the source of truth), then the graph (idempotent MERGEs,
 always re-applied so a failed graph write is repaired by the next delivery), and for stories
-re-chunks and re-embeds only when the indexed content hash is behind.
+re-chunks and re-embeds only when the indexed content hash is behind. The graph gets each record
+as stored, written under a lock keyed by what it writes (a story, person, membership,
+relationship or link: decision 0020), so the last writer writes the current state.
 """
 
 from __future__ import annotations
@@ -132,11 +134,12 @@ def apply_person(
 ) -> Change:
     """`as_of`, `seq`: when the change happened (story events), ordered as
     heirloom.domain.ordering says (a late event never moves a person back). The graph gets the
-    person as stored, never a stale event's."""
+    person as stored, never a stale event's, under the person's lock."""
     _require_legacy(ports, "legacy_id", person.legacy_id)
-    change = ports.stories.upsert_person(person, as_of, seq)
-    stored = ports.stories.get_person(person.id) or person
-    graph_sync.sync_person(ports.graph, stored)
+    with ports.stories.person_lock(person.id):
+        change = ports.stories.upsert_person(person, as_of, seq)
+        stored = ports.stories.get_person(person.id) or person
+        graph_sync.sync_person(ports.graph, stored)
     _log_record(ports, change, [stored.legacy_id], "person_synced", person_id=str(person.id))
     return change
 
@@ -156,8 +159,9 @@ def apply_member(
     where no event has set or removed the membership."""
     _require_legacy(ports, "legacy_id", member.legacy_id)
     _require_user(ports, "user_id", member.user_id)
-    change = ports.stories.upsert_member(member, as_of, seq)
-    _sync_membership(ports, member.legacy_id, member.user_id)
+    with ports.stories.member_lock(member.legacy_id, member.user_id):
+        change = ports.stories.upsert_member(member, as_of, seq)
+        sync_membership_edge(ports, member.legacy_id, member.user_id)
     return change
 
 
@@ -170,17 +174,19 @@ def remove_member(
 ) -> Change:
     """The membership removed in order; once the user is no member of the legacy (as stored:
     a late removal that was skipped forgets nothing), their conversation memory of it is
-    deleted (docs/decisions/0021)."""
-    change = ports.stories.remove_member(legacy_id, user_id, as_of, seq)
-    _sync_membership(ports, legacy_id, user_id)
-    if ports.conversations is not None and ports.stories.role_of(user_id, legacy_id) is None:
-        ports.conversations.forget_member(legacy_id, user_id)
+    deleted (docs/decisions/0021). Under the membership's lock, so a concurrent re-admission
+    neither loses its edge nor its memory to this removal."""
+    with ports.stories.member_lock(legacy_id, user_id):
+        change = ports.stories.remove_member(legacy_id, user_id, as_of, seq)
+        sync_membership_edge(ports, legacy_id, user_id)
+        if ports.conversations is not None and ports.stories.role_of(user_id, legacy_id) is None:
+            ports.conversations.forget_member(legacy_id, user_id)
     return change
 
 
-def _sync_membership(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> None:
+def sync_membership_edge(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) -> None:
     """The member's social edge to the subject, as the membership is stored (a skipped late
-    event rewrites the stored state, never its own)."""
+    event rewrites the stored state, never its own); the caller holds the membership's lock."""
     legacy, user = ports.stories.get_legacy(legacy_id), ports.stories.get_user(user_id)
     if legacy is not None and user is not None:
         graph_sync.sync_membership(
@@ -200,7 +206,7 @@ def apply_relationship(
     _require_person(ports, "to_person_id", rel.to_person_id)
     with ports.stories.relationship_lock(rel.from_person_id, rel.to_person_id, rel.type.value):
         change = ports.stories.upsert_relationship(rel, as_of, seq)
-        _sync_relationship(ports, rel.from_person_id, rel.to_person_id, rel.type)
+        sync_relationship_edge(ports, rel.from_person_id, rel.to_person_id, rel.type)
     legacies = [p.legacy_id for p in (ports.stories.get_person(rel.from_person_id),) if p is not None]
     ids = {"from_person_id": str(rel.from_person_id), "to_person_id": str(rel.to_person_id)}
     _log_record(ports, change, legacies, "relationship_synced", type=rel.type.value, **ids)
@@ -239,15 +245,16 @@ def remove_relationship(
     relationship added again after it stays."""
     with ports.stories.relationship_lock(from_person_id, to_person_id, type_.value):
         change = ports.stories.remove_relationship(from_person_id, to_person_id, type_.value, as_of, seq)
-        _sync_relationship(ports, from_person_id, to_person_id, type_)
+        sync_relationship_edge(ports, from_person_id, to_person_id, type_)
     return change
 
 
-def _sync_relationship(
+def sync_relationship_edge(
     ports: IngestionPorts, from_person_id: UUID, to_person_id: UUID, type_: RelationshipType
 ) -> None:
     """The known edge as the relationship is stored (a skipped late event rewrites the stored
-    state, never its own): written when there is one, dropped when not."""
+    state, never its own): written when there is one, dropped when not; the caller holds the
+    relationship's lock."""
     stored = next(
         (
             r
@@ -267,12 +274,14 @@ def apply_link(
 ) -> Change:
     """`as_of`, `seq`: when the change happened (story events), ordered as
     heirloom.domain.ordering says (an older change is skipped; at the same stamp the more
-    restrictive state stays). The graph gets the link as stored, never a stale event's."""
+    restrictive state stays). The graph gets the link as stored, never a stale event's, under
+    the link's lock."""
     _require_legacy(ports, "legacy_a_id", link.legacy_a_id)
     _require_legacy(ports, "legacy_b_id", link.legacy_b_id)
-    change = ports.stories.upsert_link(link, as_of, seq)
-    stored = next((x for x in ports.stories.links_of(link.legacy_a_id) if x.id == link.id), link)
-    graph_sync.sync_link(ports.graph, stored)
+    with ports.stories.link_lock(link.id):
+        change = ports.stories.upsert_link(link, as_of, seq)
+        stored = ports.stories.get_link(link.id) or link
+        graph_sync.sync_link(ports.graph, stored)
     ends = [stored.legacy_a_id, stored.legacy_b_id]
     _log_record(ports, change, ends, "link_synced", link_id=str(link.id), status=stored.status.value)
     return change

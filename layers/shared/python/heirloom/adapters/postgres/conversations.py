@@ -1,13 +1,17 @@
 """Conversation memory in PostgreSQL (docs/decisions/0018, 0021): the legacy's switch, the
 messages, and the facts of the owner's messages, a message and its facts in one transaction;
-every read and delete by its owner names them (`legacy_id`, `user_id`) in the statement."""
+every read and delete by its owner names them (`legacy_id`, `user_id`) in the statement. A
+deleted conversation leaves a tombstone (migration 017); a message and a delete of one
+conversation serialise on an advisory lock, so no message lands in a conversation deleted
+meanwhile."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from uuid import UUID
 
-from heirloom.adapters.postgres.rows import StoreBase
+from heirloom.adapters.postgres.rows import StoreBase, advisory_lock
 from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
 
 _MESSAGE_COLUMNS = "conversation_id, seq, legacy_id, user_id, role, content, sent_at"
@@ -40,6 +44,11 @@ class PgConversationStore(StoreBase):
 
     def add_message(self, message: ConversationMessage, facts: Sequence[ConversationFact]) -> bool:
         with self.db.transaction() as conn:
+            advisory_lock(conn, f"conversation:{message.conversation_id}")
+            if conn.execute(
+                "SELECT 1 FROM conversation_tombstones WHERE conversation_id = %s", (message.conversation_id,)
+            ).fetchone():
+                return False
             inserted = conn.execute(
                 f"INSERT INTO conversation_messages ({_MESSAGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
                 " ON CONFLICT (conversation_id, seq) DO NOTHING RETURNING seq",
@@ -77,6 +86,13 @@ class PgConversationStore(StoreBase):
                 )
             return True
 
+    def deleted_owner(self, conversation_id: UUID) -> tuple[UUID, UUID] | None:
+        row = self._one(
+            "SELECT legacy_id, user_id FROM conversation_tombstones WHERE conversation_id = %s",
+            (conversation_id,),
+        )
+        return (row["legacy_id"], row["user_id"]) if row else None
+
     def facts_of(self, legacy_id: UUID, user_id: UUID, limit: int) -> list[ConversationFact]:
         rows = (
             self.db.connection()
@@ -89,29 +105,47 @@ class PgConversationStore(StoreBase):
         )
         return [ConversationFact(**r) for r in rows]
 
-    def conversations_of(self, legacy_id: UUID, user_id: UUID) -> list[ConversationSummary]:
+    def conversations_of(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        limit: int | None = None,
+        after: tuple[datetime, UUID] | None = None,
+    ) -> list[ConversationSummary]:
+        at, cid = after or (None, None)
         rows = (
             self.db.connection()
             .execute(
-                "SELECT m.conversation_id, min(m.sent_at) AS first_message_at,"
+                "SELECT * FROM (SELECT m.conversation_id, min(m.sent_at) AS first_message_at,"
                 " max(m.sent_at) AS last_message_at, count(*) AS messages,"
                 " (SELECT count(*) FROM conversation_facts f WHERE f.conversation_id = m.conversation_id"
                 "  AND f.legacy_id = %s AND f.user_id = %s) AS facts"
                 " FROM conversation_messages m WHERE m.legacy_id = %s AND m.user_id = %s"
-                " GROUP BY m.conversation_id ORDER BY last_message_at DESC, m.conversation_id DESC",
-                (legacy_id, user_id, legacy_id, user_id),
+                " GROUP BY m.conversation_id) c"
+                " WHERE %s::timestamptz IS NULL OR (c.last_message_at, c.conversation_id) < (%s, %s::uuid)"
+                " ORDER BY last_message_at DESC, conversation_id DESC LIMIT %s",
+                (legacy_id, user_id, legacy_id, user_id, at, at, cid, limit),
             )
             .fetchall()
         )
         return [ConversationSummary(**r) for r in rows]
 
-    def facts_in(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> list[ConversationFact]:
+    def facts_in(
+        self,
+        legacy_id: UUID,
+        user_id: UUID,
+        conversation_id: UUID,
+        limit: int | None = None,
+        after: tuple[int, UUID] | None = None,
+    ) -> list[ConversationFact]:
+        seq, fid = after or (None, None)
         rows = (
             self.db.connection()
             .execute(
                 f"SELECT {_FACT_COLUMNS} FROM conversation_facts"
-                " WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s ORDER BY seq, id",
-                (conversation_id, legacy_id, user_id),
+                " WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s"
+                " AND (%s::integer IS NULL OR (seq, id) > (%s, %s::uuid)) ORDER BY seq, id LIMIT %s",
+                (conversation_id, legacy_id, user_id, seq, seq, fid, limit),
             )
             .fetchall()
         )
@@ -120,6 +154,7 @@ class PgConversationStore(StoreBase):
     def delete_conversation(self, legacy_id: UUID, user_id: UUID, conversation_id: UUID) -> tuple[int, int]:
         owner = (conversation_id, legacy_id, user_id)
         with self.db.transaction() as conn:
+            advisory_lock(conn, f"conversation:{conversation_id}")
             facts = conn.execute(
                 "DELETE FROM conversation_facts WHERE conversation_id = %s AND legacy_id = %s AND user_id = %s",
                 owner,
@@ -129,6 +164,12 @@ class PgConversationStore(StoreBase):
                 " AND user_id = %s",
                 owner,
             ).rowcount
+            if messages:
+                conn.execute(
+                    "INSERT INTO conversation_tombstones (conversation_id, legacy_id, user_id)"
+                    " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                    (conversation_id, legacy_id, user_id),
+                )
         return messages, facts
 
     def delete_fact(self, legacy_id: UUID, user_id: UUID, fact_id: UUID) -> ConversationFact | None:
@@ -142,6 +183,19 @@ class PgConversationStore(StoreBase):
 
     def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
         with self.db.transaction() as conn:
+            # each conversation's lock, in id order (as two writers of several never deadlock)
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('conversation:' || c, 0)) FROM"
+                " (SELECT DISTINCT conversation_id::text AS c FROM conversation_messages"
+                "  WHERE legacy_id = %s AND user_id = %s ORDER BY 1) owned",
+                (legacy_id, user_id),
+            )
+            conn.execute(
+                "INSERT INTO conversation_tombstones (conversation_id, legacy_id, user_id)"
+                " SELECT DISTINCT conversation_id, legacy_id, user_id FROM conversation_messages"
+                " WHERE legacy_id = %s AND user_id = %s ON CONFLICT DO NOTHING",
+                (legacy_id, user_id),
+            )
             conn.execute(
                 "DELETE FROM conversation_facts WHERE legacy_id = %s AND user_id = %s", (legacy_id, user_id)
             )

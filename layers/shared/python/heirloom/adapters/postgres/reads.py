@@ -75,6 +75,12 @@ class AccessReads(StoreBase):
         return [r["user_id"] for r in rows]
 
     def links_of(self, legacy_id: UUID) -> list[Link]:
+        return self._links("l.legacy_a_id = %s OR l.legacy_b_id = %s", (legacy_id, legacy_id))
+
+    def get_link(self, link_id: UUID) -> Link | None:
+        return next(iter(self._links("l.id = %s", (link_id,))), None)
+
+    def _links(self, where: str, params: tuple[UUID, ...]) -> list[Link]:
         rows = (
             self.db.connection()
             .execute(
@@ -82,8 +88,8 @@ class AccessReads(StoreBase):
                 " coalesce(array_agg(s.story_id ORDER BY s.story_id) FILTER (WHERE s.story_id IS NOT NULL), '{}')"
                 " AS shared_story_ids"
                 " FROM legacy_links l LEFT JOIN legacy_link_shares s ON s.link_id = l.id"
-                " WHERE l.legacy_a_id = %s OR l.legacy_b_id = %s GROUP BY l.id ORDER BY l.id",
-                (legacy_id, legacy_id),
+                f" WHERE {where} GROUP BY l.id ORDER BY l.id",
+                params,
             )
             .fetchall()
         )

@@ -228,6 +228,21 @@ class RecordWrites(StoreBase):
         return Change.UNCHANGED if same else Change.UPDATED
 
     @contextmanager
+    def person_lock(self, person_id: UUID) -> Iterator[None]:
+        with self.db.hold(f"person-node:{person_id}"):
+            yield
+
+    @contextmanager
+    def member_lock(self, legacy_id: UUID, user_id: UUID) -> Iterator[None]:
+        with self.db.hold(f"member-edge:{legacy_id}:{user_id}"):
+            yield
+
+    @contextmanager
+    def link_lock(self, link_id: UUID) -> Iterator[None]:
+        with self.db.hold(f"link-edge:{link_id}"):
+            yield
+
+    @contextmanager
     def relationship_lock(self, from_person_id: UUID, to_person_id: UUID, type_: str) -> Iterator[None]:
         """Held on the database's lock connection (another key than the record write's own lock,
         which is taken inside it on the write connection)."""
