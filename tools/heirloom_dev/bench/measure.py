@@ -8,6 +8,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from heirloom.contracts.context import (
@@ -33,6 +34,124 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
+class _Pipeline:
+    """The context workflow's steps in process over the bench corpus, as a warm container runs
+    them: each stage timed one after the other (`run`), or in the workflow's shape (`run_parallel`)."""
+
+    def __init__(
+        self, stack: BenchStack, rerank_stage: RerankStage | None, record: Callable[[str, float], None]
+    ):
+        from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
+        from heirloom.domain.intent_step import GazetteerCache
+        from heirloom.domain.personas import load_personas
+        from heirloom.domain.traversal import NeighbourhoodCache
+        from heirloom.settings import Settings
+
+        self.ports = stack.ports
+        self.settings = Settings()
+        self.personas = load_personas()
+        # the bench measures the traversal, so the breaker never opens on a slow query
+        self.breaker = CircuitBreaker(InMemoryBreakerStore(), failure_threshold=10**9)
+        self.gazetteers = GazetteerCache(self.settings.resilience.gazetteer_ttl_s)
+        self.neighbourhoods = NeighbourhoodCache(self.settings.resilience.gazetteer_ttl_s)
+        self.rerank_stage = rerank_stage
+        self.record = record
+        self.statuses: Counter[str] = Counter()
+        self.branches = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bench-graph-branch")
+
+    def warm_gazetteers(self, samples: Sequence[Sample]) -> None:
+        """Each legacy's gazetteer built once, timed on its own."""
+        from heirloom.domain.intent_step import build_gazetteer
+
+        for legacy_id in sorted({s.request.legacy_id for s in samples}, key=str):
+            t = time.perf_counter()
+            self.gazetteers.get(legacy_id, _gazetteer_builder(build_gazetteer, legacy_id, self.ports))
+            self.record("gazetteer_build", _ms(t))
+
+    def intent_then_graph(self, request: ContextRequest) -> tuple[Any, Any, float]:
+        """The Parallel state's first branch; also when the intent was done."""
+        from heirloom.steps.graph_traversal import graph_traversal_step
+        from heirloom.steps.intent_analysis import intent_analysis_step
+
+        ports, resilience = self.ports, self.settings.resilience
+        intent = intent_analysis_step(request, ports.stories, ports.graph, self.breaker, self.gazetteers)
+        intent_done = time.perf_counter()
+        graph = graph_traversal_step(
+            GraphTraversalInput(request=request, intent=intent),
+            ports.graph,
+            self.breaker,
+            budget_ms=resilience.traversal_budget_ms,
+            cache=self.neighbourhoods,
+            concurrency=resilience.traversal_concurrency,
+        )
+        return intent, graph, intent_done
+
+    def search(self, request: ContextRequest) -> Any:
+        from heirloom.steps.vector_search import vector_search
+
+        ports = self.ports
+        return vector_search(
+            request, ports.stories, ports.vectors, ports.embedder, k=self.settings.resilience.vector_k
+        )
+
+    def filter_and_assemble(
+        self, request: ContextRequest, graph: Any, vector: Any
+    ) -> tuple[FilteredContext, float]:
+        """The access filter and ranking; the filtered context and when the filter was done."""
+        from heirloom.domain.assembly import assemble
+        from heirloom.steps.access_filter import filter_context
+
+        ports = self.ports
+        filtered = filter_context(
+            AccessFilterInput(request=request, branches=(graph, vector)), ports.stories, ports.vectors
+        )
+        filter_done = time.perf_counter()
+        assemble(request, filtered, self.personas[request.persona], ports.tokenizer)
+        return filtered, filter_done
+
+    def run(self, sample: Sample, timed: bool) -> None:
+        """The stages one after the other, each timed; `domain_pipeline` is their sum."""
+        request = sample.request
+        t0 = time.perf_counter()
+        intent, graph, t1 = self.intent_then_graph(request)
+        t2 = time.perf_counter()
+        vector = self.search(request)
+        t3 = time.perf_counter()
+        filtered, t4 = self.filter_and_assemble(request, graph, vector)
+        t5 = time.perf_counter()
+        if self.rerank_stage is not None:
+            traversal = self.personas[request.persona].traversal
+            _time_rerank(
+                request, filtered, traversal, self.rerank_stage, self.record if timed else None, self.statuses
+            )
+        if not timed:
+            return
+        for stage, a, b in (
+            ("intent", t0, t1),
+            ("graph_traversal", t1, t2),
+            ("vector_search", t2, t3),
+            ("access_filter", t3, t4),
+            ("rank_budget_format", t4, t5),
+            ("domain_pipeline", t0, t5),
+        ):
+            self.record(stage, (b - a) * 1000.0)
+        self.statuses[f"graph {graph.graph.status}"] += 1
+        self.statuses[f"intent {intent.intent.value}"] += 1
+
+    def run_parallel(self, sample: Sample, timed: bool) -> None:
+        """The context workflow's shape: its Parallel state's two branches (intent analysis then
+        traversal; vector search) at once, on two threads here where Lambda gives each its own
+        function, then the access filter and ranking (`domain_pipeline_parallel`)."""
+        request = sample.request
+        t0 = time.perf_counter()
+        graph_branch = self.branches.submit(self.intent_then_graph, request)
+        vector = self.search(request)
+        _intent, graph, _ = graph_branch.result()
+        self.filter_and_assemble(request, graph, vector)
+        if timed:
+            self.record("domain_pipeline_parallel", _ms(t0))
+
+
 def measure_stages(
     stack: BenchStack,
     samples: Sequence[Sample],
@@ -41,85 +160,31 @@ def measure_stages(
 ) -> tuple[dict[str, list[float]], Counter[str]]:
     """Each stage's times; with `rerank_stage`, the reranking stage is timed on its own
     (`rerank.<name>`, over the same ranked candidates) and the pipeline stays without it."""
-    from heirloom.domain.assembly import assemble
-    from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
-    from heirloom.domain.intent_step import GazetteerCache, build_gazetteer
-    from heirloom.domain.personas import load_personas
-    from heirloom.domain.traversal import NeighbourhoodCache
-    from heirloom.settings import Settings
-    from heirloom.steps.access_filter import filter_context
-    from heirloom.steps.graph_traversal import graph_traversal_step
-    from heirloom.steps.intent_analysis import intent_analysis_step
-    from heirloom.steps.vector_search import vector_search
-
-    ports = stack.ports
-    settings = Settings()
-    personas = load_personas()
-    # the bench measures the traversal, so the breaker never opens on a slow query
-    breaker = CircuitBreaker(InMemoryBreakerStore(), failure_threshold=10**9)
-    gazetteers = GazetteerCache(settings.resilience.gazetteer_ttl_s)
-    neighbourhoods = NeighbourhoodCache(settings.resilience.gazetteer_ttl_s)
     times: dict[str, list[float]] = {}
-    statuses: Counter[str] = Counter()
 
     def record(stage: str, value: float) -> None:
         times.setdefault(stage, []).append(value)
 
-    # a warm container: each legacy's gazetteer built once (timed on its own), a few warm-up runs
-    for legacy_id in sorted({s.request.legacy_id for s in samples}, key=str):
-        t = time.perf_counter()
-        gazetteers.get(legacy_id, _gazetteer_builder(build_gazetteer, legacy_id, ports))
-        record("gazetteer_build", _ms(t))
-
-    def pipeline(sample: Sample, timed: bool) -> None:
-        request = sample.request
-        t0 = time.perf_counter()
-        intent = intent_analysis_step(request, ports.stories, ports.graph, breaker, gazetteers)
-        t1 = time.perf_counter()
-        vector = vector_search(
-            request, ports.stories, ports.vectors, ports.embedder, k=settings.resilience.vector_k
-        )
-        t2 = time.perf_counter()
-        graph = graph_traversal_step(
-            GraphTraversalInput(request=request, intent=intent),
-            ports.graph,
-            breaker,
-            budget_ms=settings.resilience.traversal_budget_ms,
-            cache=neighbourhoods,
-            concurrency=settings.resilience.traversal_concurrency,
-        )
-        t3 = time.perf_counter()
-        filtered = filter_context(
-            AccessFilterInput(request=request, branches=(graph, vector)), ports.stories, ports.vectors
-        )
-        t4 = time.perf_counter()
-        assemble(request, filtered, personas[request.persona], ports.tokenizer)
-        t5 = time.perf_counter()
-        if rerank_stage is not None:
-            traversal = personas[request.persona].traversal
-            _time_rerank(request, filtered, traversal, rerank_stage, record if timed else None, statuses)
-        if timed:
-            for stage, a, b in (
-                ("intent", t0, t1),
-                ("vector_search", t1, t2),
-                ("graph_traversal", t2, t3),
-                ("access_filter", t3, t4),
-                ("rank_budget_format", t4, t5),
-                ("domain_pipeline", t0, t5),
-            ):
-                record(stage, (b - a) * 1000.0)
-            statuses[f"graph {graph.graph.status}"] += 1
-            statuses[f"intent {intent.intent.value}"] += 1
-
+    pipeline = _Pipeline(stack, rerank_stage, record)
+    # a warm container: each legacy's gazetteer built, a few warm-up runs
+    pipeline.warm_gazetteers(samples)
     for sample in samples[:3]:
-        pipeline(sample, timed=False)
-    for sample in samples:
-        pipeline(sample, timed=True)
-        _time_parts(ports, sample, personas[sample.request.persona].traversal.max_graph_results, record)
-
-    times.update(_http_traversal_times(stack, samples, settings.resilience, statuses))
+        pipeline.run(sample, timed=False)
+        pipeline.run_parallel(sample, timed=False)
+    for i, sample in enumerate(samples):
+        # both shapes run every sample, in alternating order, so neither always finds caches warmer
+        first, second = (
+            (pipeline.run_parallel, pipeline.run) if i % 2 else (pipeline.run, pipeline.run_parallel)
+        )
+        first(sample, timed=True)
+        second(sample, timed=True)
+        max_results = pipeline.personas[sample.request.persona].traversal.max_graph_results
+        _time_parts(stack.ports, sample, max_results, record)
+    pipeline.branches.shutdown()
+    statuses = pipeline.statuses
+    times.update(_http_traversal_times(stack, samples, pipeline.settings.resilience, statuses))
     if workflow_samples > 0:
-        times["workflow_local"] = _workflow_times(stack, samples[:workflow_samples], breaker)
+        times["workflow_local"] = _workflow_times(stack, samples[:workflow_samples], pipeline.breaker)
     return times, statuses
 
 

@@ -75,6 +75,12 @@ WHY: dict[str, str] = {
         "embedding) and rank_budget_format (tokenization) do, plus the graph traversal and the access filter "
         "(7 round trips a request since 2026-11-23, was 15)."
     ),
+    "domain_pipeline_parallel": (
+        "the same stages in the context workflow's shape: the Parallel state's two branches (intent then "
+        "traversal; vector search) at once on two threads of one process (Lambda gives each branch its own "
+        "function and CPU share), then the access filter and ranking; every sample runs both shapes, in "
+        "alternating order."
+    ),
     "traversal.": (
         "each template is one openCypher query on FalkorDB, anchored on an indexed id (relational_2hop was "
         "planned from a scan of every Person until 2026-11-23: 112 -> ~2 ms at 10k); on a shared machine "

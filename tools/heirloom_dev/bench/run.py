@@ -106,7 +106,7 @@ def run_bench(
     order = ["gazetteer_build", "intent", "vector_search", "vector_search.query_embedding", "graph_traversal"]
     order += sorted(k for k in times if k.startswith("graph_traversal."))
     order += sorted(k for k in times if k.startswith("traversal."))
-    order += ["access_filter", "rank_budget_format", "domain_pipeline"]
+    order += ["access_filter", "rank_budget_format", "domain_pipeline", "domain_pipeline_parallel"]
     order += [*sorted(k for k in times if k.startswith("rerank.")), "workflow_local"]
     result: dict[str, Any] = {
         "stories": stories,

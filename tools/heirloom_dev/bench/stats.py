@@ -22,6 +22,7 @@ STAGE_TARGETS_MS: dict[str, float] = {
     "access_filter": 10.0,
     "rank_budget_format": 10.0,
     "domain_pipeline": 60.0,
+    "domain_pipeline_parallel": 60.0,
 }
 COLD_IMPORT_TARGET_MS = 300.0
 INGEST_TARGET_STORIES_PER_S = 20.0
