@@ -273,14 +273,10 @@ def conversations_for(
         at, cid = _decode_cursor("conversations", cursor)
         after = (_parsed(_aware, at), _parsed(UUID, cid))
     found = ports.conversations.conversations_of(legacy_id, user_id, limit + 1, after)
-    page, more = found[:limit], len(found) > limit
-    last = page[-1] if more else None
-    return ConversationPage(
-        conversations=tuple(page),
-        next_cursor=None
-        if last is None
-        else _cursor("conversations", last.last_message_at.isoformat(), str(last.conversation_id)),
+    page, next_cursor = _page(
+        found, limit, "conversations", lambda c: (c.last_message_at.isoformat(), str(c.conversation_id))
     )
+    return ConversationPage(conversations=page, next_cursor=next_cursor)
 
 
 def facts_for(
@@ -301,17 +297,20 @@ def facts_for(
     if not _own_conversation(ports, legacy_id, user_id, conversation_id, 1):
         raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
     found = ports.conversations.facts_in(legacy_id, user_id, conversation_id, limit + 1, after)
-    page, more = found[:limit], len(found) > limit
-    last = page[-1] if more else None
-    return ConversationFactPage(
-        facts=tuple(page),
-        next_cursor=None
-        if last is None
-        else _cursor(f"facts:{conversation_id}", str(last.seq), str(last.id)),
-    )
+    page, next_cursor = _page(found, limit, f"facts:{conversation_id}", lambda f: (str(f.seq), str(f.id)))
+    return ConversationFactPage(facts=page, next_cursor=next_cursor)
 
 
 _BAD_CURSOR = "cursor: not one this listing gave; list again without it"
+
+
+def _page(
+    found: Sequence[_T], limit: int, listing: str, keys: Callable[[_T], tuple[str, str]]
+) -> tuple[tuple[_T, ...], str | None]:
+    """The first `limit` items of `found` (read with one more, to know whether a page follows)
+    and the cursor of the next page, or None."""
+    page = tuple(found[:limit])
+    return page, _cursor(listing, *keys(page[-1])) if len(found) > limit else None
 
 
 def _cursor(listing: str, *keys: str) -> str:
