@@ -7,6 +7,7 @@ moves it. On the embedded engines, through the StoryEvents handler (also through
 adapter: `HEIRLOOM_GRAPH=neptune-local`, Makefile NEPTUNE_SUITES)."""
 
 import json
+import threading
 from itertools import permutations
 from pathlib import Path
 from uuid import UUID, uuid4
@@ -15,6 +16,7 @@ import pytest
 
 from heirloom.errors import NotFound
 from heirloom_dev.functions import LambdaContext, load_handler
+from tests.functions.test_record_graph_ordering import _containers, _waiting_backends
 from tests.support.services import services_with
 
 EVENTS = Path(__file__).parents[2] / "events" / "story_events"
@@ -50,7 +52,9 @@ class World:
         return sample("user_created", T1, user={"id": self.user, "person_id": person_id})
 
     def member_event(self, when=T1, role="admirer"):
-        return sample("member_added", when, member={"legacy_id": self.legacy, "user_id": self.user, "role": role})
+        return sample(
+            "member_added", when, member={"legacy_id": self.legacy, "user_id": self.user, "role": role}
+        )
 
     def removed_event(self, when):
         return sample("member_removed", when, legacy_id=self.legacy, user_id=self.user)
@@ -115,7 +119,9 @@ def test_every_delivery_order_of_the_records_ends_with_one_correct_edge(deliver,
 
 def test_the_subject_s_person_arriving_after_the_member_writes_the_edge(deliver, ports):
     world = World()
-    deliver(world.legacy_event(), world.person_event(world.person, "Bo Member"), world.user_event(world.person))
+    deliver(
+        world.legacy_event(), world.person_event(world.person, "Bo Member"), world.user_event(world.person)
+    )
     deliver(world.member_event())
     assert world.edges(ports.graph) == []  # no subject's Person to point at yet
     deliver(world.person_event(world.subject, "Ada Subject"))
@@ -181,3 +187,39 @@ def test_two_users_of_one_person_keep_an_edge_each(deliver, ports):
     assert world.edges(ports.graph) == sorted([*world.edge(), *second.edge(role="advocate")])
     deliver(world.removed_event(T2))
     assert world.edges(ports.graph) == second.edge(role="advocate")
+
+
+def test_a_user_s_edge_re_sync_waits_for_the_membership_s_lock(deliver, db, ports):
+    """The re-sync after a user write takes the membership's lock: while another writer holds
+    it, the edge is not touched; once released, it is written from what is stored then."""
+    world = World()
+    deliver(*world.events())
+    other = str(uuid4())
+    deliver(world.person_event(other, "Bo Other"))
+    dbs, (theirs,) = _containers(db, ports, 1)
+    handler = load_handler("story_events")
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def user_write():
+        try:
+            event = world.user_event(other)
+            handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=theirs))
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            dbs[0].close()
+            done.set()
+
+    with ports.stories.member_lock(UUID(world.legacy), UUID(world.user)):
+        thread = threading.Thread(target=user_write)
+        thread.start()
+        for _ in range(3000):  # until the write waits on the lock (or has ended)
+            if done.is_set() or _waiting_backends(db.url):
+                break
+            threading.Event().wait(0.01)
+        assert not done.is_set(), "the user's re-sync did not wait for the membership's lock"
+        assert world.edges(ports.graph) == world.edge()
+    thread.join(60)
+    assert not errors, errors
+    assert world.edges(ports.graph) == world.edge(person=other)
