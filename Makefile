@@ -14,7 +14,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 #: to the local openCypher server (HEIRLOOM_GRAPH=neptune-local, docs/testing.md); the traversal,
 #: entity-sync and adapter tests already run both ways (tests/integration/test_neptune_parity.py)
 NEPTUNE_SUITES := tests/integration/test_load.py tests/integration/test_access_filter.py \
-	tests/functions/test_story_events.py tests/statemachines/test_context_assembly_e2e.py \
+	tests/functions/test_story_events.py tests/functions/test_membership_edge_order.py \
+	tests/statemachines/test_context_assembly_e2e.py \
 	tests/statemachines/test_context_faults.py tests/statemachines/test_ingestion_faults.py \
 	tests/statemachines/test_ingestion_workflows.py tests/statemachines/test_story_connections_e2e.py \
 	tests/integration/test_curation.py tests/integration/test_communities.py \

@@ -189,9 +189,12 @@ def _structure_events(ports: ingestion.IngestionPorts, ds: Any) -> None:
     ingestion.update_relationship(ports, rel.model_copy(update={"type": RelationshipType.KNEW}), rel.type)
     ingestion.remove_relationship(ports, rel.from_person_id, rel.to_person_id, RelationshipType.KNEW)
     ingestion.apply_relationship(ports, rel)
-    legacy, person = ds.legacies[0].record, ds.persons[1].record
-    graph_sync.sync_membership(ports.graph, legacy, person.id, Role.ADMIN)
-    graph_sync.sync_membership(ports.graph, legacy, person.id, None)
+    legacy, person, user = ds.legacies[0].record, ds.persons[1].record, ds.users[0].record
+    graph_sync.sync_membership(ports.graph, legacy, user.id, person.id, Role.ADMIN)
+    moved = ds.persons[2].record.id  # the user's person changed: the edge moves
+    graph_sync.sync_membership(ports.graph, legacy, user.id, moved, Role.ADMIN)
+    graph_sync.sync_membership(ports.graph, legacy, user.id, moved, None)
+    ingestion.sync_membership_edge(ports, legacy.id, user.id)  # back to the stored membership
     link = ds.links[0].record
     graph_sync.sync_link(ports.graph, link.model_copy(update={"status": LinkStatus.REVOKED}))
     graph_sync.sync_link(ports.graph, link)

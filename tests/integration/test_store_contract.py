@@ -92,6 +92,26 @@ def test_story_store_round_trips_and_reports_changes(pair):
     assert store.delete_story(story.id) is Change.DELETED and store.get_story(story.id) is None
 
 
+def test_memberships_through_a_person_are_those_whose_social_edge_ends_at_it(pair):
+    """The member's person or the legacy's subject; a removed membership is not one."""
+    store, _ = pair
+    legacy, subject, user = _seed(store)
+    other, _, _ = _seed(store)
+    member_person, second = uuid4(), uuid4()
+    store.upsert_person(Person(id=member_person, legacy_id=other, name="Bo"))
+    store.upsert_user(User(id=user, name="U", person_id=member_person))
+    store.upsert_user(User(id=second, name="V"))
+    for legacy_id, user_id in ((legacy, user), (legacy, second), (other, user)):
+        store.upsert_member(Member(legacy_id=legacy_id, user_id=user_id, role=Role.ADMIRER))
+    by_subject = sorted([(legacy, user), (legacy, second)], key=lambda k: (str(k[0]), str(k[1])))
+    assert store.memberships_through(subject) == by_subject
+    by_user = sorted([(legacy, user), (other, user)], key=lambda k: (str(k[0]), str(k[1])))
+    assert store.memberships_through(member_person) == by_user
+    store.remove_member(other, user)
+    assert store.memberships_through(member_person) == [(legacy, user)]
+    assert store.memberships_through(uuid4()) == []
+
+
 def test_link_shares_round_trip(pair):
     store, _ = pair
     a, _, _ = _seed(store)

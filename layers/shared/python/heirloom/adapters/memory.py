@@ -280,6 +280,12 @@ class MemoryStoryStore:
     def member_user_ids(self, legacy_id: UUID) -> list[UUID]:
         return sorted((user for legacy, user in self.members if legacy == legacy_id), key=str)
 
+    def memberships_through(self, person_id: UUID) -> list[tuple[UUID, UUID]]:
+        subjects = {lg.id for lg in self.legacies.values() if lg.subject_person_id == person_id}
+        users = {u.id for u in self.users.values() if u.person_id == person_id}
+        found = [(legacy, user) for legacy, user in self.members if legacy in subjects or user in users]
+        return sorted(found, key=lambda key: (str(key[0]), str(key[1])))
+
     def links_of(self, legacy_id: UUID) -> list[Link]:
         found = [
             s.value for s in self.links.values() if legacy_id in (s.value.legacy_a_id, s.value.legacy_b_id)

@@ -12,7 +12,7 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
         *SOCIAL_TYPES,
         "BELONGS_TO",  # (Story|Person)-[:BELONGS_TO]->(Legacy)
         "LINKED_TO",  # (Legacy)-[:LINKED_TO]->(Legacy), for a link not revoked
-        "REMEMBERS",  # (member's Person)-[:REMEMBERS {legacy_id, role}]->(legacy subject's Person)
+        "REMEMBERS",  # (member's Person)-[:REMEMBERS {legacy_id, user_id, role}]->(legacy subject's Person)
         "MENTIONS",  # (Story)-[:MENTIONS]->(Person)
         "TOOK_PLACE_AT",  # (Story|Event)-[:TOOK_PLACE_AT]->(Place)
         "REFERENCES",  # (Story)-[:REFERENCES]->(Event|Object)

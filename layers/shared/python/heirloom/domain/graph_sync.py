@@ -100,25 +100,41 @@ def drop_relationship(
     )
 
 
+#: a membership's REMEMBERS edges but the one it keeps (from `keep_from` to `keep_to`; "" keeps
+#: none): left by the user's earlier person, the legacy's earlier subject or the membership's
+#: end; and the member's person's edges for the legacy written before edges carried the user
+DROP_STALE_REMEMBERS = """
+MATCH (a:Person)-[r:REMEMBERS]->(b:Person)
+WHERE r.legacy_id = $legacy_id
+  AND (r.user_id = $user_id AND (a.id <> $keep_from OR b.id <> $keep_to)
+       OR r.user_id IS NULL AND a.id = $person_id)
+DELETE r
+"""
+
+
 def sync_membership(
-    graph: GraphStore, legacy: Legacy, member_person_id: UUID | None, role: Role | None
+    graph: GraphStore, legacy: Legacy, user_id: UUID, member_person_id: UUID | None, role: Role | None
 ) -> None:
-    """The member's person REMEMBERS the legacy's subject (one edge per legacy, its role a
-    scalar); no role (not or no longer a member) drops it. A user without a person, or the
-    subject itself, has none; nor is one written before both persons are in the graph."""
-    if member_person_id is None or member_person_id == legacy.subject_person_id:
-        return
-    ids = {"id": str(member_person_id), "legacy_id": str(legacy.id)}
-    if role is None:
-        graph.run(
-            "MATCH (:Person {id: $id})-[r:REMEMBERS]->(:Person) WHERE r.legacy_id = $legacy_id DELETE r", ids
-        )
+    """The member's person REMEMBERS the legacy's subject: one edge per membership, keyed by
+    legacy and user, its role a scalar; any other edge of the membership is dropped. No role
+    (not or no longer a member), a user without a person, or the subject itself as member: none.
+    Nor is one written before both persons are in the graph (the person's write syncs it)."""
+    keep = role is not None and member_person_id is not None and member_person_id != legacy.subject_person_id
+    ends = {
+        "legacy_id": str(legacy.id),
+        "user_id": str(user_id),
+        "person_id": str(member_person_id or ""),
+        "keep_from": str(member_person_id) if keep else "",
+        "keep_to": str(legacy.subject_person_id) if keep else "",
+    }
+    graph.run(DROP_STALE_REMEMBERS, ends)
+    if not keep or role is None:
         return
     graph.run(
-        "MATCH (p:Person {id: $id}) MATCH (s:Person {id: $subject_id})"
-        " MERGE (p)-[r:REMEMBERS {legacy_id: $legacy_id}]->(s)"
+        "MATCH (p:Person {id: $keep_from}) MATCH (s:Person {id: $keep_to})"
+        " MERGE (p)-[r:REMEMBERS {legacy_id: $legacy_id, user_id: $user_id}]->(s)"
         " SET r.kind = 'REMEMBERS', r.role = $role",
-        {**ids, "subject_id": str(legacy.subject_person_id), "role": role.value},
+        {**ends, "role": role.value},
     )
 
 

@@ -124,8 +124,10 @@ def _log_record(
 
 
 def apply_legacy(ports: IngestionPorts, legacy: Legacy) -> Change:
+    """Its members' social edges follow its subject as stored."""
     change = ports.stories.upsert_legacy(legacy)
     graph_sync.sync_legacy(ports.graph, legacy)
+    resync_memberships(ports, [(legacy.id, u) for u in ports.stories.member_user_ids(legacy.id)])
     return change
 
 
@@ -140,14 +142,19 @@ def apply_person(
         change = ports.stories.upsert_person(person, as_of, seq)
         stored = ports.stories.get_person(person.id) or person
         graph_sync.sync_person(ports.graph, stored)
+    # after the node: a membership stored meanwhile either is listed here or finds the node
+    resync_memberships(ports, ports.stories.memberships_through(person.id))
     _log_record(ports, change, [stored.legacy_id], "person_synced", person_id=str(person.id))
     return change
 
 
 def apply_user(ports: IngestionPorts, user: User) -> Change:
+    """The user's social edges follow their person as stored."""
     if user.person_id is not None:
         _require_person(ports, "person_id", user.person_id)
-    return ports.stories.upsert_user(user)
+    change = ports.stories.upsert_user(user)
+    resync_memberships(ports, [(lg, user.id) for lg in ports.stories.member_legacy_ids(user.id)])
+    return change
 
 
 def apply_member(
@@ -190,8 +197,17 @@ def sync_membership_edge(ports: IngestionPorts, legacy_id: UUID, user_id: UUID) 
     legacy, user = ports.stories.get_legacy(legacy_id), ports.stories.get_user(user_id)
     if legacy is not None and user is not None:
         graph_sync.sync_membership(
-            ports.graph, legacy, user.person_id, ports.stories.role_of(user_id, legacy_id)
+            ports.graph, legacy, user_id, user.person_id, ports.stories.role_of(user_id, legacy_id)
         )
+
+
+def resync_memberships(ports: IngestionPorts, memberships: Sequence[tuple[UUID, UUID]]) -> None:
+    """The social edges of these (legacy, user) memberships written again, each under its lock
+    from what is stored then: a person, user or legacy they depend on has changed or arrived
+    after the membership (decision 0020, "Since")."""
+    for legacy_id, user_id in memberships:
+        with ports.stories.member_lock(legacy_id, user_id):
+            sync_membership_edge(ports, legacy_id, user_id)
 
 
 def apply_relationship(

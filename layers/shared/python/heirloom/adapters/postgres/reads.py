@@ -74,6 +74,21 @@ class AccessReads(StoreBase):
         )
         return [r["user_id"] for r in rows]
 
+    def memberships_through(self, person_id: UUID) -> list[tuple[UUID, UUID]]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT m.legacy_id, m.user_id FROM legacy_members m"
+                " JOIN legacies l ON l.id = m.legacy_id WHERE l.subject_person_id = %s"
+                " UNION SELECT m.legacy_id, m.user_id FROM legacy_members m"
+                " JOIN users u ON u.id = m.user_id WHERE u.person_id = %s"
+                " ORDER BY legacy_id, user_id",
+                (person_id, person_id),
+            )
+            .fetchall()
+        )
+        return [(r["legacy_id"], r["user_id"]) for r in rows]
+
     def links_of(self, legacy_id: UUID) -> list[Link]:
         return self._links("l.legacy_a_id = %s OR l.legacy_b_id = %s", (legacy_id, legacy_id))
 
