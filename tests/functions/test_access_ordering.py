@@ -9,7 +9,6 @@ from itertools import permutations
 from pathlib import Path
 from uuid import UUID
 
-import psycopg
 import pytest
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
@@ -19,6 +18,7 @@ from heirloom.errors import AccessDenied
 from heirloom.ports import EmbeddedChunk
 from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
+from tests.support.containers import waiting_backends
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]
@@ -217,11 +217,6 @@ def test_reloading_after_a_story_is_deleted_keeps_it_deleted_and_says_so(send, p
 
 
 # -- concurrency ------------------------------------------------------------------------------
-def _waiting_backends(url):
-    with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        ).fetchone()[0]
 
 
 def test_two_writers_of_one_story_s_chunks_queue_instead_of_crashing(db, ports):
@@ -249,7 +244,7 @@ def test_two_writers_of_one_story_s_chunks_queue_instead_of_crashing(db, ports):
         thread = threading.Thread(target=other_writer)
         thread.start()
         for _ in range(500):  # until the second writer waits on a lock (or has failed)
-            if done.is_set() or _waiting_backends(db.url):
+            if done.is_set() or waiting_backends(db.url):
                 break
             threading.Event().wait(0.01)
         assert not done.is_set(), "the second writer did not wait for the first"
@@ -390,7 +385,7 @@ def test_a_delivery_waits_while_another_writer_holds_the_story_s_graph(db, ports
         thread = threading.Thread(target=deliver)
         thread.start()
         for _ in range(3000):  # until the delivery waits on the lock (or has ended)
-            if done.is_set() or _waiting_backends(db.url):
+            if done.is_set() or waiting_backends(db.url):
                 break
             threading.Event().wait(0.01)
         assert not done.is_set(), "the delivery did not wait for the story's graph lock"

@@ -16,7 +16,7 @@ import pytest
 
 from heirloom.errors import NotFound
 from heirloom_dev.functions import LambdaContext, load_handler
-from tests.functions.test_record_graph_ordering import _containers, _waiting_backends
+from tests.support.containers import containers, waiting_backends
 from tests.support.services import services_with
 
 EVENTS = Path(__file__).parents[2] / "events" / "story_events"
@@ -196,7 +196,7 @@ def test_a_user_s_edge_re_sync_waits_for_the_membership_s_lock(deliver, db, port
     deliver(*world.events())
     other = str(uuid4())
     deliver(world.person_event(other, "Bo Other"))
-    dbs, (theirs,) = _containers(db, ports, 1)
+    dbs, (theirs,) = containers(db, ports, 1)
     handler = load_handler("story_events")
     errors: list[BaseException] = []
     done = threading.Event()
@@ -215,7 +215,7 @@ def test_a_user_s_edge_re_sync_waits_for_the_membership_s_lock(deliver, db, port
         thread = threading.Thread(target=user_write)
         thread.start()
         for _ in range(3000):  # until the write waits on the lock (or has ended)
-            if done.is_set() or _waiting_backends(db.url):
+            if done.is_set() or waiting_backends(db.url):
                 break
             threading.Event().wait(0.01)
         assert not done.is_set(), "the user's re-sync did not wait for the membership's lock"

@@ -6,20 +6,17 @@ is made from the record as stored, under a lock keyed by what it writes (the per
 
 import json
 import threading
-from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import permutations
 from pathlib import Path
 from uuid import UUID
 
-import psycopg
 import pytest
 
-from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
-from heirloom.adapters.postgres.conversations import PgConversationStore
 from heirloom.domain import ingestion
 from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom_dev.functions import LambdaContext, load_handler
+from tests.support.containers import containers, waiting_backends
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]
@@ -160,27 +157,13 @@ def test_every_delivery_order_of_a_record_s_changes_ends_in_the_same_state(send,
     assert state(ports) == expected
 
 
-def _containers(db, ports, n):
-    """`n` sets of ports as `n` Lambda containers would hold them: a connection each, one graph."""
-    dbs = [PgDatabase(db.url, embedding_dim=64) for _ in range(n)]
-    return dbs, [
-        replace(
-            ports,
-            stories=PgStoryStore(d),
-            vectors=PgVectorIndex(d, model_id=ports.vectors.model_id),
-            conversations=PgConversationStore(d),
-        )
-        for d in dbs
-    ]
-
-
 @pytest.mark.parametrize("history", list(HISTORIES))
 def test_concurrent_deliveries_of_a_record_s_changes_end_in_the_same_state(send, db, ports, history):
     """Three containers deliver a history's three events at once, twice over."""
     setup, events, state, expected = HISTORIES[history]
     for name in setup:
         send(sample(name, T1))
-    dbs, containers = _containers(db, ports, len(events))
+    dbs, fleet = containers(db, ports, len(events))
     # one handler module per container, loaded before the threads (Powertools' Logger setup is
     # not thread-safe)
     handlers = [load_handler("story_events") for _ in events]
@@ -197,7 +180,7 @@ def test_concurrent_deliveries_of_a_record_s_changes_end_in_the_same_state(send,
             start.abort()
 
     threads = [
-        threading.Thread(target=deliver, args=args) for args in zip(events, handlers, containers, strict=True)
+        threading.Thread(target=deliver, args=args) for args in zip(events, handlers, fleet, strict=True)
     ]
     for t in threads:
         t.start()
@@ -207,13 +190,6 @@ def test_concurrent_deliveries_of_a_record_s_changes_end_in_the_same_state(send,
         d.close()
     assert not errors, errors
     assert state(ports) == expected
-
-
-def _waiting_backends(url):
-    with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        ).fetchone()[0]
 
 
 LOCKS = {
@@ -245,7 +221,7 @@ def test_a_delivery_waits_while_another_writer_holds_the_record_s_lock(send, db,
     lock, event, state, expected = LOCKS[kind]
     send(sample("legacy_created", T1))
     before = state(ports)
-    dbs, (theirs,) = _containers(db, ports, 1)
+    dbs, (theirs,) = containers(db, ports, 1)
     handler = load_handler("story_events")
     errors: list[BaseException] = []
     done = threading.Event()
@@ -263,7 +239,7 @@ def test_a_delivery_waits_while_another_writer_holds_the_record_s_lock(send, db,
         thread = threading.Thread(target=deliver)
         thread.start()
         for _ in range(3000):  # until the delivery waits on the lock (or has ended)
-            if done.is_set() or _waiting_backends(db.url):
+            if done.is_set() or waiting_backends(db.url):
                 break
             threading.Event().wait(0.01)
         assert not done.is_set(), f"the delivery did not wait for the {kind}'s lock"
@@ -277,7 +253,7 @@ def test_a_graph_rebuild_waits_for_a_record_s_lock_and_writes_what_is_stored_the
     """A rebuild (`heirloom backfill --rebuild-graph`) reads each record again under its lock: a
     membership removed while the rebuild waits for it leaves no edge behind."""
     assert member_state(ports) == ("advocate", ["advocate"])  # the sample's, as loaded
-    dbs, (theirs,) = _containers(db, ports, 1)
+    dbs, (theirs,) = containers(db, ports, 1)
     errors: list[BaseException] = []
     done = threading.Event()
 
@@ -294,7 +270,7 @@ def test_a_graph_rebuild_waits_for_a_record_s_lock_and_writes_what_is_stored_the
         thread = threading.Thread(target=rebuild)
         thread.start()
         for _ in range(3000):  # until the rebuild waits on the lock (or has ended)
-            if done.is_set() or _waiting_backends(db.url):
+            if done.is_set() or waiting_backends(db.url):
                 break
             threading.Event().wait(0.01)
         assert not done.is_set(), "the rebuild did not wait for the membership's lock"
