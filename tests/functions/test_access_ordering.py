@@ -18,7 +18,7 @@ from heirloom.errors import AccessDenied
 from heirloom.ports import EmbeddedChunk
 from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
-from tests.support.containers import waiting_backends
+from tests.support.containers import run_until_waiting
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]
@@ -227,29 +227,15 @@ def test_two_writers_of_one_story_s_chunks_queue_instead_of_crashing(db, ports):
     chunk = EmbeddedChunk(index=0, text="one", token_count=1, embedding=tuple([0.1] * 64))
     first = PgVectorIndex(db, model_id=ports.vectors.model_id)
     second = PgVectorIndex(PgDatabase(db.url, embedding_dim=64), model_id=ports.vectors.model_id)
-    errors: list[BaseException] = []
-    done = threading.Event()
 
     def other_writer():
-        try:
-            second.replace_chunks(story, [chunk.model_copy(update={"text": "two"})], "h2")
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            second.db.close()
-            done.set()
+        second.replace_chunks(story, [chunk.model_copy(update={"text": "two"})], "h2")
 
     with db.transaction():  # the first writer's transaction, held open around its write
         first.replace_chunks(story, [chunk], "h1")
-        thread = threading.Thread(target=other_writer)
-        thread.start()
-        for _ in range(500):  # until the second writer waits on a lock (or has failed)
-            if done.is_set() or waiting_backends(db.url):
-                break
-            threading.Event().wait(0.01)
-        assert not done.is_set(), "the second writer did not wait for the first"
-    thread.join(30)
-    assert not errors, errors
+        run = run_until_waiting(other_writer, db.url, close=second.db.close, polls=500)
+        assert run.waiting, "the second writer did not wait for the first"
+    run.finish(30)
     assert [c.text for c in ports.vectors.chunks_of(story)] == ["two"]
 
 
@@ -367,36 +353,22 @@ def test_a_delivery_waits_while_another_writer_holds_the_story_s_graph(db, ports
              "content": "Dominic Ferraro lived in Brackenford."}  # fmt: skip
     event = sample("story_created")
     event["detail"]["story"] = story
-    errors: list[BaseException] = []
-    done = threading.Event()
 
     def deliver():
-        try:
-            load_handler("story_events")(
-                event, LambdaContext("StoryEvents"), services=services_with(ingestion=theirs)
-            )
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            second_db.close()
-            done.set()
+        load_handler("story_events")(
+            event, LambdaContext("StoryEvents"), services=services_with(ingestion=theirs)
+        )
 
     with ports.stories.story_graph_lock(UUID(story["id"])):
-        thread = threading.Thread(target=deliver)
-        thread.start()
-        for _ in range(3000):  # until the delivery waits on the lock (or has ended)
-            if done.is_set() or waiting_backends(db.url):
-                break
-            threading.Event().wait(0.01)
-        assert not done.is_set(), "the delivery did not wait for the story's graph lock"
+        run = run_until_waiting(deliver, db.url, close=second_db.close)
+        assert run.waiting, "the delivery did not wait for the story's graph lock"
         assert (
             ports.graph.run(
                 "MATCH (s:Story {id: $id})-[:MENTIONS]->(p) RETURN p.id AS p", {"id": story["id"]}
             )
             == []
         )
-    thread.join(60)
-    assert not errors, errors
+    run.finish()
     assert ports.stories.graph_synced(UUID(story["id"])) is not None
 
 

@@ -7,7 +7,6 @@ moves it. On the embedded engines, through the StoryEvents handler (also through
 adapter: `HEIRLOOM_GRAPH=neptune-local`, Makefile NEPTUNE_SUITES)."""
 
 import json
-import threading
 from itertools import permutations
 from pathlib import Path
 from uuid import UUID, uuid4
@@ -16,7 +15,7 @@ import pytest
 
 from heirloom.errors import NotFound
 from heirloom_dev.functions import LambdaContext, load_handler
-from tests.support.containers import containers, waiting_backends
+from tests.support.containers import containers, run_until_waiting
 from tests.support.services import services_with
 
 EVENTS = Path(__file__).parents[2] / "events" / "story_events"
@@ -198,28 +197,15 @@ def test_a_user_s_edge_re_sync_waits_for_the_membership_s_lock(deliver, db, port
     deliver(world.person_event(other, "Bo Other"))
     dbs, (theirs,) = containers(db, ports, 1)
     handler = load_handler("story_events")
-    errors: list[BaseException] = []
-    done = threading.Event()
 
     def user_write():
-        try:
-            event = world.user_event(other)
-            handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=theirs))
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            dbs[0].close()
-            done.set()
+        handler(
+            world.user_event(other), LambdaContext("StoryEvents"), services=services_with(ingestion=theirs)
+        )
 
     with ports.stories.member_lock(UUID(world.legacy), UUID(world.user)):
-        thread = threading.Thread(target=user_write)
-        thread.start()
-        for _ in range(3000):  # until the write waits on the lock (or has ended)
-            if done.is_set() or waiting_backends(db.url):
-                break
-            threading.Event().wait(0.01)
-        assert not done.is_set(), "the user's re-sync did not wait for the membership's lock"
+        run = run_until_waiting(user_write, db.url, close=dbs[0].close)
+        assert run.waiting, "the user's re-sync did not wait for the membership's lock"
         assert world.edges(ports.graph) == world.edge()
-    thread.join(60)
-    assert not errors, errors
+    run.finish()
     assert world.edges(ports.graph) == world.edge(person=other)

@@ -16,7 +16,7 @@ import pytest
 from heirloom.domain import ingestion
 from heirloom.domain.graph_rebuild import rebuild_graph
 from heirloom_dev.functions import LambdaContext, load_handler
-from tests.support.containers import containers, waiting_backends
+from tests.support.containers import containers, run_until_waiting
 from tests.support.services import services_with
 
 ROOT = Path(__file__).parents[2]
@@ -223,29 +223,15 @@ def test_a_delivery_waits_while_another_writer_holds_the_record_s_lock(send, db,
     before = state(ports)
     dbs, (theirs,) = containers(db, ports, 1)
     handler = load_handler("story_events")
-    errors: list[BaseException] = []
-    done = threading.Event()
 
     def deliver():
-        try:
-            handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=theirs))
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            dbs[0].close()
-            done.set()
+        handler(event, LambdaContext("StoryEvents"), services=services_with(ingestion=theirs))
 
     with lock(ports.stories):
-        thread = threading.Thread(target=deliver)
-        thread.start()
-        for _ in range(3000):  # until the delivery waits on the lock (or has ended)
-            if done.is_set() or waiting_backends(db.url):
-                break
-            threading.Event().wait(0.01)
-        assert not done.is_set(), f"the delivery did not wait for the {kind}'s lock"
+        run = run_until_waiting(deliver, db.url, close=dbs[0].close)
+        assert run.waiting, f"the delivery did not wait for the {kind}'s lock"
         assert state(ports) == before
-    thread.join(60)
-    assert not errors, errors
+    run.finish()
     assert state(ports) == expected
 
 
@@ -254,33 +240,19 @@ def test_a_graph_rebuild_waits_for_a_record_s_lock_and_writes_what_is_stored_the
     membership removed while the rebuild waits for it leaves no edge behind."""
     assert member_state(ports) == ("advocate", ["advocate"])  # the sample's, as loaded
     dbs, (theirs,) = containers(db, ports, 1)
-    errors: list[BaseException] = []
-    done = threading.Event()
 
     def rebuild():
-        try:
-            rebuild_graph(theirs, ports.stories.legacy_ids())
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            dbs[0].close()
-            done.set()
+        rebuild_graph(theirs, ports.stories.legacy_ids())
 
     with ports.stories.member_lock(UUID(SAMPLE_LEGACY), UUID(CAROL["id"])):
-        thread = threading.Thread(target=rebuild)
-        thread.start()
-        for _ in range(3000):  # until the rebuild waits on the lock (or has ended)
-            if done.is_set() or waiting_backends(db.url):
-                break
-            threading.Event().wait(0.01)
-        assert not done.is_set(), "the rebuild did not wait for the membership's lock"
+        run = run_until_waiting(rebuild, db.url, close=dbs[0].close)
+        assert run.waiting, "the rebuild did not wait for the membership's lock"
         # the holder removes the member meanwhile (the lock is re-entrant on its connection)
         ingestion.remove_member(
             ports, UUID(SAMPLE_LEGACY), UUID(CAROL["id"]), datetime(2019, 11, 4, tzinfo=UTC)
         )
         assert member_state(ports) == (None, [])
-    thread.join(60)
-    assert not errors, errors
+    run.finish()
     assert member_state(ports) == (None, [])
     assert person_state(ports)[1] == []  # Rosa was never created; the rest was rebuilt
     assert ports.graph.run("MATCH (p:Person) RETURN count(p) AS n")[0]["n"] > 0
