@@ -21,7 +21,7 @@ from heirloom.contracts.context import (
     QueryIntent,
     TraversalStat,
 )
-from heirloom.domain.graph_queries import ANCHOR_LABELS, LEGACY_CONTEXT, Merge, per_label
+from heirloom.domain.graph_queries import ANCHOR_LABELS, LEGACY_CONTEXT, Merge, ascending, per_label
 from heirloom.domain.personas import TraversalConfig
 from heirloom.domain.query_pool import QueryPool
 from heirloom.domain.year_keys import year_keys, year_range
@@ -53,16 +53,13 @@ WHERE x.id IN $ids{first}
 WITH x
 MATCH (s:Story)-[:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(x)
 WHERE s.legacy_id IN $legacy_ids
-RETURN DISTINCT s.id AS story_id, x.id AS entity_id, x.name AS entity,
-       CASE WHEN x:Person THEN 'Person' WHEN x:Place THEN 'Place' WHEN x:Event THEN 'Event' ELSE 'Object' END AS label
+RETURN DISTINCT s.id AS story_id, x.id AS entity_id, x.name AS entity, '{label}' AS label
 ORDER BY entity_id, story_id, entity, label
 LIMIT $limit
 """,
     ANCHOR_LABELS,
 )
-CONNECTED_MERGE = Merge(
-    tuple((column, False) for column in ("entity_id", "story_id", "entity", "label")), distinct=True
-)
+CONNECTED_MERGE = Merge(ascending("entity_id", "story_id", "entity", "label"), distinct=True)
 
 #: stories whose years fall in a period (`$years`: "|1970|" .. "|1979|"); the years of the
 #: legacies' stories only, as in graph_queries.TEMPORAL

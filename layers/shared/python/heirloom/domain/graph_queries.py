@@ -353,20 +353,21 @@ def _subject_first(row: Mapping[str, Any], params: Mapping[str, Any]) -> int:
     return 0 if subject is not None and subject in (row["subject_id"], row["object_id"]) else 1
 
 
-def _asc(*columns: str) -> tuple[tuple[OrderKey, bool], ...]:
+def ascending(*columns: str) -> tuple[tuple[OrderKey, bool], ...]:
     return tuple((column, False) for column in columns)
 
 
 #: the per-label templates, by name
 MERGED: dict[str, Merge] = {
-    "entity_focused": Merge(_asc("story_id", "entity", "relationship")),
+    "entity_focused": Merge(ascending("story_id", "entity", "relationship")),
     "story_facts": Merge(
-        (("linked", True), *_asc("story_id", "relationship", "via", "entity_id", "entity")), distinct=True
+        (("linked", True), *ascending("story_id", "relationship", "via", "entity_id", "entity")),
+        distinct=True,
     ),
     "fact_sentences": Merge(
         (
             (_subject_first, False),
-            *_asc("predicate", "object", "story_id", "subject_id", "object_id", "sentence"),
+            *ascending("predicate", "object", "story_id", "subject_id", "object_id", "sentence"),
         )
     ),
 }

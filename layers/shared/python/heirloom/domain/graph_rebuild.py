@@ -16,7 +16,7 @@ from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.domain.ingestion import (
     IngestionPorts,
     enrich_story,
-    sync_membership_edge,
+    resync_memberships,
     sync_relationship_edge,
 )
 from heirloom.ports import GraphStore
@@ -53,10 +53,9 @@ def rebuild_graph(ports: IngestionPorts, legacy_ids: Sequence[UUID]) -> RebuildR
     for person in persons:
         with stories.person_lock(person.id):
             graph_sync.sync_person(ports.graph, stories.get_person(person.id) or person)
-    for legacy in legacies:
-        for user_id in stories.member_user_ids(legacy.id):
-            with stories.member_lock(legacy.id, user_id):
-                sync_membership_edge(ports, legacy.id, user_id)
+    resync_memberships(
+        ports, [(lg.id, user_id) for lg in legacies for user_id in stories.member_user_ids(lg.id)]
+    )
     relationships = stories.relationships_of([p.id for p in persons])
     for rel in relationships:
         with stories.relationship_lock(rel.from_person_id, rel.to_person_id, rel.type.value):
