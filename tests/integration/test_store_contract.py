@@ -419,3 +419,45 @@ def test_conversation_store_lists_and_deletes_by_owner_only(conversation_pair):
     assert conversations.conversations_of(legacy, user) == []
     assert [c.conversation_id for c in conversations.conversations_of(legacy, other)] == [theirs]
     assert [f.target for f in conversations.facts_of(legacy, other, 10)] == ["T2", "T1"]
+
+
+def test_forgetting_a_member_waits_for_a_write_to_one_of_their_conversations(db):
+    """`forget_member` takes every conversation's lock before it deletes: a message being
+    appended (its conversation's lock held) finishes first and is deleted with the rest."""
+    from heirloom.adapters.postgres import PgDatabase
+    from heirloom.adapters.postgres.conversations import PgConversationStore
+    from heirloom.adapters.postgres.rows import advisory_lock
+    from heirloom.contracts.conversation import ConversationMessage
+    from tests.support.containers import run_until_waiting
+
+    legacy, _, user = _seed(PgStoryStore(db))
+    store = PgConversationStore(db)
+    first, second = sorted([uuid4(), uuid4()], key=str)
+    for cid in (first, second):
+        store.add_message(
+            ConversationMessage(
+                conversation_id=cid, seq=1, legacy_id=legacy, user_id=user, role="user", content="hi",
+                sent_at=T0,
+            ),
+            [],
+        )  # fmt: skip
+    other_db = PgDatabase(db.url, embedding_dim=64)
+    forgotten: list[int] = []
+    with db.transaction() as conn:  # a writer of the second conversation, mid-append
+        advisory_lock(conn, f"conversation:{second}")
+        run = run_until_waiting(
+            lambda: forgotten.append(PgConversationStore(other_db).forget_member(legacy, user)),
+            db.url,
+            close=other_db.close,
+            polls=500,
+        )
+        assert run.waiting, "forget_member did not wait for the conversation's lock"
+        conn.execute(
+            "INSERT INTO conversation_messages (conversation_id, seq, legacy_id, user_id, role, content, sent_at)"
+            " VALUES (%s, 2, %s, %s, 'user', 'late', %s)",
+            (second, legacy, user, T0),
+        )
+    run.finish(30)
+    assert forgotten == [3]
+    assert store.messages(first) == [] and store.messages(second) == []
+    assert store.deleted_owner(first) == store.deleted_owner(second) == (legacy, user)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from uuid import UUID
 
-from heirloom.adapters.postgres.rows import StoreBase, advisory_lock
+from heirloom.adapters.postgres.rows import StoreBase, advisory_lock, advisory_locks
 from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
 
 _MESSAGE_COLUMNS = "conversation_id, seq, legacy_id, user_id, role, content, sent_at"
@@ -183,13 +183,11 @@ class PgConversationStore(StoreBase):
 
     def forget_member(self, legacy_id: UUID, user_id: UUID) -> int:
         with self.db.transaction() as conn:
-            # each conversation's lock, in id order (as two writers of several never deadlock)
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended('conversation:' || c, 0)) FROM"
-                " (SELECT DISTINCT conversation_id::text AS c FROM conversation_messages"
-                "  WHERE legacy_id = %s AND user_id = %s ORDER BY 1) owned",
+            owned = conn.execute(
+                "SELECT DISTINCT conversation_id FROM conversation_messages WHERE legacy_id = %s AND user_id = %s",
                 (legacy_id, user_id),
-            )
+            ).fetchall()
+            advisory_locks(conn, [f"conversation:{row['conversation_id']}" for row in owned])
             conn.execute(
                 "INSERT INTO conversation_tombstones (conversation_id, legacy_id, user_id)"
                 " SELECT DISTINCT conversation_id, legacy_id, user_id FROM conversation_messages"

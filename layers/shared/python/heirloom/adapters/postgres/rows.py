@@ -24,7 +24,17 @@ VISIBILITY_RANK = "(CASE {t}.visibility WHEN 'public' THEN 0 WHEN 'private' THEN
 def advisory_lock(conn: psycopg.Connection[dict[str, Any]], key: str) -> None:
     """Serialise this transaction's writes to one record with its other writers (a
     transaction-level advisory lock: released at commit, nothing for RDS Proxy to pin on)."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+    advisory_locks(conn, [key])
+
+
+def advisory_locks(conn: psycopg.Connection[dict[str, Any]], keys: Sequence[str]) -> None:
+    """`advisory_lock` for several records in one statement, in key order (two writers of
+    overlapping sets never deadlock)."""
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM"
+        " (SELECT DISTINCT unnest(%s::text[]) AS k ORDER BY 1) keys",
+        (list(keys),),
+    )
 
 
 def stamp_of(at: datetime | None, seq: int | None) -> Stamp | None:
