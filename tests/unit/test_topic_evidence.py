@@ -141,3 +141,12 @@ def test_evidence_is_between_zero_and_one_and_zero_without_topic_hits(
     plain = [i for i in order(cands, weight) if not topics[i]]
     by_similarity = sorted(plain, key=lambda i: (-sims[i], i))
     assert plain == [i for i in by_similarity]
+
+
+def test_traversal_keeps_the_topic_hit_of_a_story_reached_twice_by_one_template() -> None:
+    from heirloom.domain.traversal import _dedupe
+
+    side, about = mention(1, "Carl", topic=False), mention(1, "Frances", topic=True)
+    assert _dedupe([side, about]) == [about]
+    assert _dedupe([about, side]) == [about]
+    assert _dedupe([side, mention(2, "Carl", topic=False)]) == [side, mention(2, "Carl", topic=False)]
