@@ -88,6 +88,10 @@ def loaded(cli_env, monkeypatch, capsys):
 
     monkeypatch.setenv("EXTRACTOR_PROVIDER", "local")
     get_settings.cache_clear()
+    from heirloom.settings import get_settings
+
+    monkeypatch.setenv("EXTRACTOR_PROVIDER", "local")  # the people a story names enter the graph
+    get_settings.cache_clear()
     data = MiniDataset()
     assert main(["load", str(data.write(cli_env / "ds"))]) == 0
     capsys.readouterr()
@@ -162,6 +166,39 @@ def test_invoking_one_write_step_never_repairs_the_graph(loaded, cli_env, capsys
     assert main(["invoke", "chunk_embed", "-e", str(event)]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "up_to_date"
     assert snapshot(db, graph)["story_processing"] == marks
+
+
+def test_a_title_naming_an_entity_marks_its_edge_and_the_rebuild_keeps_it(cli_env, capsys, monkeypatch):
+    """Topic evidence (docs/decisions/0024): the edge from a story whose title names a person (by
+    an alias the text does not use) or a place is `in_title` (a scalar, as Neptune requires), the
+    person_mentions template returns it as `topic`, and `backfill --rebuild-graph` writes it again."""
+    from heirloom.domain.graph_queries import TEMPLATES, finish
+    from heirloom.settings import get_settings
+    from heirloom_dev.runtime import open_runtime
+
+    monkeypatch.setenv("EXTRACTOR_PROVIDER", "local")  # the entities a story names enter the graph
+    get_settings.cache_clear()
+    data = MiniDataset()
+    stories = data.files()["stories"]
+    stories[0]["title"] = "Nana Ada by the river"  # "Ada planted apple trees by the river. ..."
+    assert main(["load", str(data.write(cli_env / "ds", {"stories": stories}))]) == 0
+    graph = open_runtime().graph
+
+    def marks() -> dict[tuple[str, str, str], object]:
+        query = "MATCH (s:Story)-[r]->(x) WHERE r.kind <> 'BELONGS_TO' RETURN s.id AS sid, r.kind AS k, x.name AS x, r.in_title AS t"
+        return {(r["sid"], r["k"], r["x"]): r["t"] for r in graph.run(query)}
+
+    loaded = marks()
+    assert loaded[(data.public_story, "MENTIONS", "Ada Marsh")] is True
+    assert loaded[(data.public_story, "TOOK_PLACE_AT", "river")] is True
+    assert loaded[(data.public_story, "TOOK_PLACE_AT", "barn")] is False
+    assert loaded[(data.private_story, "MENTIONS", "Ada Marsh")] is False  # "The long illness"
+    params = {"ids": [data.subject], "legacy_ids": [data.legacy], "limit": 50}
+    rows = finish("person_mentions", graph.run(TEMPLATES["person_mentions"], params), params)
+    assert {r["story_id"]: r["topic"] for r in rows} == {data.public_story: True, data.private_story: False}
+    capsys.readouterr()
+    assert main(["backfill", "--rebuild-graph"]) == 0
+    assert marks() == loaded
 
 
 def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):

@@ -26,7 +26,8 @@ MATCH (e)
 WHERE (e:Place OR e:Event OR e:Object) AND e.id IN $ids
 MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, coalesce(r.name, e.name) AS entity, r.kind AS relationship
+RETURN s.id AS story_id, coalesce(r.name, e.name) AS entity, r.kind AS relationship,
+       coalesce(r.in_title, false) AS topic
 ORDER BY story_id
 LIMIT $limit
 """,
@@ -122,8 +123,14 @@ def _build(graph: Any, rng: random.Random) -> list[str]:
         kind = rng.choice(["MENTIONS", "TOOK_PLACE_AT", "REFERENCES"])
         graph.run(
             f"MATCH (s:Story {{id: $s}}) MATCH (t {{id: $t}}) CREATE (s)-[r:{kind}]->(t) SET r.kind = $kind "
-            "SET r.name = $name",
-            {"s": sid, "t": target, "kind": kind, "name": rng.choice([None, None, "alias"])},
+            "SET r.name = $name, r.in_title = $in_title",
+            {
+                "s": sid,
+                "t": target,
+                "kind": kind,
+                "name": rng.choice([None, None, "alias"]),
+                "in_title": rng.choice([None, False, True]),  # None: an edge written before topic evidence
+            },
         )
     graph.run("CREATE (n:Person {legacy_id: $l, name: 'Anon'})", {"l": LEGACY})  # a node without an id
     for _ in range(45):

@@ -110,16 +110,16 @@ def test_relational_2hop_returns_the_rows_of_the_unbounded_pattern(graph):
 
 def test_person_mentions_entity_focused_and_spatial(graph, fx):
     rows = _rows(graph, "person_mentions", ids=["p-brother"], legacy_ids=[fx.legacy], limit=10)
-    assert sorted((fname(r["story_id"]), r["relationship"]) for r in rows) == [
-        ("s-brother", "MENTIONS"),
-        ("s-watch", "MENTIONS"),
+    assert sorted((fname(r["story_id"]), r["relationship"], r["topic"]) for r in rows) == [
+        ("s-brother", "MENTIONS", True),  # its title names him (decision 0024)
+        ("s-watch", "MENTIONS", False),
     ]
     rows = _rows(
         graph, "entity_focused", ids=["event-flood", "object-watch"], legacy_ids=[fx.legacy], limit=10
     )
-    assert sorted((fname(r["story_id"]), r["entity"], r["relationship"]) for r in rows) == [
-        ("s-flood", "the flood", "REFERENCES"),
-        ("s-watch", "pocket watch", "REFERENCES"),
+    assert sorted((fname(r["story_id"]), r["entity"], r["relationship"], r["topic"]) for r in rows) == [
+        ("s-flood", "the flood", "REFERENCES", True),
+        ("s-watch", "pocket watch", "REFERENCES", False),
     ]
     rows = _rows(graph, "spatial", ids=[], names=["heron"], legacy_ids=[fx.legacy], limit=10)
     assert [(r["entity"], _names(r["story_ids"]), r["people"]) for r in rows] == [

@@ -49,6 +49,10 @@ class FixtureGraph:
     watch: str = "object-watch"
 
 
+#: stories whose title names their first entity
+TITLED = frozenset({"s-brother", "s-flood"})
+
+
 def build_fixture_graph(graph: GraphStore) -> FixtureGraph:
     g = FixtureGraph()
     for lid, name, subject in ((g.legacy, "Sam Reed", g.subject), (g.linked, "Ben Reed", g.brother),
@@ -98,9 +102,11 @@ def build_fixture_graph(graph: GraphStore) -> FixtureGraph:
             {"id": sid, "l": legacy, "y": years_property(years)},
         )
         for kind, target in edges:
+            # the story named after its first entity is about it (`in_title`, decision 0024)
             graph.run(
-                f"MATCH (s:Story {{id: $s}}) MATCH (t {{id: $t}}) MERGE (s)-[r:{kind}]->(t) SET r.kind = $kind",
-                {"s": sid, "t": target, "kind": kind},
+                f"MATCH (s:Story {{id: $s}}) MATCH (t {{id: $t}}) MERGE (s)-[r:{kind}]->(t) SET r.kind = $kind"
+                " SET r.in_title = $about",
+                {"s": sid, "t": target, "kind": kind, "about": name in TITLED and (kind, target) == edges[0]},
             )
     graph.run(
         "MATCH (p:Person {id: $p}) MATCH (e:Place {id: $e}) MERGE (p)-[r:LIVED_IN {story_id: $s}]->(e) "

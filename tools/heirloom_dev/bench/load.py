@@ -122,14 +122,14 @@ UNWIND $rows AS row
 MATCH (s:Story {{id: row.sid}})
 MATCH (e:{label} {{id: row.id}})
 MERGE (s)-[r:{edge}]->(e)
-SET r.kind = '{edge}'
+SET r.kind = '{edge}', r.in_title = row.in_title
 """
 BULK_MENTIONS = """
 UNWIND $rows AS row
 MATCH (s:Story {id: row.sid})
 MATCH (p:Person {id: row.pid})
 MERGE (s)-[r:MENTIONS]->(p)
-SET r.kind = 'MENTIONS'
+SET r.kind = 'MENTIONS', r.in_title = row.in_title
 """
 BULK_PERSON_EDGES = """
 UNWIND $rows AS edge
@@ -150,16 +150,24 @@ def write_entity_graph(graph: GraphStore, plans: Sequence[EntityPlan]) -> None:
     from heirloom.domain.entity_sync import STORY_EDGE
 
     entities: dict[tuple[str, str], dict[str, Any]] = {}
-    story_edges: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
-    mentions: dict[tuple[str, str], dict[str, str]] = {}
+    story_edges: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+    mentions: dict[tuple[str, str], dict[str, Any]] = {}
     person_edges: dict[tuple[str, str, str, str, str], dict[str, str]] = {}
     for plan in plans:
         for label, rows in plan.by_label.items():
             for row in rows:
                 entities[(label, row["id"])] = row  # the last story's properties
-                story_edges.setdefault(label, {})[(plan.sid, row["id"])] = {"sid": plan.sid, "id": row["id"]}
+                story_edges.setdefault(label, {})[(plan.sid, row["id"])] = {
+                    "sid": plan.sid,
+                    "id": row["id"],
+                    "in_title": row["in_title"],
+                }
         for pid in plan.person_ids:
-            mentions[(plan.sid, pid)] = {"sid": plan.sid, "pid": pid}
+            mentions[(plan.sid, pid)] = {
+                "sid": plan.sid,
+                "pid": pid,
+                "in_title": pid in plan.title_person_ids,
+            }
         for (predicate, label), edges in plan.person_edges.items():
             for edge in edges:
                 key = (predicate, label, edge["person_id"], edge["entity_id"], plan.sid)

@@ -365,6 +365,10 @@ class RetrievalSettings(_Frozen):
     bridge_graph_only: bool = env("BRIDGE_GRAPH_ONLY", default=False)
     #: distinct top stories that must bridge to a story for it to count
     bridge_agree: int = env("BRIDGE_AGREE", default=2, ge=1, le=5)
+    #: topic evidence (docs/decisions/0024), hybrid mode: score bonus for a story whose title
+    #: names the entity the question names or describes, divided among the candidates whose
+    #: titles name it (0: off)
+    topic_weight: float = env("TOPIC_WEIGHT", default=0.0, ge=0.0, le=1.0)
 
 
 class AmbientSettings(_Frozen):

@@ -141,6 +141,9 @@ class GraphHit(Edge):
     #: a `bridge` hit: the story that mentions the bridge entity (docs/decisions/0022); the hit
     #: counts only when the user may read that story and it ranks at the top
     source_story_id: UUID | None = None
+    #: the story's title names the entity the hit came through (its edge's `in_title`): the story
+    #: is about it (topic evidence, docs/decisions/0024)
+    topic: bool = False
 
 
 class GraphFact(Edge):

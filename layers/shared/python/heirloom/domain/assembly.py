@@ -244,16 +244,23 @@ def assemble(
     recency: float = 0.0,
     ambient: AmbientSettings | None = None,
     bridge: BridgeRule | None = None,
+    topic_weight: float = 0.0,
 ) -> AssembledContext:
     """Rank the readable candidates (reranking the top with `rerank`) and format them within
     `request.token_budget` tokens. `fence` is the story blocks' nonce (a fresh one per call
     unless given); `recency`: the decay per year of a story's age, when the request wants recent
     material (else 0); `ambient`: the ambient memory settings (None: no ambient section);
-    `bridge`: how bridge hits count (docs/decisions/0022; None: they do not)."""
+    `bridge`: how bridge hits count (docs/decisions/0022; None: they do not); `topic_weight`:
+    the weight of topic evidence (docs/decisions/0024; 0: none)."""
     started = time.perf_counter()
     budget = request.token_budget
     ranked = rank_candidates(
-        filtered.candidates, persona.traversal, request.mode, recency=recency, bridge=bridge
+        filtered.candidates,
+        persona.traversal,
+        request.mode,
+        recency=recency,
+        bridge=bridge,
+        topic_weight=topic_weight,
     )
     reranked: RerankReport | None = None
     if rerank is not None:

@@ -72,7 +72,7 @@ UNWIND $entities AS ent
 MERGE (e:{label} {{id: ent.id}})
 SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years
 MERGE (s)-[r:{edge}]->(e)
-SET r.kind = '{edge}'
+SET r.kind = '{edge}', r.in_title = ent.in_title
 """
 
 #: entities a story names by a name an admin merged into another entity (`redirects`): the
@@ -84,7 +84,7 @@ UNWIND $entities AS ent
 MERGE (e:{label} {{id: ent.id}})
 ON CREATE SET e.name = ent.name, e.legacy_id = ent.legacy_id, e.type = ent.type, e.date = ent.date, e.years = ent.years
 MERGE (s)-[r:{edge}]->(e)
-SET r.kind = '{edge}', r.name = ent.name
+SET r.kind = '{edge}', r.name = ent.name, r.in_title = ent.in_title
 """
 
 UPSERT_MENTIONS = """
@@ -92,7 +92,7 @@ MATCH (s:Story {id: $sid})
 UNWIND $person_ids AS pid
 MATCH (p:Person {id: pid})
 MERGE (s)-[r:MENTIONS]->(p)
-SET r.kind = 'MENTIONS'
+SET r.kind = 'MENTIONS', r.in_title = pid IN $title_ids
 """
 
 #: one edge per (person, predicate, entity, supporting story)
@@ -197,6 +197,18 @@ _YEAR_IN_TEXT = re.compile(r"\b(1[6-9]\d\d|20\d\d)\b")
 
 def entity_id(legacy_id: str, label: str, name: str) -> str:
     return str(uuid.uuid5(ENTITY_NAMESPACE, f"{legacy_id}|{label}|{name_key(name)}"))
+
+
+def in_title(title: str, names: Iterable[str]) -> bool:
+    """Does `title` name one of `names` as whole words, case-insensitively ("Frannie" in
+    "Frannie", "Jim" in "Uncle Jim's Boat", not "Jim" in "Jimmy")? The story is then about that
+    entity (topic evidence, docs/decisions/0024), not a side mention of it."""
+    text = title.casefold()
+    return any(
+        re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text)
+        for n in (name.casefold().strip() for name in names)
+        if n
+    )
 
 
 def years_of(periods: Sequence[str], cap: int = 20) -> list[int]:
@@ -310,7 +322,9 @@ def sync_story_entities(
             graph.run(query, {"sid": sid, "entities": rows})
             report.entities[label] = report.entities.get(label, 0) + len(rows)
     if plan.person_ids:
-        graph.run(UPSERT_MENTIONS, {"sid": sid, "person_ids": plan.person_ids})
+        graph.run(
+            UPSERT_MENTIONS, {"sid": sid, "person_ids": plan.person_ids, "title_ids": plan.title_person_ids}
+        )
         report.mentions = len(plan.person_ids)
     for (predicate, label), edges in plan.person_edges.items():
         plain = [e for e in edges if "name" not in e]
@@ -352,6 +366,8 @@ class EntityPlan:
     redirected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: fact edges by the label of their target (docs/decisions/0012)
     fact_edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: the mentioned persons the story's title names (their MENTIONS edge's `in_title`)
+    title_person_ids: list[str] = field(default_factory=list)
 
     def fingerprint(self, legacy_id: str) -> str:
         """The hash `graph_fingerprints` gives this story once the plan is written."""
@@ -438,8 +454,9 @@ def plan_story_entities(
                 "type": item.type,
                 "date": date,
                 "years": years_property(years_of([date])) if date else "",
+                "in_title": in_title(story.title, [item.name]),
             }
-            ids_by_name[(label, name_key(item.name))] = (row["id"], item.name if survivor else None)
+            ids_by_name[(label, name_key(item.name))] = (str(row["id"]), item.name if survivor else None)
             (redirected if survivor else by_label)[label].append(row)
     for label, rows in redirected.items():  # a story that names the survivor too keeps that edge
         own = {r["id"] for r in by_label[label]}
@@ -472,6 +489,9 @@ def plan_story_entities(
         },
         redirected=redirected,
         fact_edges=fact_edges,
+        title_person_ids=sorted(
+            {pid for written, pid in resolved.items() if in_title(story.title, [written])}
+        ),
     )
 
 

@@ -91,7 +91,7 @@ WHERE c.id IN $ids
 WITH c
 MATCH (s:Story)-[r:MENTIONS]->(c)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, c.name AS entity, r.kind AS relationship
+RETURN s.id AS story_id, c.name AS entity, r.kind AS relationship, coalesce(r.in_title, false) AS topic
 ORDER BY story_id
 LIMIT $limit
 """
@@ -104,7 +104,8 @@ WHERE x.id IN $ids{first}
 WITH x
 MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(x)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, coalesce(r.name, x.name) AS entity, r.kind AS relationship
+RETURN s.id AS story_id, coalesce(r.name, x.name) AS entity, r.kind AS relationship,
+       coalesce(r.in_title, false) AS topic
 ORDER BY story_id, entity, relationship
 LIMIT $limit
 """,

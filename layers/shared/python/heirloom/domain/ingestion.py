@@ -438,6 +438,10 @@ def resolve_mentions(
     for written, person_id in named_people(story.content, known).items():
         if person_id not in mentions.values():
             mentions[written] = person_id
+    # the names the title uses (a nickname the text may not): the story's MENTIONS edge to that
+    # person is then `in_title` (topic evidence, docs/decisions/0024)
+    for written, person_id in named_people(story.title, known).items():
+        mentions.setdefault(written, person_id)
     return mentions, [u for u in unresolved if u not in mentions]
 
 

@@ -49,6 +49,13 @@ MAX_EVIDENCE_STORIES = 3
 OVERVIEW_EVIDENCE = 0.3
 
 
+#: topic evidence (docs/decisions/0024): a story whose title names the entity the question names
+#: or describes is about that entity; it is divided among the candidates whose titles name it and
+#: is not subject to MAX_EVIDENCE_STORIES (a side mention of a common entity says little, a story
+#: about it says much). The weight is a request setting (`TOPIC_WEIGHT`, 0: off).
+TOPIC_TEMPLATES = frozenset({"person_mentions", "described", "entity_focused"})
+
+
 #: how a hit reads in a provenance line, by relationship (or edge) type
 RELATIONSHIP_REASONS: dict[str, str] = {
     "FAMILY_OF": "family connection (FAMILY_OF)",
@@ -210,6 +217,29 @@ def evidence(
     return best
 
 
+def topic_key(hit: GraphHit) -> tuple[str, str, str] | None:
+    """The path of a topic hit, counted among the candidates whose titles name its entity; None
+    when the hit is not one (no entity the question names or describes, title silent on it)."""
+    if not (hit.topic and hit.entity_match and hit.template in TOPIC_TEMPLATES):
+        return None
+    return ("topic", *path_key(hit)[1:])
+
+
+def topic_evidence(
+    hits: Sequence[GraphHit], traversal: TraversalConfig, topic_counts: Mapping[tuple[str, str, str], int]
+) -> float:
+    """How strongly the graph says this story is about an entity the question names or
+    describes (0..1): its best topic hit, weighted by the persona's relationship weight and
+    divided by the number of candidates whose titles name that entity."""
+    best = 0.0
+    for hit in hits:
+        key = topic_key(hit)
+        if key is not None:
+            reach = max(1, topic_counts.get(key, 1))
+            best = max(best, hop_factor(hit.hops) * min(1.0, traversal.weight(hit.relationship)) / reach)
+    return best
+
+
 def score_candidate(
     candidate: Candidate,
     traversal: TraversalConfig,
@@ -217,12 +247,14 @@ def score_candidate(
     *,
     top_similarity: float | None = None,
     path_counts: Mapping[tuple[str, str, str], int] | None = None,
+    topic_weight: float = 0.0,
 ) -> ScoredCandidate | None:
     """The candidate's score under `mode`, or None when that mode does not see it.
 
     Cosine similarity is calibrated against the request's best one (`top_similarity` -> 1.0).
-    Hybrid: that score plus FUSION_WEIGHT x the graph's `evidence`; a story only the graph
-    reached goes after the rest (tier 1) with its graph score. Graph mode: the graph score."""
+    Hybrid: that score plus FUSION_WEIGHT x the graph's `evidence` and `topic_weight` x its
+    `topic_evidence`; a story only the graph reached goes after the rest (tier 1) with its graph
+    score. Graph mode: the graph score. `path_counts` holds the topic paths' counts too."""
     counts = path_counts or {}
     similarity = candidate.embedding_score if mode != "graph" else None
     embedding = similarity
@@ -240,6 +272,8 @@ def score_candidate(
         score, tier = graph, 1 if mode == "hybrid" else 0
     else:
         score = embedding + FUSION_WEIGHT * evidence(ranked_hits, traversal, counts)
+        if topic_weight > 0 and mode == "hybrid":
+            score += topic_weight * topic_evidence(ranked_hits, traversal, counts)
     return ScoredCandidate(
         candidate=candidate,
         score=round(score, 6),
@@ -377,9 +411,11 @@ def rank_candidates(
     *,
     recency: float = 0.0,
     bridge: BridgeRule | None = None,
+    topic_weight: float = 0.0,
 ) -> list[ScoredCandidate]:
     """Scored candidates, best first (`rank_key`). `recency` > 0: each score decays with the
     story's age at that rate per year (`recency_factors`), for requests that want recent material.
+    `topic_weight` > 0 (hybrid): stories about an entity the question names gain topic evidence.
     Bridge hits are left out of the scores; `bridge` says how they then count (`apply_bridge`)."""
     bridges: dict[str, Candidate] = {}
     plain: list[Candidate] = []
@@ -397,11 +433,16 @@ def rank_candidates(
     for c in candidates:
         for hit in c.graph_hits:
             stories_by_path.setdefault(path_key(hit), set()).add(str(c.story_id))
+            if (key := topic_key(hit)) is not None and c.embedding_score is not None:
+                stories_by_path.setdefault(key, set()).add(str(c.story_id))
     counts = {key: len(ids) for key, ids in stories_by_path.items()}
     scored = [
         s
         for s in (
-            score_candidate(c, traversal, mode, top_similarity=top, path_counts=counts) for c in candidates
+            score_candidate(
+                c, traversal, mode, top_similarity=top, path_counts=counts, topic_weight=topic_weight
+            )
+            for c in candidates
         )
         if s is not None
     ]

@@ -15,8 +15,12 @@ from heirloom.domain.ingestion import IngestionPorts, enrich_story, named_people
 
 
 def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
-    """The person's legacy's stories whose text names them by name or alias."""
-    return [s for s in ports.stories.stories_of(person.legacy_id) if named_people(s.content, [person])]
+    """The person's legacy's stories whose text or title names them by name or alias."""
+    return [
+        s
+        for s in ports.stories.stories_of(person.legacy_id)
+        if named_people(s.content, [person]) or named_people(s.title, [person])
+    ]
 
 
 def stories_narrated_by(ports: IngestionPorts, rel: Relationship) -> list[Story]:

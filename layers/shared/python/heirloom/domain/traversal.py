@@ -153,6 +153,7 @@ class _Walk:
         entity: str | None = None,
         via: str | None = None,
         entity_match: bool = False,
+        topic: bool = False,
     ) -> None:
         for sid in story_ids:
             if sid:
@@ -165,6 +166,7 @@ class _Walk:
                         entity=entity,
                         via=via,
                         entity_match=entity_match,
+                        topic=topic,
                     )
                 )
 
@@ -173,12 +175,16 @@ def _named(w: _Walk) -> None:
     """Entities named in the message: always looked up, they carry the entity bonus."""
     if w.person_ids:
         for row in w.run.query("person_mentions", {**w.base, "ids": w.person_ids}):
-            w.add([row["story_id"]], "person_mentions", 1, "MENTIONS", row["entity"], entity_match=True)
+            w.add(
+                [row["story_id"]], "person_mentions", 1, "MENTIONS", row["entity"], entity_match=True,
+                topic=bool(row.get("topic")),
+            )  # fmt: skip
     if w.entity_ids:
         for row in w.run.query("entity_focused", {**w.base, "ids": w.entity_ids}):
             w.add(
-                [row["story_id"]], "entity_focused", 1, row["relationship"], row["entity"], entity_match=True
-            )
+                [row["story_id"]], "entity_focused", 1, row["relationship"], row["entity"], entity_match=True,
+                topic=bool(row.get("topic")),
+            )  # fmt: skip
 
 
 def _described(w: _Walk) -> None:
@@ -189,7 +195,10 @@ def _described(w: _Walk) -> None:
     w.described = described_people(w.query, rows, exclude=[w.subject_id, *w.person_ids])
     if w.described:
         for row in w.run.query("person_mentions", {**w.base, "ids": w.described}):
-            w.add([row["story_id"]], "described", 1, "MENTIONS", row["entity"], entity_match=True)
+            w.add(
+                [row["story_id"]], "described", 1, "MENTIONS", row["entity"], entity_match=True,
+                topic=bool(row.get("topic")),
+            )  # fmt: skip
 
 
 def _relational(w: _Walk) -> None:
@@ -458,12 +467,15 @@ def _start(run: _Run, request: ContextRequest, intent: QueryIntent, config: Trav
 
 
 def _dedupe(hits: list[GraphHit]) -> list[GraphHit]:
-    """One hit per (story, template, relationship, bridge seed), keeping the first (best-ordered)."""
-    seen: set[tuple[str, str, str | None, str]] = set()
-    out = []
+    """One hit per (story, template, relationship, bridge seed), keeping the first (best-ordered)
+    unless a later one is a topic hit (the story's title names its entity) and the first is not."""
+    kept: dict[tuple[str, str, str | None, str], int] = {}
+    out: list[GraphHit] = []
     for hit in hits:
         key = (str(hit.story_id), hit.template, hit.relationship, str(hit.source_story_id or ""))
-        if key not in seen:
-            seen.add(key)
+        if key not in kept:
+            kept[key] = len(out)
             out.append(hit)
+        elif hit.topic and not out[kept[key]].topic:
+            out[kept[key]] = hit
     return out

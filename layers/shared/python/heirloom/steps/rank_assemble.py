@@ -32,4 +32,5 @@ def run(data: RankAssembleInput, services: Services) -> AssembledContext:
             graph_only=retrieval.bridge_graph_only,
             agree=retrieval.bridge_agree,
         ),
+        topic_weight=retrieval.topic_weight,
     )
