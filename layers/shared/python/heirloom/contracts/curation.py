@@ -110,7 +110,8 @@ class CommunitySummary(Frozen):
     component_key: str
     member_ids: tuple[str, ...]
     summary: str
-    #: the stories the summary's facts come from (its provenance)
+    #: every story of the tier that names a member or states a fact of it (all checked before a
+    #: user is shown the summary); the first `communities.MAX_STORIES` are cited as provenance
     story_ids: tuple[UUID, ...]
 
 
