@@ -30,6 +30,7 @@ from heirloom.contracts.conversation import (
     MessageResult,
 )
 from heirloom.contracts.curation import (
+    CHANGE_ID_MAX,
     ChangelogPage,
     DecisionBody,
     KeepApartBody,
@@ -243,7 +244,7 @@ def post_reject(legacy_id: UUID, item_id: UUID) -> StagedItem:
 @app.get("/legacies/<legacy_id>/changelog", responses=_curation_responses(ChangelogPage))
 def get_changelog(
     legacy_id: UUID,
-    before: Annotated[int | None, Query(ge=1)] = None,
+    before: Annotated[int | None, Query(ge=1, le=CHANGE_ID_MAX)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> ChangelogPage:
     """The legacy's graph changes, newest first; `before` (a change id) pages on."""

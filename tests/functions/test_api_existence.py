@@ -9,16 +9,7 @@ from typing import Any
 
 import pytest
 
-from heirloom.adapters.postgres.conversations import PgConversationStore
-from heirloom.adapters.postgres.curation import PgCurationStore
-from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
-from heirloom.contracts.context import AssembledContext, ContextRequest
-from heirloom.contracts.records import User
-from heirloom_dev.loader import load_dataset
-from tests.support import pipeline
 from tests.support.apigw import legacy_caller
-from tests.support.dataset import MiniDataset
-from tests.support.services import context_services
 
 pytestmark = pytest.mark.integration
 
@@ -49,38 +40,9 @@ ROUTES: list[tuple[str, str, Any]] = [
 ]
 
 
-class InProcess:
-    """The context and story_connections workflows, run in process (tests/support/pipeline)."""
-
-    def __init__(self, services: Any):
-        self.services = services
-
-    def run(self, request: Any) -> Any:
-        if isinstance(request, ConnectionsRequest):
-            return StoryConnections.model_validate(pipeline.connections(self.services, request))
-        assert isinstance(request, ContextRequest)
-        return AssembledContext.model_validate(pipeline.assemble(self.services, request))
-
-
-@pytest.fixture
-def api(ports, tmp_path):
-    mini = MiniDataset()
-    load_dataset(ports, mini.write(tmp_path / "ds"))
-    stranger = uuid.uuid4()  # a user of the system, member of no legacy
-    ports.stories.upsert_user(User(id=stranger, name="Stranger", person_id=None))
-    services = context_services(
-        ports,
-        curation=PgCurationStore(ports.stories.db),
-        conversations=PgConversationStore(ports.stories.db),
-        start_ingestion=lambda story_id: None,
-    )
-    services.__dict__["context_workflow"] = services.__dict__["connections_workflow"] = InProcess(services)
-    return services, mini, str(stranger)
-
-
 @pytest.mark.parametrize(("method", "path", "body"), ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
-def test_a_non_member_cannot_tell_a_legacy_that_exists_from_one_that_does_not(api, method, path, body):
-    services, mini, stranger = api
+def test_a_non_member_cannot_tell_a_legacy_that_exists_from_one_that_does_not(member_api, method, path, body):
+    services, mini, stranger = member_api
     path = path.format(story=mini.public_story)
     answers = []
     for legacy in (mini.legacy, str(uuid.uuid4())):
@@ -90,8 +52,8 @@ def test_a_non_member_cannot_tell_a_legacy_that_exists_from_one_that_does_not(ap
     assert answers[0] == answers[1]
 
 
-def test_a_story_the_caller_may_not_read_answers_as_one_that_does_not_exist(api):
-    services, mini, _ = api
+def test_a_story_the_caller_may_not_read_answers_as_one_that_does_not_exist(member_api):
+    services, mini, _ = member_api
     call = legacy_caller(services, mini.legacy)
     answers = []
     for story in (mini.private_story, str(uuid.uuid4())):  # the admirer may not read the private one

@@ -195,6 +195,10 @@ class GraphChange(Frozen):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+#: the largest change id the store holds (`graph_changes.id bigserial`)
+CHANGE_ID_MAX = 2**63 - 1
+
+
 class ChangelogPage(Frozen):
     """GET /legacies/{legacy_id}/changelog: newest first; `next_before` pages on (None: the end)."""
 

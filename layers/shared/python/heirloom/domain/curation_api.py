@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.curation import (
+    CHANGE_ID_MAX,
     ChangelogPage,
     DecisionBody,
     GraphChange,
@@ -273,7 +274,7 @@ class CurationCall(BaseModel):
     status: StagedStatus | None = "pending"
     item_id: UUID | None = None
     decision: DecisionBody | None = None
-    before: int | None = Field(default=None, ge=1)
+    before: int | None = Field(default=None, ge=1, le=CHANGE_ID_MAX)
     limit: int = Field(default=50, ge=1, le=200)
 
 
