@@ -279,3 +279,31 @@ def test_a_curator_cannot_merge_or_keep_apart_what_no_story_they_may_read_names(
             answers.append(str(refused.value).replace(guess, "<id>"))
     assert answers[:3] == answers[3:]  # the secret one reads exactly as one that does not exist
     assert graph_state(ports.graph) == before and cur.curation.kept_apart(legacy) == set()
+
+
+def test_suggestion_evidence_names_no_person_only_an_unreadable_story_ties_to_the_pair(ports, tmp_path):
+    """The admirer's personal story says Ivy Marsh owned both accordions: the creator may not
+    read it, so Ivy is no "shared people" evidence of the pair the creator is shown."""
+    mini = MiniDataset()
+    bert = ExtractedEntities(
+        people=(ExtractedPerson(name="Ivy Marsh", confidence=0.9),),
+        objects=(_obj("accordion"), _obj("Papa Sal's accordion")),
+        relationships=tuple(
+            ExtractedRelationship(subject="Ivy Marsh", predicate="OWNED", object=o, confidence=0.9)
+            for o in ("accordion", "Papa Sal's accordion")
+        ),
+    )
+    extractor = ScriptedExtractor({"apple": PUBLIC, "lung": PRIVATE, "herself": bert})
+    curation = PgCurationStore(ports.stories.db)
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1", curation=curation)
+    load_dataset(p, mini.write(tmp_path / "ds"))
+    cur = curation_api.CurationPorts(p.graph, p.stories, curation)
+    # Ivy is tied to both in the graph (the personal story's OWNED edges)
+    owners = p.graph.run(
+        "MATCH (p:Person)-[r:OWNED]->(o:Object) WHERE o.legacy_id = $l RETURN p.name AS name",
+        {"l": mini.legacy},
+    )
+    assert {r["name"] for r in owners} >= {"Ivy Marsh"}
+    found = curation_api.suggestions_for(cur, UUID(mini.legacy), UUID(mini.creator))
+    pair = next(s for s in found if {s.a.name, s.b.name} == {"Papa Sal's accordion", "accordion"})
+    assert not any("Ivy" in e for e in pair.evidence), pair.evidence
