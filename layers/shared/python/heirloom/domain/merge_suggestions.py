@@ -113,9 +113,9 @@ def suggest(
     for info in entities:
         stories = frozenset(s for s in info.stories if readable(s))
         # a person counts only through a tie a readable story makes
-        people = {p: n for p, n in info.people.items() if any(readable(s) for s in info.ties.get(p, ()))}
+        tied = {p: n for p, n in info.people.items() if any(readable(s) for s in info.ties.get(p, ()))}
         if stories:  # an entity only unreadable stories support is not shown
-            visible.append(EntityInfo(info.ref, stories, people))
+            visible.append(EntityInfo(info.ref, stories, tied))
     out: list[MergeSuggestion] = []
     for i, a in enumerate(visible):
         for b in visible[i + 1 :]:
