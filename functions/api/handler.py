@@ -30,6 +30,7 @@ from heirloom.contracts.conversation import (
     MessageResult,
 )
 from heirloom.contracts.curation import (
+    CHANGE_ID_MAX,
     ChangelogPage,
     DecisionBody,
     KeepApartBody,
@@ -79,10 +80,13 @@ REFUSALS: dict[int, Any] = {
             ),
             (
                 403,
-                "AccessDenied: no verified identity, not a member of the legacy, debug without admin,"
-                " or a story the caller may not read",
+                "AccessDenied: no verified identity, not a member of the legacy (or no such legacy:"
+                " the two read alike), or debug without admin",
             ),
-            (404, "NotFound: the legacy (or the story, in this legacy or one linked to it) does not exist"),
+            (
+                404,
+                "NotFound: the story does not exist or is not one the caller may read (the two read alike)",
+            ),
             (503, "StoreUnavailable: the permission store is unreachable; nothing returned, retry later"),
             (504, "WorkflowTimedOut: context assembly ran out of time; nothing returned, retry later"),
         )
@@ -176,8 +180,10 @@ def _curation_responses(model: Any) -> dict[int, Any]:
     """The curation routes' answers: the model, or a typed refusal."""
     reasons = {
         400: "InvalidRequest: the path or body does not match the contract",
-        403: "AccessDenied: no verified identity, or not the legacy's creator or an admin",
-        404: "NotFound: the legacy, entity, merge or staged item does not exist",
+        403: "AccessDenied: no verified identity, not a member (or no such legacy), or not the"
+        " legacy's creator or an admin",
+        404: "NotFound: the entity (or one no story the caller may read names), merge or staged"
+        " item does not exist",
         409: "Conflict: the merge was undone already, or a later merge must be undone first; the"
         " staged item's story text changed since it was staged",
         503: "StoreUnavailable: the permission store is unreachable; retry later",
@@ -238,7 +244,7 @@ def post_reject(legacy_id: UUID, item_id: UUID) -> StagedItem:
 @app.get("/legacies/<legacy_id>/changelog", responses=_curation_responses(ChangelogPage))
 def get_changelog(
     legacy_id: UUID,
-    before: Annotated[int | None, Query(ge=1)] = None,
+    before: Annotated[int | None, Query(ge=1, le=CHANGE_ID_MAX)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> ChangelogPage:
     """The legacy's graph changes, newest first; `before` (a change id) pages on."""
@@ -254,9 +260,10 @@ def _conversation_responses(model: Any) -> dict[int, Any]:
     reasons = {
         400: "InvalidRequest: the path, query or body does not match the contract (a `limit`"
         " outside 1..200, a `cursor` no listing gave)",
-        403: "AccessDenied: no verified identity, not a member of the legacy, (the switch) not"
-        " its creator or an admin, or (the story) a visibility the caller's role may not create",
-        404: "NotFound: the legacy, or a conversation or fact of the caller's in it, does not exist"
+        403: "AccessDenied: no verified identity, not a member of the legacy (or no such legacy),"
+        " (the switch) not its creator or an admin, or (the story) a visibility the caller's role"
+        " may not create",
+        404: "NotFound: a conversation or fact of the caller's in the legacy does not exist"
         " (another member's reads as missing)",
         409: "Conflict: conversation memory is off for the legacy (nothing stored), the caller"
         " deleted this conversation (its id is not used again), or another message of the"

@@ -81,3 +81,21 @@ def test_refusals_are_typed_4xx_with_reasons(api, method, path, body, who, statu
     call, mini, _ = api
     got, out = call(method, path, getattr(mini, who), body)
     assert (got, out["error"]) == (status, error) and out["reason"]
+
+
+def test_an_entity_only_an_unreadable_story_names_reads_as_missing(api):
+    """The admirer's personal story names "Kay's secret accordion": its id follows from the name,
+    and the creator's merge or keep-apart with it answers as for a name nothing uses."""
+    call, mini, _ = api
+    accordion = entity_id(mini.legacy, "Object", "accordion")
+    bodies = []
+    for name in ("Kay's secret accordion", "an accordion nobody wrote of"):
+        guess = entity_id(mini.legacy, "Object", name)
+        for path, body in (
+            ("/merges", {"survivor_id": accordion, "absorbed_id": guess}),
+            ("/keep-apart", {"entity_a": guess, "entity_b": accordion}),
+        ):
+            status, out = call("POST", path, mini.creator, body)
+            assert status == 404, out
+            bodies.append({**out, "reason": out["reason"].replace(guess, "<id>")})
+    assert bodies[:2] == bodies[2:]

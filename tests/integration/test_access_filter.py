@@ -14,7 +14,7 @@ from heirloom.contracts.context import (
     QueryIntent,
     VectorBranch,
 )
-from heirloom.errors import AccessDenied, NotFound
+from heirloom.errors import AccessDenied
 from heirloom.steps.access_filter import filter_context
 from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
@@ -136,7 +136,7 @@ def test_unknown_legacy_and_non_member_are_typed_errors(ports, mini):
     with pytest.raises(AccessDenied):
         run(ports, mini, str(uuid.uuid4()))
     request = ContextRequest(legacy_id=uuid.uuid4(), user_id=mini.creator, persona="family", query="q")
-    with pytest.raises(NotFound):
+    with pytest.raises(AccessDenied, match="is not a member of legacy"):  # as for a non-member
         filter_context(
             AccessFilterInput(request=request, branches=(VectorBranch(),)), ports.stories, ports.vectors
         )

@@ -6,6 +6,7 @@ the asking user may read."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 from uuid import UUID
 
 import pytest
@@ -156,3 +157,47 @@ def test_a_summary_citing_a_story_the_user_may_not_read_is_dropped(world):
     assert COMMUNITIES_HEADER not in _ask(ports, curation, mini, mini.admirer)
     curation.save_communities(legacy, "public", public)
     assert COMMUNITIES_HEADER in _ask(ports, curation, mini, mini.admirer)
+
+
+#: a cave only the late story names, with the orchard and the press (so in their community)
+LATE = ExtractedEntities(
+    people=(ExtractedPerson(name="Ivy Marsh", confidence=0.9),),
+    **_things([("Place", "the river orchard"), ("Object", "cider press"), ("Place", "smuggler's cave")]),
+)  # fmt: skip
+LATE_STORY = "ffffffff-ffff-4fff-bfff-ffffffffffff"  # its id sorts after every other story's
+
+
+def test_a_summary_is_checked_against_every_story_it_was_built_from_not_only_those_it_cites(ports, tmp_path):
+    """A community of more than 8 stories cites 8 of them; a story beyond those 8 that the user
+    may not read (written after `as_of`, or made personal since the build) still drops it."""
+    mini = MiniDataset()
+    extractor = ScriptedExtractor({"cave": LATE, "apple": PUBLIC, "lung": PRIVATE, "herself": PERSONAL})
+    curation = PgCurationStore(ports.stories.db)
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1", curation=curation)
+    files = mini.files()
+
+    def story(sid: str, content: str, at: str) -> dict[str, object]:
+        return {"id": sid, "legacy_id": mini.legacy, "author_user_id": mini.creator, "title": f"Day {sid[:4]}",
+                "content": content, "visibility": "public", "created_at": at, "updated_at": at}  # fmt: skip
+
+    more = [
+        story(str(UUID(int=i + 1)), f"On apple day {i} the press ran late.", "2024-05-01T10:00:00Z")
+        for i in range(8)
+    ]
+    late = story(LATE_STORY, "They hid the cider in a cave by the orchard.", "2024-07-01T10:00:00Z")
+    load_dataset(p, mini.write(tmp_path / "ds", {"stories": [*files["stories"], *more, late]}))
+    rebuild_legacy(CommunityPorts(p.graph, p.stories, curation), UUID(mini.legacy), force="full")
+    public = curation.communities(UUID(mini.legacy), "public")
+    assert any("smuggler's cave" in c.summary for c in public)
+    now = ContextRequest(
+        legacy_id=mini.legacy, user_id=mini.admirer, persona="biographer", query="Sum up her life."
+    )
+    services = context_services(p, curation=curation)
+    shown = str(pipeline.assemble(services, now, Intent.GENERAL)["formatted_context"])
+    assert "smuggler's cave" in shown
+    # the citation stays at 8 titles (provenance), whatever the number of stories checked
+    block = shown.split(COMMUNITIES_HEADER)[1].split("\n\n## ", maxsplit=1)[0]
+    assert block.count('"Day ') == 8, block
+    before = now.model_copy(update={"as_of": datetime(2024, 6, 1, tzinfo=UTC)})
+    text = str(pipeline.assemble(services, before, Intent.GENERAL)["formatted_context"])
+    assert "cave" not in text

@@ -53,7 +53,7 @@ PUBLIC = ExtractedEntities(
     people=(ExtractedPerson(name="Ada", confidence=0.9),),
     places=(ExtractedPlace(name="the river orchard", type="other", confidence=0.9),),
     events=(_event("wedding"),),
-    objects=(_obj("accordion"),),
+    objects=(_obj("accordion"), _obj("cider press")),
     relationships=(
         ExtractedRelationship(subject="Ada", predicate="OWNED", object="accordion", confidence=0.9),
         ExtractedRelationship(subject="Ada", predicate="PARTICIPATED_IN", object="wedding", confidence=0.9),
@@ -174,7 +174,7 @@ def test_merges_undo_in_reverse_order_and_restore_the_graph(world):
     )  # fmt: skip
     third = curation_api.merge_for(
         cur, legacy, user,
-        MergeBody(survivor_id=eid(mini, "Object", "Kay's secret accordion"), absorbed_id=eid(mini, "Object", "accordion")),
+        MergeBody(survivor_id=eid(mini, "Object", "cider press"), absorbed_id=eid(mini, "Object", "accordion")),
     )  # fmt: skip
     with pytest.raises(Conflict):  # the accordion went into a later merge: undo that one first
         curation_api.unmerge_for(cur, legacy, user, first.merge_id)
@@ -250,3 +250,60 @@ def test_a_story_extracted_again_after_a_merge_points_at_the_survivor(world, tmp
     assert owned == [{"name": "accordion"}]
     held = graph_fingerprints(ports.graph, story_ids=[mini.public_story])
     assert ports.stories.graph_fingerprints()[UUID(mini.public_story)] == held[mini.public_story]
+
+
+def test_a_curator_cannot_merge_or_keep_apart_what_no_story_they_may_read_names(world):
+    """Entity ids follow from names (entity_sync.entity_id): a curator must not learn from a
+    merge or keep-apart whether an unreadable story (another member's personal one) names
+    something, nor fold its entity into one everyone reads. It answers as a missing entity."""
+    ports, mini, cur = world
+    legacy, user = UUID(mini.legacy), UUID(mini.creator)
+    secret, accordion = eid(mini, "Object", "Kay's secret accordion"), eid(mini, "Object", "accordion")
+    missing = eid(mini, "Object", "no such thing")
+    before = graph_state(ports.graph)
+    answers = []
+    for guess in (secret, missing):
+        for call in (
+            lambda g: curation_api.merge_for(
+                cur, legacy, user, MergeBody(survivor_id=accordion, absorbed_id=g)
+            ),
+            lambda g: curation_api.merge_for(
+                cur, legacy, user, MergeBody(survivor_id=g, absorbed_id=accordion)
+            ),
+            lambda g: curation_api.keep_apart_for(
+                cur, legacy, user, KeepApartBody(entity_a=g, entity_b=accordion)
+            ),
+        ):
+            with pytest.raises(NotFound) as refused:
+                call(guess)
+            answers.append(str(refused.value).replace(guess, "<id>"))
+    assert answers[:3] == answers[3:]  # the secret one reads exactly as one that does not exist
+    assert graph_state(ports.graph) == before and cur.curation.kept_apart(legacy) == set()
+
+
+def test_suggestion_evidence_names_no_person_only_an_unreadable_story_ties_to_the_pair(ports, tmp_path):
+    """The admirer's personal story says Ivy Marsh owned both accordions: the creator may not
+    read it, so Ivy is no "shared people" evidence of the pair the creator is shown."""
+    mini = MiniDataset()
+    bert = ExtractedEntities(
+        people=(ExtractedPerson(name="Ivy Marsh", confidence=0.9),),
+        objects=(_obj("accordion"), _obj("Papa Sal's accordion")),
+        relationships=tuple(
+            ExtractedRelationship(subject="Ivy Marsh", predicate="OWNED", object=o, confidence=0.9)
+            for o in ("accordion", "Papa Sal's accordion")
+        ),
+    )
+    extractor = ScriptedExtractor({"apple": PUBLIC, "lung": PRIVATE, "herself": bert})
+    curation = PgCurationStore(ports.stories.db)
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1", curation=curation)
+    load_dataset(p, mini.write(tmp_path / "ds"))
+    cur = curation_api.CurationPorts(p.graph, p.stories, curation)
+    # Ivy is tied to both in the graph (the personal story's OWNED edges)
+    owners = p.graph.run(
+        "MATCH (p:Person)-[r:OWNED]->(o:Object) WHERE o.legacy_id = $l RETURN p.name AS name",
+        {"l": mini.legacy},
+    )
+    assert {r["name"] for r in owners} >= {"Ivy Marsh"}
+    found = curation_api.suggestions_for(cur, UUID(mini.legacy), UUID(mini.creator))
+    pair = next(s for s in found if {s.a.name, s.b.name} == {"Papa Sal's accordion", "accordion"})
+    assert not any("Ivy" in e for e in pair.evidence), pair.evidence

@@ -123,17 +123,25 @@ def test_opening_connections_are_ranked_and_counted(flows):
 @pytest.mark.parametrize(
     "who,title,error",
     [
-        ("Nicki Kline", "Vine Street", AccessDenied),  # private: an admirer may not read it
-        ("Tess Kline", "A Letter to Grandpa", AccessDenied),  # Nicki's personal story
+        ("Nicki Kline", "Vine Street", NotFound),  # private: an admirer may not read it
+        ("Tess Kline", "A Letter to Grandpa", NotFound),  # Nicki's personal story
         ("Tony Ferraro", "Dad's Trumpet", NotFound),  # Earl's legacy: the link is pending
-        ("Tony Ferraro", "The Bills", AccessDenied),  # Lucy's private story does not cross the link
+        ("Tony Ferraro", "The Bills", NotFound),  # Lucy's private story does not cross the link
     ],
 )
 def test_opening_connections_of_an_unreadable_story_are_refused(flows, who, title, error):
-    with pytest.raises(error):
+    """An unreadable story reads as one that does not exist (the same error and message), so
+    the refusal does not tell the caller that a story they may not read exists."""
+    import uuid
+
+    with pytest.raises(error) as refused:
         connect(flows, USER[who], kind="opening", story_id=ID[title])
     assert flows[0].last.error == error.__name__
     assert flows[0].last.states_entered() == ["ConnectionsPlan"]
+    unknown = uuid.uuid4()
+    with pytest.raises(NotFound) as missing:
+        connect(flows, USER[who], kind="opening", story_id=unknown)
+    assert str(refused.value).replace(ID[title], "<id>") == str(missing.value).replace(str(unknown), "<id>")
 
 
 def test_opening_connections_of_an_unknown_story_or_for_a_non_member_are_refused(flows):
@@ -227,7 +235,7 @@ def api_event(path: str, resource: str, params: dict, body: dict, user: str) -> 
     return event
 
 
-@pytest.mark.parametrize("who,status", [("Tess Kline", 200), ("Nicki Kline", 403)])
+@pytest.mark.parametrize("who,status", [("Tess Kline", 200), ("Nicki Kline", 404)])
 def test_the_api_routes_answer_through_the_story_connections_workflow(flows, sample_ports, who, status):
     import json
 
@@ -246,7 +254,7 @@ def test_the_api_routes_answer_through_the_story_connections_workflow(flows, sam
             "## Connections from This Story"
         )
     else:
-        assert body == {"error": "AccessDenied", "reason": "the story is not readable by this user"}
+        assert body == {"error": "NotFound", "reason": f"story {story} does not exist in this legacy"}
     enrichment = api_event(f"/legacies/{DOM}/enrichment", "/legacies/{legacy_id}/enrichment", {"legacy_id": DOM},
                            {"messages": [m.model_dump() for m in ENRICH]}, USER[who])  # fmt: skip
     response = load_handler("api")(enrichment, LambdaContext("Api"), services=services, connections=flows[0])

@@ -22,6 +22,10 @@ PAGE_DEFAULT, PAGE_MAX = 50, 200
 CURSOR_MAX_CHARS = 200
 
 
+#: the largest message number the store holds (`seq integer`)
+SEQ_MAX = 2**31 - 1
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -44,7 +48,7 @@ class MessageBody(Frozen):
 class ConversationMessage(Frozen):
     conversation_id: UUID
     #: 1, 2, ... in the order the conversation's messages arrived
-    seq: int = Field(ge=1)
+    seq: int = Field(ge=1, le=SEQ_MAX)
     legacy_id: UUID
     #: the conversation's owner (every message of one conversation has the same)
     user_id: UUID

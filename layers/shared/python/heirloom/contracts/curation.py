@@ -110,7 +110,8 @@ class CommunitySummary(Frozen):
     component_key: str
     member_ids: tuple[str, ...]
     summary: str
-    #: the stories the summary's facts come from (its provenance)
+    #: every story of the tier that names a member or states a fact of it (all checked before a
+    #: user is shown the summary); the first `communities.MAX_STORIES` are cited as provenance
     story_ids: tuple[UUID, ...]
 
 
@@ -192,6 +193,10 @@ class GraphChange(Frozen):
     #: "staged_approved", "staged_rejected"
     action: str
     detail: dict[str, Any] = Field(default_factory=dict)
+
+
+#: the largest change id the store holds (`graph_changes.id bigserial`)
+CHANGE_ID_MAX = 2**63 - 1
 
 
 class ChangelogPage(Frozen):

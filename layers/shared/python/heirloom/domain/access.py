@@ -17,6 +17,13 @@ from heirloom.errors import AccessDenied
 #: a user who is not a member of the legacy being read is refused
 NotAMember = AccessDenied
 
+
+def not_a_member(user_id: UUID, legacy_id: UUID) -> AccessDenied:
+    """The refusal of a non-member, the same whether the legacy exists or not (so it does not
+    tell a stranger which legacy ids are in use)."""
+    return NotAMember(f"user {user_id} is not a member of legacy {legacy_id}")
+
+
 #: the visibilities a role may give a story it writes (docs/decisions/0021): those the role
 #: reads, so no member publishes to readers above their own and loses sight of their story
 CREATES: dict[Role, frozenset[Visibility]] = {
@@ -46,7 +53,7 @@ def resolve_scope(
 ) -> ReadScope:
     """Grants for `user_id` reading `legacy_id` with `role` there (None: not a member)."""
     if role is None:
-        raise NotAMember(f"user {user_id} is not a member of legacy {legacy_id}")
+        raise not_a_member(user_id, legacy_id)
     readable = (
         frozenset({Visibility.PUBLIC, Visibility.PRIVATE})
         if role in READS_PRIVATE

@@ -31,8 +31,8 @@ from heirloom.contracts.context import (
     TraversalStat,
 )
 from heirloom.contracts.records import Legacy, Role
-from heirloom.domain.access import resolve_scope
-from heirloom.errors import AccessDenied, NotFound
+from heirloom.domain.access import not_a_member, resolve_scope
+from heirloom.errors import AccessDenied
 from heirloom.ports import Chunk, StoryStore, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -50,12 +50,13 @@ def scope_for(
     cross_legacy: bool = True,
     as_of: datetime | None = None,
 ) -> ReadScope:
-    """The user's read scope on `legacy_id`; raises AccessDenied / NotFound. `legacy`: its row,
-    when the caller has read it already. `cross_legacy=False` (a persona with
+    """The user's read scope on `legacy_id`; AccessDenied for a non-member, and for a legacy
+    that does not exist (the same refusal: a stranger cannot tell the two apart). `legacy`: its
+    row, when the caller has read it already. `cross_legacy=False` (a persona with
     `include_cross_legacy: false`): the legacy alone, no linked legacy. `as_of`: only stories
     created by then."""
     if (legacy or store.get_legacy(legacy_id)) is None:
-        raise NotFound(f"legacy {legacy_id} does not exist")
+        raise not_a_member(user_id, legacy_id)
     scope = resolve_scope(
         user_id=user_id,
         legacy_id=legacy_id,
@@ -72,7 +73,7 @@ CURATORS = frozenset({Role.CREATOR, Role.ADMIN})
 
 def curator_scope(store: StoryStore, user_id: UUID, legacy_id: UUID, *, to: str) -> ReadScope:
     """A creator's or admin's read scope; AccessDenied for any other role ("... may `to`"),
-    NotFound / AccessDenied from `scope_for` for a missing legacy or a non-member."""
+    and from `scope_for` for a non-member or a missing legacy."""
     scope = scope_for(store, user_id, legacy_id)
     if scope.role not in CURATORS:
         raise AccessDenied(f"only the legacy's creator or an admin may {to}")

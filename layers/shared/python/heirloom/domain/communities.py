@@ -29,7 +29,7 @@ TIER_VISIBILITIES: dict[Tier, frozenset[Visibility]] = {
     "private": frozenset({Visibility.PUBLIC, Visibility.PRIVATE}),
 }
 MIN_MEMBERS = 3
-#: stories cited as a summary's provenance, at most
+#: stories cited as a summary's provenance, at most (the first of its `story_ids`)
 MAX_STORIES = 8
 #: names of each kind a summary lists, at most
 MAX_NAMES = 4
@@ -196,10 +196,13 @@ def summarise(
         sentence = f"{tg.names.get(f.subject, '?')} {FACT_VERBS.get(f.predicate, 'is connected to')} {tg.names.get(f.obj, '?')}"
         if sentence not in sentences:
             sentences.append(sentence)
-    story_ids = sorted({s for _, s in stories} | {f.story_id for f in facts if f.story_id})[:MAX_STORIES]
-    if not story_ids:
+    cited = sorted({s for _, s in stories} | {f.story_id for f in facts if f.story_id})[:MAX_STORIES]
+    if not cited:
         return None
-    text = f"{members_in_words(tg, ordered)}: together in {len(stories) or len(story_ids)} stories"
+    # every story that names a member is one it was built from: the access filter checks them
+    # all, not only the cited ones (a name may come from a story beyond the first 8)
+    rest = sorted({s for s, xs in tg.story_things.items() if xs & members} - set(cited))
+    text = f"{members_in_words(tg, ordered)}: together in {len(stories) or len(cited)} stories"
     if sentences:
         text += "; " + "; ".join(sentences[:3])
     return CommunitySummary(
@@ -209,7 +212,7 @@ def summarise(
         component_key=key,
         member_ids=tuple(sorted(members)),
         summary=text + ".",
-        story_ids=tuple(UUID(s) for s in story_ids),
+        story_ids=tuple(UUID(s) for s in (*cited, *rest)),
     )
 
 

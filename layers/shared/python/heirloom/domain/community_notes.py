@@ -1,6 +1,7 @@
 """The community summaries a context may carry: for the `general` intent ("sum up her life"),
 those of the tier the user's role reads, each kept only when every story it was built from is
-one the user may read (fails closed: one unreadable story drops the summary)."""
+one the user may read (fails closed: one unreadable story drops the summary, cited or not; the
+first `MAX_STORIES` are cited as its provenance)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from heirloom.contracts.access import ReadScope
 from heirloom.contracts.context import CommunityNote, ContextRequest, FilteredContext, Intent
 from heirloom.contracts.curation import Tier
 from heirloom.contracts.records import Visibility
+from heirloom.domain.communities import MAX_STORIES
 from heirloom.ports import AccessReads, CurationStore
 
 
@@ -33,8 +35,10 @@ def readable_communities(
     for c in sorted(found, key=lambda c: (-len(c.story_ids), c.number)):
         if not c.story_ids or not all(s in metas and scope.allows(metas[s]) for s in c.story_ids):
             continue
-        titles = tuple(metas[s].title for s in c.story_ids)
-        notes.append(CommunityNote(summary=c.summary, story_ids=c.story_ids, titles=titles))
+        cited = c.story_ids[:MAX_STORIES]
+        notes.append(
+            CommunityNote(summary=c.summary, story_ids=cited, titles=tuple(metas[s].title for s in cited))
+        )
         if len(notes) == limit:
             break
     return tuple(notes)

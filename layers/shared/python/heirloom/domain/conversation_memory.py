@@ -27,6 +27,7 @@ from heirloom.contracts.conversation import (
     CURSOR_MAX_CHARS,
     PAGE_DEFAULT,
     PAGE_MAX,
+    SEQ_MAX,
     ConversationDeleted,
     ConversationFact,
     ConversationFactPage,
@@ -293,7 +294,7 @@ def facts_for(
     after = None
     if cursor is not None:
         seq, fid = _decode_cursor(f"facts:{conversation_id}", cursor)
-        after = (_parsed(int, seq), _parsed(UUID, fid))
+        after = (_parsed(_seq, seq), _parsed(UUID, fid))
     if not _own_conversation(ports, legacy_id, user_id, conversation_id, 1):
         raise NotFound(f"no conversation {conversation_id} of yours in this legacy")
     found = ports.conversations.facts_in(legacy_id, user_id, conversation_id, limit + 1, after)
@@ -333,6 +334,15 @@ def _decode_cursor(listing: str, cursor: str) -> list[str]:
     ):
         raise InvalidRequest(_BAD_CURSOR)
     return decoded[1:]
+
+
+def _seq(text: str) -> int:
+    """A message number as the store holds it (1..SEQ_MAX); a forged one beyond is refused
+    here, not by the database as a 500."""
+    value = int(text)
+    if not 1 <= value <= SEQ_MAX:
+        raise ValueError("not a message number")
+    return value
 
 
 def _aware(text: str) -> datetime:

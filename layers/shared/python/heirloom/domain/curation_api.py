@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from heirloom.contracts.access import ReadScope, StoryMeta
 from heirloom.contracts.curation import (
+    CHANGE_ID_MAX,
     ChangelogPage,
     DecisionBody,
     GraphChange,
@@ -25,7 +26,7 @@ from heirloom.contracts.curation import (
     StagingSetting,
 )
 from heirloom.domain.access_filter import curator_scope
-from heirloom.domain.entity_merge import MergePorts, find_entity, merge, unmerge
+from heirloom.domain.entity_merge import MergePorts, entity_story_ids, find_entity, merge, unmerge
 from heirloom.domain.merge_suggestions import read_entities, suggest
 from heirloom.errors import Conflict, InvalidRequest, NotFound
 from heirloom.ports import CurationStore, GraphStore, StoryStore
@@ -83,8 +84,20 @@ def _log(
     ports.curation.record_change(change)
 
 
+def visible_entity(ports: CurationPorts, scope: ReadScope, legacy_id: UUID, entity: str) -> None:
+    """NotFound, as for an entity that does not exist, unless a story the curator may read names
+    it: entity ids follow from names, so a merge or keep-apart must not tell a curator what an
+    unreadable story (another member's personal one) names, nor change it."""
+    label, _ = find_entity(ports.graph, legacy_id, entity)  # NotFound outside the legacy
+    stories = {UUID(s) for s in entity_story_ids(ports.graph, label, entity)}
+    if not _readable_stories(ports, scope, stories):
+        raise NotFound(f"no place, event or object {entity} in legacy {legacy_id}")
+
+
 def merge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, body: MergeBody) -> MergeResult:
-    require_curator(ports, legacy_id, user_id)
+    scope = require_curator(ports, legacy_id, user_id)
+    for entity in (body.survivor_id, body.absorbed_id):
+        visible_entity(ports, scope, legacy_id, entity)
     result = merge(ports.merging, legacy_id, body.survivor_id, body.absorbed_id, user_id)
     _log(ports, legacy_id, user_id, "merge", **result.model_dump(mode="json"))
     return result
@@ -100,11 +113,11 @@ def unmerge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, merge_id: 
 def keep_apart_for(
     ports: CurationPorts, legacy_id: UUID, user_id: UUID, body: KeepApartBody
 ) -> KeepApartBody:
-    require_curator(ports, legacy_id, user_id)
+    scope = require_curator(ports, legacy_id, user_id)
     if body.entity_a == body.entity_b:
         raise InvalidRequest("an entity cannot be kept apart from itself")
     for entity in (body.entity_a, body.entity_b):
-        find_entity(ports.graph, legacy_id, entity)  # NotFound outside the legacy
+        visible_entity(ports, scope, legacy_id, entity)
     ports.curation.keep_apart(legacy_id, body.entity_a, body.entity_b, user_id)
     _log(ports, legacy_id, user_id, "keep_apart", **body.model_dump(mode="json"))
     return body
@@ -261,7 +274,7 @@ class CurationCall(BaseModel):
     status: StagedStatus | None = "pending"
     item_id: UUID | None = None
     decision: DecisionBody | None = None
-    before: int | None = Field(default=None, ge=1)
+    before: int | None = Field(default=None, ge=1, le=CHANGE_ID_MAX)
     limit: int = Field(default=50, ge=1, le=200)
 
 

@@ -146,6 +146,11 @@ def find_entity(graph: GraphStore, legacy_id: UUID, entity_id: str) -> tuple[Ent
     raise NotFound(f"no place, event or object {entity_id} in legacy {legacy_id}")
 
 
+def entity_story_ids(graph: GraphStore, label: str, entity_id: str) -> set[str]:
+    """The stories whose edges name the entity (mentions, and facts by their `story_id`)."""
+    return _stories_of(read_edges(graph, label, entity_id))
+
+
 def merge(
     ports: MergePorts, legacy_id: UUID, survivor_id: str, absorbed_id: str, user_id: UUID
 ) -> MergeResult:

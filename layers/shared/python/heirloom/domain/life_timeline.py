@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -21,7 +21,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from heirloom.contracts.context import ContextRequest, Intent, QueryIntent
+from heirloom.domain.access_filter import scope_for
 from heirloom.domain.deadline import call_within
+from heirloom.errors import AccessDenied, NotFound
 from heirloom.ports import GraphStore, StoryStore
 
 log = logging.getLogger(__name__)
@@ -230,11 +232,13 @@ def anchor_years(
     return out
 
 
-#: the dated events of a legacy, for the anchors (names and "|1962|1965|" year keys)
+#: the dated events of a legacy, for the anchors (names, "|1962|1965|" year keys, and the stories
+#: that name each: an anchor counts for a user only when they may read every one of them)
 DATED_EVENTS = """
 MATCH (e:Event)
 WHERE e.legacy_id = $legacy_id AND e.years IS NOT NULL
-RETURN e.name AS name, e.years AS years
+OPTIONAL MATCH (s:Story)-[r]->(e)
+RETURN e.name AS name, e.years AS years, collect(DISTINCT s.id) AS stories
 LIMIT 200
 """
 
@@ -250,9 +254,17 @@ ANCHORS_BUDGET_S = 0.3
 LIFE_TIME_WEIGHT = 0.6
 
 
-def subject_life(legacy_id: UUID, stories: StoryStore, graph: GraphStore | None) -> Life:
+def subject_life(
+    legacy_id: UUID,
+    stories: StoryStore,
+    graph: GraphStore | None,
+    readable: Callable[[set[str]], set[str]] | None = None,
+) -> Life:
     """The subject's birth and death years (their Person record) and the anchors the graph's
-    dated events give; without the graph (or when it fails or is slow), no anchors."""
+    dated events give; without the graph (or when it fails or is slow), no anchors. `readable`
+    (the story ids of a set the user may read): only events every story naming them is readable
+    for (an event's years are its node's, whichever story gave them), so a year only an
+    unreadable story gives never places a question."""
     legacy = stories.get_legacy(legacy_id)
     person = stories.get_person(legacy.subject_person_id) if legacy else None
     anchors: dict[str, int] = {}
@@ -263,6 +275,10 @@ def subject_life(legacy_id: UUID, stories: StoryStore, graph: GraphStore | None)
                 lambda: graph.run(DATED_EVENTS, {"legacy_id": str(legacy_id)}),
                 name="dated events",
             )
+            if readable is not None:
+                named = [{str(x) for x in r.get("stories") or () if x} for r in rows]
+                shown = readable(set().union(*named))
+                rows = [r for r, ids in zip(rows, named, strict=True) if ids and ids <= shown]
             anchors = anchor_years((str(r.get("name") or ""), parse_year_keys(r.get("years"))) for r in rows)
         except Exception as exc:  # the anchors help; birth and death years still place phrases
             log.warning("life_anchors_unavailable: %s", type(exc).__name__)
@@ -271,6 +287,21 @@ def subject_life(legacy_id: UUID, stories: StoryStore, graph: GraphStore | None)
         death=person.death_year if person else None,
         anchors=anchors,
     )
+
+
+def _readable_to(request: ContextRequest, stories: StoryStore) -> Callable[[set[str]], set[str]]:
+    """Of a set of story ids, those the requesting user may read (as of the request's `as_of`);
+    none for a non-member (the access filter refuses the request anyway)."""
+    try:
+        scope = scope_for(stories, request.user_id, request.legacy_id, as_of=request.as_of)
+    except (AccessDenied, NotFound):
+        return lambda ids: set()
+
+    def readable(ids: set[str]) -> set[str]:
+        metas = stories.story_meta({UUID(i) for i in ids}) if ids else []
+        return {str(m.id) for m in metas if scope.allows(m)}
+
+    return readable
 
 
 def with_life(
@@ -291,7 +322,7 @@ def with_life(
     )
     if not placed and not career:
         return intent
-    life = subject_life(request.legacy_id, stories, graph)
+    life = subject_life(request.legacy_id, stories, graph, _readable_to(request, stories))
     periods = [p.period for p in life_periods(request.query, life)]
     if not periods and career and (years := career_years(life)):
         periods = [f"{years[0]}-{years[1]}"]

@@ -2,10 +2,12 @@
 apart: the same label and a name signal (an alias in common, one name contained in the other as
 its head noun, "accordion" in "Papa Sal's accordion", or a fuzzy match), ranked up by the
 stories and people the two share. Only entities some story the requester may read points at are
-considered, and only readable stories are cited; a pair kept apart is never suggested again."""
+considered, only readable stories are cited, and only people a readable story ties to both are
+named; a pair kept apart is never suggested again."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -27,10 +29,11 @@ WHERE e.legacy_id = $legacy
 OPTIONAL MATCH (s:Story)-[r]->(e)
 RETURN e.id AS id, e.name AS name, e.aliases AS aliases, collect(DISTINCT s.id) AS stories
 """
+#: the people tied to each entity, with the story each tie comes from (`story_id`)
 NEIGHBOURS = """
 MATCH (p:Person)-[r]->(e:{label})
 WHERE e.legacy_id = $legacy
-RETURN e.id AS id, collect(DISTINCT p.id) AS people, collect(DISTINCT p.name) AS names
+RETURN DISTINCT e.id AS id, p.id AS person, p.name AS name, r.story_id AS story
 """
 
 
@@ -38,7 +41,10 @@ RETURN e.id AS id, collect(DISTINCT p.id) AS people, collect(DISTINCT p.name) AS
 class EntityInfo:
     ref: EntityRef
     stories: frozenset[str]
+    #: person id -> name, for the people some story ties to the entity
     people: dict[str, str] = field(default_factory=dict)
+    #: person id -> the stories that tie them to it (a tie no readable story makes is no evidence)
+    ties: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def keys(self) -> set[str]:
@@ -49,15 +55,22 @@ def read_entities(graph: GraphStore, legacy_id: UUID) -> list[EntityInfo]:
     found: list[EntityInfo] = []
     for label in LABELS:
         params = {"legacy": str(legacy_id)}
-        people = {str(r["id"]): r for r in graph.run(NEIGHBOURS.format(label=label), params)}
+        names: dict[str, dict[str, str]] = defaultdict(dict)
+        ties: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for r in graph.run(NEIGHBOURS.format(label=label), params):
+            entity, person = str(r["id"]), str(r["person"])
+            names[entity][person] = str(r.get("name") or "")
+            if r.get("story"):
+                ties[entity][person].add(str(r["story"]))
         for row in graph.run(ENTITIES.format(label=label), params):
             aliases = tuple(a for a in str(row.get("aliases") or "").split(DISPLAY_SEPARATOR) if a)
-            near = people.get(str(row["id"]), {})
+            entity = str(row["id"])
             found.append(
                 EntityInfo(
-                    ref=EntityRef(id=str(row["id"]), label=label, name=str(row["name"]), aliases=aliases),
+                    ref=EntityRef(id=entity, label=label, name=str(row["name"]), aliases=aliases),
                     stories=frozenset(str(s) for s in row.get("stories") or () if s),
-                    people=dict(zip(near.get("people") or (), near.get("names") or (), strict=False)),
+                    people=names.get(entity, {}),
+                    ties={p: frozenset(xs) for p, xs in ties.get(entity, {}).items()},
                 )
             )
     return found
@@ -99,8 +112,10 @@ def suggest(
     visible = []
     for info in entities:
         stories = frozenset(s for s in info.stories if readable(s))
+        # a person counts only through a tie a readable story makes
+        tied = {p: n for p, n in info.people.items() if any(readable(s) for s in info.ties.get(p, ()))}
         if stories:  # an entity only unreadable stories support is not shown
-            visible.append(EntityInfo(info.ref, stories, info.people))
+            visible.append(EntityInfo(info.ref, stories, tied))
     out: list[MergeSuggestion] = []
     for i, a in enumerate(visible):
         for b in visible[i + 1 :]:

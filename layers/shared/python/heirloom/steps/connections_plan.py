@@ -1,4 +1,4 @@
-"""ConnectionsPlan: check that the caller may read the story (403 / 404 otherwise) and turn the
+"""ConnectionsPlan: check that the caller may read the story (404 otherwise, as if missing) and turn the
 story's own text, or the conversation, into the request the context steps take (purpose
 "connections": every part of the text is matched for names)."""
 
@@ -18,7 +18,7 @@ from heirloom.contracts.context import (
 from heirloom.contracts.records import Story
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.personas import load_personas
-from heirloom.errors import AccessDenied, NotFound
+from heirloom.errors import NotFound
 from heirloom.ports import StoryStore
 from heirloom.services import Services
 
@@ -58,14 +58,13 @@ def plan_connections(data: ConnectionsPlanInput, store: StoryStore) -> Connectio
 
 
 def readable_story(store: StoryStore, scope: ReadScope, story_id: UUID) -> Story:
-    """The story, if the scope may read it: NotFound when it does not exist or lies outside the
-    legacies the scope reaches, AccessDenied when it lies inside and the user may not read it."""
+    """The story, if the scope may read it; else NotFound, the same whether it does not exist,
+    lies outside the legacies the scope reaches or lies inside and the user may not read it (a
+    refusal must not tell the caller that a story they may not read exists)."""
     story = store.get_story(story_id)
-    if story is None or story.legacy_id not in scope.legacy_ids:
+    meta = next(iter(store.story_meta([story_id])), None) if story is not None else None
+    if story is None or meta is None or not scope.allows(meta):
         raise NotFound(f"story {story_id} does not exist in this legacy")
-    meta = next(iter(store.story_meta([story_id])), None)
-    if meta is None or not scope.allows(meta):
-        raise AccessDenied("the story is not readable by this user")
     return story
 
 
