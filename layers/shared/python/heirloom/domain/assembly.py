@@ -233,6 +233,25 @@ def _slots(ranked: Sequence[ScoredCandidate], fence: str, tokenizer: Tokenizer) 
     return slots
 
 
+def rank(
+    request: ContextRequest,
+    filtered: FilteredContext,
+    persona: PersonaDefinition,
+    *,
+    rerank: RerankStage | None = None,
+    recency: float = 0.0,
+    bridge: BridgeRule | None = None,
+) -> tuple[list[ScoredCandidate], RerankReport | None]:
+    """Every candidate the request's mode sees, best first (its top reranked with `rerank`):
+    the order the token budget is then cut from."""
+    ranked = rank_candidates(
+        filtered.candidates, persona.traversal, request.mode, recency=recency, bridge=bridge
+    )
+    if rerank is None:
+        return ranked, None
+    return rerank_top(request.query, ranked, rerank)
+
+
 def assemble(
     request: ContextRequest,
     filtered: FilteredContext,
@@ -252,12 +271,7 @@ def assemble(
     `bridge`: how bridge hits count (docs/decisions/0022; None: they do not)."""
     started = time.perf_counter()
     budget = request.token_budget
-    ranked = rank_candidates(
-        filtered.candidates, persona.traversal, request.mode, recency=recency, bridge=bridge
-    )
-    reranked: RerankReport | None = None
-    if rerank is not None:
-        ranked, reranked = rerank_top(request.query, ranked, rerank)
+    ranked, reranked = rank(request, filtered, persona, rerank=rerank, recency=recency, bridge=bridge)
 
     # 0. what is missing, said first; 1. known connections under their cap
     sources_used, missing = source_report(request, filtered)
