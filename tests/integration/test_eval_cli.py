@@ -1,6 +1,7 @@
 """`heirloom eval --per-query` on the sample legacy: one JSON line per query holding what a
-ranking decision needs, ranked lists that are the very ones the scores came from, and a stdout
-that is the aligned table alone."""
+ranking decision needs (every candidate the ranking scored, in or out of the context, and never
+a story the asker may not read), ranked lists that are the very ones the scores came from, and
+a stdout that is the aligned table alone."""
 
 import json
 import shutil
@@ -12,13 +13,14 @@ import pytest
 from heirloom_dev.cli import EXIT_BAD_INPUT, main
 from heirloom_dev.eval import format_table
 from heirloom_dev.stack import LocalStack
+from tests.support.services import UNHURRIED
 from tests.support.stack import stack_home
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
 FIELDS = {"query_id", "query", "category", "expected_intent", "intent", "intent_correct", "gold",
           "ranked", "gold_ranks", "leaked", "candidates", "traversals", "latency_ms"}  # fmt: skip
-CANDIDATE_FIELDS = {"rank", "story_id", "title", "gold", "score", "source", "reasons", "similarity",
-                    "lexical", "graph_paths"}  # fmt: skip
+CANDIDATE_FIELDS = {"rank", "ranking_rank", "in_context", "story_id", "title", "gold", "score", "source",
+                    "reasons", "similarity", "lexical", "graph_paths"}  # fmt: skip
 
 
 @pytest.fixture
@@ -30,6 +32,9 @@ def eval_env(monkeypatch):
     monkeypatch.setenv("HEIRLOOM_HOME", str(base / "local"))
     monkeypatch.setenv("EMBEDDING_PROVIDER", "fake")
     monkeypatch.setenv("EXTRACTOR_PROVIDER", "none")
+    # content, not speed: a traversal cut by its budget on a loaded machine logs a warning to stdout
+    for key, value in UNHURRIED.items():
+        monkeypatch.setenv(key, value)
     # the CLI points these at its eval stack; set-then-delete makes monkeypatch undo that too
     for key in ("GRAPH_ENV_PREFIX", "DATABASE_URL", "FALKOR_SOCKET"):
         monkeypatch.setenv(key, "unset")
@@ -62,12 +67,22 @@ def test_per_query_lines_agree_with_the_scores_and_stdout_is_the_table(eval_env,
         assert set(record) >= FIELDS, FIELDS - set(record)
         assert record["gold"] == query["gold_story_ids"]
         assert record["expected_intent"] == query["expected_intent"]
-        assert [c["story_id"] for c in record["candidates"]] == record["ranked"]
+        in_context = [c for c in record["candidates"] if c["in_context"]]
+        assert [c["story_id"] for c in in_context] == record["ranked"]
+        assert [c["rank"] for c in in_context] == list(range(1, len(in_context) + 1))
+        scored = [c["ranking_rank"] for c in record["candidates"] if c["ranking_rank"] is not None]
+        assert scored == list(range(1, len(scored) + 1))
+        forbidden = set(query["forbidden_story_ids"])
         for c in record["candidates"]:
             assert set(c) == CANDIDATE_FIELDS
             assert c["gold"] == (c["story_id"] in record["gold"])
-            assert c["score"] is not None and c["source"]
+            assert c["story_id"] not in forbidden, "a story the asker may not read is in the file"
+            assert not {p["source_story_id"] for p in c["graph_paths"]} & forbidden
+            if c["in_context"]:
+                assert c["score"] is not None and c["source"]
     assert any(c["graph_paths"] for r in records for c in r["candidates"]), "no graph path recorded"
+    assert any(not c["in_context"] for r in records for c in r["candidates"]), "no candidate cut"
+    assert sum(len(set(q["forbidden_story_ids"])) for q in queries) > 0, "no leak probe to check"
 
     # the overall scores, recomputed from the lines alone
     with_gold = [r for r in records if r["gold"]]

@@ -121,3 +121,12 @@ def test_with_agree_two_only_an_entity_both_top_stories_lead_to_counts() -> None
     assert order(BASE, rule) == list(range(10))  # story 8: from story 0 alone
     shared = [*BASE[:8], cand(8, 0.5, bridge(8, 0, "Wisconsin"), bridge(8, 1, "Wisconsin")), BASE[9]]
     assert order(shared, rule) == [0, 1, 2, 3, 8, 4, 5, 6, 7, 9]
+
+
+def test_two_seeds_bridging_to_one_story_through_one_entity_reach_one_candidate() -> None:
+    # evidence 1 / the candidates the entity bridges to: story 8 alone, so the whole weight:
+    # 0.5 / 0.9 + 0.2 passes story 5 (0.65 / 0.9); counted per hit (+0.1) it stays below story 6
+    shared = [*BASE[:8], cand(8, 0.5, bridge(8, 0, "Wisconsin"), bridge(8, 1, "Wisconsin")), BASE[9]]
+    ranked = rank_candidates(shared, CONFIG, "hybrid", bridge=BridgeRule(seeds=2, weight=0.2, agree=2))
+    assert [s.candidate.story_id.int - 1000 for s in ranked][:6] == [0, 1, 2, 3, 4, 8]
+    assert next(s.score for s in ranked if s.candidate.story_id == sid(8)) == round(0.5 / 0.9 + 0.2, 6)

@@ -1,9 +1,10 @@
 """`heirloom eval DATASET_DIR`: every query through the context workflow, scored per
 docs/dataset-format.md.
 
-With `--per-query FILE`, one JSON line per query (what `per_query_record` builds): the ranked
-stories with each one's score, source, reasons, similarity and graph paths, the gold, the
-predicted and expected intent, and the query's own recall, reciprocal rank and leaks.
+With `--per-query FILE`, one JSON line per query (what `per_query_record` builds): every
+candidate the ranking scored (those in the context and those the token budget cut) with its
+rank, score, source, reasons, similarity and graph paths, the gold, the predicted and expected
+intent, and the query's own recall, reciprocal rank and leaks.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from heirloom.contracts.context import AssembledContext, ContextRequest, Message
+from heirloom.contracts.context import AssembledContext, ContextRequest, Message, RankAssembleInput
 from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked, score
+from heirloom.domain.ranking import ScoredCandidate
 from heirloom_dev.loader import DatasetError
 from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
@@ -67,10 +70,25 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def run_queries(root: Path, mode: str, budget: int) -> list[tuple[QueryOutcome, AssembledContext]]:
-    """Every query through the workflow: its outcome for scoring and the context it got."""
+@dataclass(frozen=True)
+class QueryRun:
+    outcome: QueryOutcome
+    assembled: AssembledContext
+    #: what RankAssemble got (the readable candidates) and its order of them before the token
+    #: budget cut (`run_queries(explain=True)`; the context carries only the stories that fit)
+    ranked_input: RankAssembleInput | None = None
+    ranking: tuple[ScoredCandidate, ...] = ()
+
+
+def run_queries(root: Path, mode: str, budget: int, *, explain: bool = False) -> list[QueryRun]:
+    """Every query through the workflow: its outcome for scoring and the context it got; with
+    `explain`, also RankAssemble's input (from the execution history) ranked again by the step's
+    own `ranking` (same settings, same code) for the per-query file."""
+    from heirloom.services import default_services
+    from heirloom.steps.rank_assemble import ranking
+
     queries = read_jsonl(root / "queries.jsonl")
-    outcomes: list[tuple[QueryOutcome, AssembledContext]] = []
+    outcomes: list[QueryRun] = []
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows)
         for q in queries:
@@ -86,7 +104,9 @@ def run_queries(root: Path, mode: str, budget: int) -> list[tuple[QueryOutcome, 
             started = time.monotonic()
             assembled: AssembledContext = runner.run(request)
             latency = (time.monotonic() - started) * 1000
-            outcomes.append((
+            payload = runner.last.task_payload("RankAssemble") if explain and runner.last else None
+            ranked_input = RankAssembleInput.model_validate(payload) if payload is not None else None
+            outcomes.append(QueryRun(
                 QueryOutcome(
                     query_id=q["id"],
                     category=q.get("category"),
@@ -99,43 +119,24 @@ def run_queries(root: Path, mode: str, budget: int) -> list[tuple[QueryOutcome, 
                     latency_ms=latency,
                 ),
                 assembled,
+                ranked_input,
+                tuple(ranking(ranked_input, default_services())) if ranked_input else (),
             ))  # fmt: skip
     return outcomes
 
 
 def per_query_record(
-    outcome: QueryOutcome,
-    assembled: AssembledContext,
+    run: QueryRun,
     query: dict[str, Any],
     stories: dict[str, StoryText],
     readable: set[str],
     ks: tuple[int, ...],
 ) -> dict[str, Any]:
-    """One query for debugging: the same ranked list `score` reads, and why each story is there."""
+    """One query for debugging: the same ranked list `score` reads, and every candidate the
+    ranking scored, in its order, with why it ranked there and whether it reached the context."""
+    outcome, assembled = run.outcome, run.assembled
     gold = set(outcome.gold)
-    sources = {str(s.story_id): s for s in assembled.metadata.sources}
-    paths: dict[str, list[dict[str, Any]]] = {}
-    for hit in assembled.graph_results:
-        paths.setdefault(str(hit.story_id), []).append(hit.model_dump(mode="json", exclude={"story_id"}))
-    chunks: dict[str, list[tuple[float, float]]] = {}
-    for chunk in assembled.embedding_results:
-        chunks.setdefault(str(chunk.story_id), []).append((chunk.similarity, chunk.lexical))
-    candidates = []
-    for rank, sid in enumerate(outcome.ranked, start=1):
-        source = sources.get(sid)
-        scored = chunks.get(sid, [])
-        candidates.append({
-            "rank": rank,
-            "story_id": sid,
-            "title": source.title if source else stories[sid].title if sid in stories else None,
-            "gold": sid in gold,
-            "score": source.score if source else None,
-            "source": source.source if source else None,
-            "reasons": list(source.reasons) if source else [],
-            "similarity": max((c[0] for c in scored), default=None),
-            "lexical": max((c[1] for c in scored), default=None),
-            "graph_paths": paths.get(sid, []),
-        })  # fmt: skip
+    candidates = _candidate_rows(run, gold)
     ranks = {sid: rank for rank, sid in enumerate(outcome.ranked, start=1)}
     gold_ranks = {g: ranks.get(g) for g in outcome.gold}
     found = [r for r in gold_ranks.values() if r is not None]
@@ -173,6 +174,42 @@ def per_query_record(
     return record
 
 
+def _candidate_rows(run: QueryRun, gold: set[str]) -> list[dict[str, Any]]:
+    """Every readable candidate RankAssemble got, in its ranking's order (then the ones it left
+    out: a story only bridge hits reached while they do not count, or one the mode does not
+    see); `rank` is the rank in the context (None: cut by the token budget or never ranked)."""
+    if run.ranked_input is None:
+        raise RuntimeError(f"{run.outcome.query_id}: no RankAssemble input in the execution history")
+    mode = run.ranked_input.request.mode
+    readable = {str(c.story_id): c for c in run.ranked_input.filtered.candidates}
+    scored = {str(s.candidate.story_id): s for s in run.ranking}
+    order = [*scored, *(sid for sid in readable if sid not in scored)]
+    in_context = {sid: rank for rank, sid in enumerate(run.outcome.ranked, start=1)}
+    rows = []
+    for at, sid in enumerate(order, start=1):
+        candidate, ranked = readable[sid], scored.get(sid)
+        chunks = candidate.chunks if candidate.embedding_score is not None and mode != "graph" else ()
+        counted = ranked.hits if ranked else ()
+        rows.append({
+            "rank": in_context.get(sid),
+            "ranking_rank": at if ranked else None,
+            "in_context": sid in in_context,
+            "story_id": sid,
+            "title": candidate.title,
+            "gold": sid in gold,
+            "score": ranked.score if ranked else None,
+            "source": ranked.source if ranked else None,
+            "reasons": list(ranked.reasons) if ranked else [],
+            "similarity": max((c.similarity for c in chunks), default=None),
+            "lexical": max((c.lexical for c in chunks), default=None),
+            "graph_paths": [
+                hit.model_dump(mode="json", exclude={"story_id"}) | {"counted": hit in counted}
+                for hit in (candidate.graph_hits if mode != "vector" else ())
+            ],
+        })  # fmt: skip
+    return rows
+
+
 def evaluate(
     root: Path, mode: str, ks: tuple[int, ...], budget: int, per_query: Path | None = None
 ) -> dict[str, Any]:
@@ -181,8 +218,8 @@ def evaluate(
         s["id"]: StoryText(id=s["id"], title=s["title"], content=s["content"])
         for s in read_jsonl(root / "stories.jsonl")
     }
-    runs = run_queries(root, mode, budget)
-    outcomes = [o for o, _ in runs]
+    runs = run_queries(root, mode, budget, explain=per_query is not None)
+    outcomes = [r.outcome for r in runs]
     # known relationships are readable facts: their wording is never a leak
     rel_path = root / "relationships.jsonl"
     for i, rel in enumerate(read_jsonl(rel_path) if rel_path.exists() else []):
@@ -192,10 +229,9 @@ def evaluate(
     if per_query is not None:
         queries = {q["id"]: q for q in read_jsonl(root / "queries.jsonl")}
         with per_query.open("w") as out:
-            for outcome, assembled in runs:
-                record = per_query_record(
-                    outcome, assembled, queries[outcome.query_id], stories, readable[outcome.query_id], ks
-                )
+            for run in runs:
+                query_id = run.outcome.query_id
+                record = per_query_record(run, queries[query_id], stories, readable[query_id], ks)
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
     name = (
         json.loads((root / "dataset.json").read_text()).get("name", root.name)

@@ -63,6 +63,18 @@ class Execution:
             e["stateEnteredEventDetails"]["name"] for e in self.history if "stateEnteredEventDetails" in e
         ]
 
+    def task_payload(self, function: str) -> Any:
+        """The payload the last scheduled invocation of Lambda `function` (e.g. "RankAssemble")
+        got, from the history; None when it was not scheduled."""
+        payload = None
+        for event in self.history:
+            details = event.get("taskScheduledEventDetails")
+            if details and details.get("resource") == "invoke":
+                parameters = json.loads(details["parameters"])
+                if str(parameters.get("FunctionName", "")).rsplit(":", 1)[-1] == function:
+                    payload = parameters.get("Payload")
+        return payload
+
 
 def asl_path(name: str) -> Path:
     return project_root() / "statemachines" / f"{name}.asl.json"

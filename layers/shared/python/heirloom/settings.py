@@ -354,12 +354,12 @@ class RetrievalSettings(_Frozen):
     conversation_facts: int = env("CONVERSATION_FACTS_CONTEXT_MAX", default=5, ge=0, le=20)
     #: bridge evidence (docs/decisions/0022), hybrid mode: the top stories whose specific
     #: entities bridge to other stories (0: off, and the traversal skips the bridge template;
-    #: off by default: no variant met decision 0009's criterion with a gain in real runs)
+    #: off by default: no variant adds a multi-hop question on the conversations, 0022 addendum)
     bridge_seeds: int = env("BRIDGE_SEEDS", default=0, ge=0, le=5)
     #: the rank the best bridged story is moved up to (0: no reserved slot)
     bridge_slot: int = env("BRIDGE_SLOT", default=0, ge=0, le=20)
-    #: score bonus per unit of bridge evidence (1 / the candidates its entity bridges to): the
-    #: variant the replay over three datasets kept (docs/evaluation.md, "Bridge evidence")
+    #: score bonus per unit of bridge evidence (1 / the candidates its entity bridges to): meets
+    #: decision 0009's criterion in real runs from 0.14 to 0.23 (docs/evaluation.md)
     bridge_weight: float = env("BRIDGE_WEIGHT", default=0.15, ge=0.0, le=1.0)
     #: may a story only the graph reached (not embedding search) be bridged
     bridge_graph_only: bool = env("BRIDGE_GRAPH_ONLY", default=False)

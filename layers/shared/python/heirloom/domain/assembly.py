@@ -233,6 +233,31 @@ def _slots(ranked: Sequence[ScoredCandidate], fence: str, tokenizer: Tokenizer) 
     return slots
 
 
+def rank(
+    request: ContextRequest,
+    filtered: FilteredContext,
+    persona: PersonaDefinition,
+    *,
+    rerank: RerankStage | None = None,
+    recency: float = 0.0,
+    bridge: BridgeRule | None = None,
+    topic_weight: float = 0.0,
+) -> tuple[list[ScoredCandidate], RerankReport | None]:
+    """Every candidate the request's mode sees, best first (its top reranked with `rerank`):
+    the order the token budget is then cut from."""
+    ranked = rank_candidates(
+        filtered.candidates,
+        persona.traversal,
+        request.mode,
+        recency=recency,
+        bridge=bridge,
+        topic_weight=topic_weight,
+    )
+    if rerank is None:
+        return ranked, None
+    return rerank_top(request.query, ranked, rerank)
+
+
 def assemble(
     request: ContextRequest,
     filtered: FilteredContext,
@@ -254,17 +279,9 @@ def assemble(
     the weight of topic evidence (docs/decisions/0024; 0: none)."""
     started = time.perf_counter()
     budget = request.token_budget
-    ranked = rank_candidates(
-        filtered.candidates,
-        persona.traversal,
-        request.mode,
-        recency=recency,
-        bridge=bridge,
-        topic_weight=topic_weight,
+    ranked, reranked = rank(
+        request, filtered, persona, rerank=rerank, recency=recency, bridge=bridge, topic_weight=topic_weight
     )
-    reranked: RerankReport | None = None
-    if rerank is not None:
-        ranked, reranked = rerank_top(request.query, ranked, rerank)
 
     # 0. what is missing, said first; 1. known connections under their cap
     sources_used, missing = source_report(request, filtered)

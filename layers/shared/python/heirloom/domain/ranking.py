@@ -364,12 +364,14 @@ def apply_bridge(
     if mode != "hybrid" or not rule.active or not bridges:
         return ranked
     seeds = {str(s.candidate.story_id) for s in [s for s in ranked if s.tier == 0][: rule.seeds]}
-    reach: dict[str, int] = {}
+    # the candidates each entity bridges to: a story two seeds bridge to through one entity is
+    # one candidate, not two
+    reached: dict[str, set[str]] = {}
     for sid, c in bridges.items():
         for h in c.graph_hits:
             if h.template == BRIDGE_TEMPLATE and str(h.source_story_id) in seeds and sid not in seeds:
-                key = (h.entity or "").casefold()
-                reach[key] = reach.get(key, 0) + 1
+                reached.setdefault((h.entity or "").casefold(), set()).add(sid)
+    reach = {key: len(ids) for key, ids in reached.items()}
     by_id = {str(s.candidate.story_id): s for s in ranked}
     boosted: dict[str, float] = {}
     for sid, c in bridges.items():
