@@ -117,6 +117,7 @@ def test_candidates_cut_by_the_budget_keep_their_paths_scores_and_ranking_rank()
             "entity_match": True,
             "via": None,
             "source_story_id": None,
+            "topic": False,
             "counted": True,
         }
     ]
