@@ -122,7 +122,7 @@ def test_candidates_cut_by_the_budget_keep_their_paths_scores_and_ranking_rank()
         }
     ]
 
-    bridged = rows[4]  # bridge hits do not count (BRIDGE_SEEDS=0): recorded, never ranked
+    bridged = rows[4]  # a bridge hit the rule does not count (one seed, graph-only): recorded, never ranked
     assert bridged["ranking_rank"] is None and bridged["score"] is None and bridged["rank"] is None
     (path,) = bridged["graph_paths"]
     assert path["template"] == "bridge" and path["source_story_id"] == str(sid(1))
