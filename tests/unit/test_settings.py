@@ -41,3 +41,40 @@ def test_each_setting_reads_its_variable_and_the_docs_list_every_variable():
     assert s.graph.neptune_region == "eu-west-1" and s.resilience.traversal_budget_ms == 250
     assert settings_from_env({"EMBEDDING_PROVIDER": "bedrock"}).embedding.dimension == 1024
     assert settings_from_env({}).embedding.dimension == 384
+
+
+def test_the_docs_state_each_setting_s_default_as_the_code_declares_it():
+    """docs/configuration.md's default column (its first `value`) is the field's default, for
+    every setting whose default is a value (an empty or computed default is described there)."""
+    import re
+    from pathlib import Path
+
+    from heirloom.settings import _sections, _variables
+
+    doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
+    cells: dict[str, str] = {}  # a row may list several variables and their values: `A` / `B`
+    for names, values in re.findall(r"^\| (`[A-Z0-9_]+`(?: / `[A-Z0-9_]+`)*) \| ([^|]*) \|", doc, flags=re.M):
+        said = re.findall(r"`([^`]*)`", values)
+        for i, name in enumerate(re.findall(r"`([^`]*)`", names)):
+            cells[name] = said[i] if len(said) > i else ""
+    wrong = []
+    for section in _sections().values():
+        for field in section.model_fields.values():
+            default = field.default
+            if default is None or default == "" or isinstance(default, (tuple, frozenset)):
+                continue
+            for name in _variables(field):
+                said = cells.get(name)
+                if isinstance(default, bool):
+                    same = said == str(default).lower()
+                elif isinstance(default, (int, float)):
+                    same = (
+                        said is not None
+                        and re.fullmatch(r"-?[\d.]+", said) is not None
+                        and float(said) == default
+                    )
+                else:
+                    same = said == str(default)
+                if not same:
+                    wrong.append((name, said, default))
+    assert wrong == []
