@@ -2,7 +2,8 @@
 
 Stories are checked against PostgreSQL (the source of truth) with the same `ReadScope` that the
 vector search compiled to SQL. A graph fact survives only if a readable story supports it or it
-is a known relationship touching a legacy the user is a member of; a conversation fact
+is a known relationship touching a legacy the user is a member of and still stored (checked
+against the relationship records, not the graph's or a cache's word); a conversation fact
 (docs/decisions/0018) only for the user whose conversation stated it. Any failure here fails the
 request closed: nothing unfiltered is ever passed on.
 
