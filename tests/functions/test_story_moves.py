@@ -111,3 +111,14 @@ def test_a_story_event_still_moves_the_story(loaded):
     assert applied["change"] == "updated"
     legacy, content, _, _, in_graph = where(ports)
     assert (legacy, content, in_graph) == (LUCIA, "Rewritten by someone else.", [LUCIA])
+
+
+def test_loading_the_dataset_again_after_an_event_moved_its_story_skips_the_older_record(loaded):
+    ports = loaded
+    event = json.loads((ROOT / "events" / "story_events" / "story_updated.json").read_text())
+    event["detail"]["story"] = as_moved()
+    load_handler("story_events")(event, LambdaContext("StoryEvents"), services=services_with(ingestion=ports))
+    moved = where(ports)
+    report = load_dataset(ports, SAMPLE)  # its record of the story is older than the move
+    assert report.changes["stories"]["skipped"] == 1 and any("stories.jsonl" in s for s in report.skipped)
+    assert where(ports) == moved

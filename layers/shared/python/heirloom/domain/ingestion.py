@@ -598,12 +598,15 @@ def apply_story(
     (chunk + embed, extraction, graph sync) does the rest. The delivered content's embedding
     starts before the story's writes (they overlap it) and is used if it is what is stored.
     `seq`: the source's sequence number, after `updated_at` in heirloom.domain.ordering.
-    `may_move`: story events only; any other source naming a story of another legacy gets
-    StoryOfAnotherLegacy, before anything is written."""
+    `may_move`: story events only; for any other source a version of a story another legacy
+    holds is SKIPPED when older than the stored one (as ordering would; a dataset loaded again
+    after an event moved its story), else StoryOfAnotherLegacy, before anything is written."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
     _require_user(ports, "author_user_id", story.author_user_id)
     before = ports.stories.get_story(story.id)
     if before is not None and before.legacy_id != story.legacy_id and not may_move:
+        if story.updated_at < before.updated_at:
+            return Change.SKIPPED
         raise StoryOfAnotherLegacy(story.id)
     delivered = content_hash(story.content)
     started = start_embedding(ports, story, delivered) if process else None
