@@ -99,3 +99,27 @@ def test_an_entity_only_an_unreadable_story_names_reads_as_missing(api):
             assert status == 404, out
             bodies.append({**out, "reason": out["reason"].replace(guess, "<id>")})
     assert bodies[:2] == bodies[2:]
+
+
+def test_a_merge_counts_only_the_moved_edges_of_stories_the_curator_may_read(ports, tmp_path):
+    """The admirer's personal story names "accordion" too: its edges move with the merge, but
+    the creator's `moved_edges` (merge and undo, and the changelog's) does not count them."""
+    mini = MiniDataset()
+    personal = PERSONAL.model_copy(update={"objects": (*PERSONAL.objects, *PUBLIC.objects[:1])})
+    extractor = ScriptedExtractor({"apple": PUBLIC, "lung": PRIVATE, "herself": personal})
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1")
+    load_dataset(p, mini.write(tmp_path / "ds"))
+    curation = PgCurationStore(p.stories.db)
+    call = legacy_caller(services_with(stories=p.stories, graph=p.graph, curation=curation), mini.legacy)
+    survivor, absorbed = (entity_id(mini.legacy, "Object", n) for n in ("Papa Sal's accordion", "accordion"))
+    status, merged = call("POST", "/merges", mini.creator, {"survivor_id": survivor, "absorbed_id": absorbed})
+    assert status == 200, merged
+    added = curation.get_merge(merged["merge_id"]).changes.added_edges
+    unreadable = [e for e in added if mini.personal_story in (e.other_id, e.props.get("story_id"))]
+    assert unreadable  # the personal story's edge did move
+    assert merged["moved_edges"] == len(added) - len(unreadable) >= 1
+    status, undone = call("POST", f"/merges/{merged['merge_id']}/undo", mini.creator)
+    assert status == 200 and undone["moved_edges"] == merged["moved_edges"]
+    status, page = call("GET", "/changelog", mini.creator)
+    logged = [c["detail"] for c in page["changes"] if c["action"] in ("merge", "unmerge")]
+    assert logged and all(d["moved_edges"] == merged["moved_edges"] for d in logged)

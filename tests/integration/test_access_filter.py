@@ -58,10 +58,15 @@ def test_a_fact_only_a_private_story_supports_reaches_trusted_roles_only(ports, 
 
 def test_facts_supported_by_a_readable_story_or_known_relationships_survive(ports, mini):
     public = fact(mini, [mini.private_story, mini.public_story])
-    known = fact(mini, known=True, legacy_ids=[mini.legacy])
-    stranger = fact(mini, known=True, legacy_ids=[str(uuid.uuid4())])
+    # the stored FAMILY_OF of the mini legacy, as a graph (or a cache of it) gives it
+    known = fact(mini, known=True, legacy_ids=[mini.legacy]).model_copy(
+        update={"predicate": "FAMILY_OF", "object_id": mini.sister, "object": "Ivy", "detail": "sister"}
+    )
+    stranger = known.model_copy(update={"legacy_ids": (str(uuid.uuid4()),)})
+    # known by the graph's word, but no relationship record stands behind it (removed since)
+    unrecorded = fact(mini, known=True, legacy_ids=[mini.legacy])
     unsupported = fact(mini)
-    out = run(ports, mini, mini.admirer, [public, known, stranger, unsupported])
+    out = run(ports, mini, mini.admirer, [public, known, stranger, unrecorded, unsupported])
     # a kept fact names only the stories the admirer may read, with their titles
     readable_only = public.model_copy(update={"story_ids": (mini.public_story,), "titles": ("The orchard",)})
     assert out.facts == (readable_only, known)

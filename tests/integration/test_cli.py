@@ -42,6 +42,22 @@ def test_load_twice_and_stats(cli_env, capsys):
     assert "running" in capsys.readouterr().out
 
 
+def test_load_refuses_a_record_moving_another_legacy_s_story(cli_env, capsys):
+    """Only story events move a story between legacies: a dataset naming a stored story of
+    another legacy is bad input (exit 2, the record's file:line), and the story stays put."""
+    mini = MiniDataset()
+    root = mini.write(cli_env / "ds")
+    assert main(["load", str(root)]) == 0
+    capsys.readouterr()
+    rows = mini.files()["stories"]
+    rows[0] = {**rows[0], "legacy_id": mini.other_legacy, "updated_at": "2024-06-01T10:00:00Z"}
+    assert main(["load", str(mini.write(cli_env / "moved", {"stories": rows}))]) == 2
+    err = capsys.readouterr().err
+    assert "stories.jsonl:1: id: story" in err and "another legacy" in err
+    assert main(["load", str(root)]) == 0  # the original again: nothing to change
+    assert "(no changes)" in capsys.readouterr().out
+
+
 def test_load_again_lists_what_story_events_changed_since(cli_env, capsys):
     from heirloom_dev.runtime import open_runtime
 

@@ -158,7 +158,7 @@ def test_a_fact_removed_by_an_edit_that_a_crash_brings_back_is_repaired(mini):
 def test_a_story_moved_to_another_legacy_has_its_edge_and_entities_moved(mini):
     ports, world, _, root = mini
     story = _story(root, world.private_story)
-    ingestion.apply_story(ports, _later(story, legacy_id=uuid.UUID(world.other_legacy)))
+    ingestion.apply_story(ports, _later(story, legacy_id=uuid.UUID(world.other_legacy)), may_move=True)
     legacies = ports.graph.run(
         "MATCH (s:Story {id: $id})-[r:BELONGS_TO]->(l:Legacy) RETURN l.id AS l", {"id": world.private_story}
     )

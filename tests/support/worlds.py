@@ -449,8 +449,8 @@ def ingest(ports: IngestionPorts, world: World) -> None:
 
 
 def deliver(ports: IngestionPorts, change: Event) -> None:
-    if change.kind in ("story", "move"):
-        ingestion.apply_story(ports, Story.model_validate(change.value))
+    if change.kind in ("story", "move"):  # as StoryEvents does: a story event may move a story
+        ingestion.apply_story(ports, Story.model_validate(change.value), may_move=True)
     elif change.kind == "delete":
         story_id, legacy_id = uuid.UUID(change.value["id"]), uuid.UUID(change.value["legacy_id"])
         ingestion.delete_story(ports, story_id, change.at, legacy_id)

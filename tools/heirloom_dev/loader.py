@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import ingestion
-from heirloom.domain.ingestion import IngestionPorts, UnknownReference
+from heirloom.domain.ingestion import IngestionPorts, StoryOfAnotherLegacy, UnknownReference
 from heirloom.edges import reason
 from heirloom.ports import Change
 
@@ -185,7 +185,7 @@ def load_dataset(
         for item in items:
             try:
                 change = APPLY[name](ports, item.record)
-            except UnknownReference as exc:
+            except (UnknownReference, StoryOfAnotherLegacy) as exc:
                 raise DatasetError(f"{item.file}:{item.line}: {exc}") from exc
             report.add(name, change)
             if change is Change.SKIPPED:

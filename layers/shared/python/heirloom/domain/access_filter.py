@@ -2,7 +2,8 @@
 
 Stories are checked against PostgreSQL (the source of truth) with the same `ReadScope` that the
 vector search compiled to SQL. A graph fact survives only if a readable story supports it or it
-is a known relationship touching a legacy the user is a member of; a conversation fact
+is a known relationship touching a legacy the user is a member of and still stored (checked
+against the relationship records, not the graph's or a cache's word); a conversation fact
 (docs/decisions/0018) only for the user whose conversation stated it. Any failure here fails the
 request closed: nothing unfiltered is ever passed on.
 
@@ -107,6 +108,38 @@ def readable_facts(
         for f in facts
         if fact_allowed(f, readable, scope)
     )
+
+
+def _known_key(fact: GraphFact) -> tuple[UUID, UUID, str] | None:
+    """A known fact's relationship record key (from person, to person, type); None for an id
+    that is no UUID (no record can stand behind it)."""
+    try:
+        return UUID(fact.subject_id), UUID(fact.object_id), fact.predicate
+    except ValueError:
+        return None
+
+
+def confirm_known(store: StoryStore, *groups: Sequence[GraphFact]) -> tuple[tuple[GraphFact, ...], ...]:
+    """Each group with its known-relationship facts checked against the stored relationship
+    records, in one read for all groups: a fact with no record (removed, or retyped since the
+    graph or a cache answered) is dropped; one with a record reads as the record says (detail,
+    since, until). The store is the authority, whatever a neighbourhood cache still holds."""
+    keys = {k for group in groups for f in group if f.known and (k := _known_key(f)) is not None}
+    stored = (
+        {(r.from_person_id, r.to_person_id, r.type.value): r for r in store.relationships_keyed(keys)}
+        if keys
+        else {}
+    )
+
+    def confirmed(fact: GraphFact) -> GraphFact | None:
+        if not fact.known:
+            return fact
+        record = stored.get(_known_key(fact))  # type: ignore[arg-type]
+        if record is None:
+            return None
+        return fact.model_copy(update={"detail": record.detail, "since": record.since, "until": record.until})
+
+    return tuple(tuple(c for f in group if (c := confirmed(f)) is not None) for group in groups)
 
 
 def _pick_chunks(chunks: list[ChunkResult], hints: Iterable[str]) -> list[ChunkResult]:

@@ -5,6 +5,7 @@ entities and stories the caller may read."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
@@ -98,14 +99,16 @@ def merge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, body: MergeB
     scope = require_curator(ports, legacy_id, user_id)
     for entity in (body.survivor_id, body.absorbed_id):
         visible_entity(ports, scope, legacy_id, entity)
-    result = merge(ports.merging, legacy_id, body.survivor_id, body.absorbed_id, user_id)
+    result = merge(
+        ports.merging, legacy_id, body.survivor_id, body.absorbed_id, user_id, _readable_ids(ports, scope)
+    )
     _log(ports, legacy_id, user_id, "merge", **result.model_dump(mode="json"))
     return result
 
 
 def unmerge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, merge_id: UUID) -> MergeResult:
-    require_curator(ports, legacy_id, user_id)
-    result = unmerge(ports.merging, legacy_id, merge_id, user_id)
+    scope = require_curator(ports, legacy_id, user_id)
+    result = unmerge(ports.merging, legacy_id, merge_id, user_id, _readable_ids(ports, scope))
     _log(ports, legacy_id, user_id, "unmerge", **result.model_dump(mode="json"))
     return result
 
@@ -141,6 +144,25 @@ def set_staging_for(
 
 def _readable_stories(ports: CurationPorts, scope: ReadScope, story_ids: set[UUID]) -> set[UUID]:
     return {m.id for m in ports.stories.story_meta(story_ids) if scope.allows(m)}
+
+
+def _readable_ids(ports: CurationPorts, scope: ReadScope) -> Callable[[set[str]], set[str]]:
+    """Of a set of story ids (text), those the curator may read: a merge's `moved_edges` counts
+    only their edges, so it never tells a curator an unreadable story names the entity."""
+
+    def readable(ids: set[str]) -> set[str]:
+        parsed = {UUID(i) for i in ids if _is_uuid(i)}  # an id that is no UUID names no story
+        return {str(s) for s in _readable_stories(ports, scope, parsed)} if parsed else set()
+
+    return readable
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 def staged_for(

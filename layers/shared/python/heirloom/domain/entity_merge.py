@@ -14,7 +14,7 @@ edges it creates (an edge the survivor already had is not created, so not remove
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -151,10 +151,30 @@ def entity_story_ids(graph: GraphStore, label: str, entity_id: str) -> set[str]:
     return _stories_of(read_edges(graph, label, entity_id))
 
 
+#: of a set of story ids, those the caller may read
+Readable = Callable[[set[str]], set[str]]
+
+
+def visible_count(edges: Iterable[EdgeRecord], readable: Readable | None) -> int:
+    """How many of `edges` the caller may know of: each edge whose stories (it names none, or
+    every one) `readable` keeps; all of them without `readable`."""
+    edges = list(edges)
+    if readable is None:
+        return len(edges)
+    kept = readable(_stories_of(edges))
+    return sum(1 for e in edges if _stories_of([e]) <= kept)
+
+
 def merge(
-    ports: MergePorts, legacy_id: UUID, survivor_id: str, absorbed_id: str, user_id: UUID
+    ports: MergePorts,
+    legacy_id: UUID,
+    survivor_id: str,
+    absorbed_id: str,
+    user_id: UUID,
+    readable: Readable | None = None,
 ) -> MergeResult:
-    """Merge `absorbed_id` into `survivor_id` (same legacy, same label), recorded first."""
+    """Merge `absorbed_id` into `survivor_id` (same legacy, same label), recorded first.
+    `moved_edges` counts only the moved edges of stories `readable` keeps."""
     if survivor_id == absorbed_id:
         raise InvalidRequest("an entity cannot be merged into itself")
     graph = ports.graph
@@ -196,14 +216,19 @@ def merge(
     _refresh_fingerprints(ports, _stories_of(absorbed_edges))
     ports.curation.record_impact(legacy_id, len(absorbed_edges) + 1)
     return MergeResult(
-        merge_id=record.id, survivor_id=survivor_id, absorbed_id=absorbed_id, moved_edges=len(added)
+        merge_id=record.id,
+        survivor_id=survivor_id,
+        absorbed_id=absorbed_id,
+        moved_edges=visible_count(added, readable),
     )
 
 
-def unmerge(ports: MergePorts, legacy_id: UUID, merge_id: UUID, user_id: UUID) -> MergeResult:
+def unmerge(
+    ports: MergePorts, legacy_id: UUID, merge_id: UUID, user_id: UUID, readable: Readable | None = None
+) -> MergeResult:
     """Undo a merge: the absorbed node and its edges back, the edges the merge created and the
     survivor's changed properties as they were. A later merge involving the survivor must be
-    undone first."""
+    undone first. `moved_edges` as for `merge`."""
     record = ports.curation.get_merge(merge_id)
     if record is None or record.legacy_id != legacy_id:
         raise NotFound(f"no merge {merge_id} in legacy {legacy_id}")
@@ -237,7 +262,7 @@ def unmerge(ports: MergePorts, legacy_id: UUID, merge_id: UUID, user_id: UUID) -
         merge_id=merge_id,
         survivor_id=record.survivor_id,
         absorbed_id=record.absorbed_id,
-        moved_edges=len(changes.added_edges),
+        moved_edges=visible_count(changes.added_edges, readable),
         unmerged=True,
     )
 

@@ -61,6 +61,18 @@ class UnknownReference(LookupError):
         self.kind = kind
 
 
+class StoryOfAnotherLegacy(ValueError):
+    """A record names, by its id, a story another legacy holds: only a story event (our own
+    producer, which checks who may move what) may move a story; an import or dataset record
+    may not (docs/architecture.md, Security)."""
+
+    def __init__(self, story_id: UUID):
+        super().__init__(
+            f"id: story {story_id} belongs to another legacy; only a story event may move a story"
+        )
+        self.story_id = story_id
+
+
 @dataclass(frozen=True)
 class IngestionPorts:
     stories: StoryStore
@@ -573,19 +585,31 @@ def process_story(
 
 
 def apply_story(
-    ports: IngestionPorts, story: Story, *, process: bool = True, seq: int | None = None
+    ports: IngestionPorts,
+    story: Story,
+    *,
+    process: bool = True,
+    seq: int | None = None,
+    may_move: bool = False,
 ) -> Change:
     """Store `story` (stale versions are no-ops) and bring the index and graph in step with what
     PostgreSQL now holds, which may be a newer version than the one delivered. With
     `process=False` only the record and its Story node are written; the ingestion workflow
     (chunk + embed, extraction, graph sync) does the rest. The delivered content's embedding
     starts before the story's writes (they overlap it) and is used if it is what is stored.
-    `seq`: the source's sequence number, after `updated_at` in heirloom.domain.ordering."""
+    `seq`: the source's sequence number, after `updated_at` in heirloom.domain.ordering.
+    `may_move`: story events only; for any other source a version of a story another legacy
+    holds is SKIPPED when older than the stored one (as ordering would; a dataset loaded again
+    after an event moved its story), else StoryOfAnotherLegacy, before anything is written."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
     _require_user(ports, "author_user_id", story.author_user_id)
+    before = ports.stories.get_story(story.id)
+    if before is not None and before.legacy_id != story.legacy_id and not may_move:
+        if story.updated_at < before.updated_at:
+            return Change.SKIPPED
+        raise StoryOfAnotherLegacy(story.id)
     delivered = content_hash(story.content)
     started = start_embedding(ports, story, delivered) if process else None
-    before = ports.stories.get_story(story.id)
     if before is not None and before.legacy_id != story.legacy_id:
         # a move: its entities are scoped by legacy, so they are built again (unmarked before
         # the row moves, so a crash in between cannot leave the old scoping marked as done)

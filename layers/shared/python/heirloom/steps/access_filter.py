@@ -21,6 +21,7 @@ from heirloom.contracts.context import (
 from heirloom.domain.access_filter import (
     _pick_chunks,
     _stored_chunks,
+    confirm_known,
     fact_allowed,
     readable_facts,
     readable_intent,
@@ -150,12 +151,14 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
             )
         )
     titles = {str(sid): metas[sid].title for sid in readable_any}
+    # known relationships as the store holds them now (a cache may hold a removed one)
+    kept_facts, ambient_facts = confirm_known(
+        store, readable_facts(graph.facts, titles, scope), readable_facts(graph.ambient_facts, titles, scope)
+    )
     # narrators named, and disputes recomputed among what the user may read only
     facts = credit_readable(
-        readable_facts(graph.facts, titles, scope),
-        {str(m.id): m.author_name for m in metas.values() if m.id in readable_any},
+        kept_facts, {str(m.id): m.author_name for m in metas.values() if m.id in readable_any}
     )
-    ambient_facts = readable_facts(graph.ambient_facts, titles, scope)
 
     subject = store.get_person(legacy.subject_person_id) if legacy else None
     latency = {"vector": vector.latency_ms, "graph": graph.latency_ms, "intent": intent.latency_ms}

@@ -75,7 +75,10 @@ def handle_story_event(
 def _apply_story(
     ports: IngestionPorts, detail: StoryCreated | StoryUpdated, start_ingestion: Callable[[UUID], None] | None
 ) -> Change:
-    change = ingestion.apply_story(ports, detail.story, process=start_ingestion is None, seq=detail.sequence)
+    # our own producer checks who may move a story between legacies (docs/architecture.md, Security)
+    change = ingestion.apply_story(
+        ports, detail.story, process=start_ingestion is None, seq=detail.sequence, may_move=True
+    )
     # a redelivered event restarts a hand-over that failed: the record is stored (UNCHANGED now)
     # but its index or graph is still behind
     if start_ingestion is not None and (

@@ -1,0 +1,139 @@
+"""A known relationship removed or retyped through the StoryEvents handler leaves the next
+context at once, though the neighbourhood cache of the same container still holds its row:
+AccessFilter confirms each known fact against the stored relationship records. On the embedded
+engines, through the real handlers and one Services (so one cache)."""
+
+import json
+import random
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+
+from heirloom.contracts.context import ContextRequest, Intent
+from heirloom_dev.functions import LambdaContext, load_handler
+from heirloom_dev.loader import load_dataset
+from tests.support import pipeline
+from tests.support.services import context_services
+
+ROOT = Path(__file__).parents[2]
+EVENTS = ROOT / "events" / "story_events"
+SAMPLE = ROOT / "examples" / "sample-legacy"
+DOMINIC_LEGACY = UUID("f8156de7-80fc-4f32-a0b0-5596b12c22c1")
+CREATOR = UUID("f9f73f65-a2af-4fbd-ae39-c336dfc8126b")
+ROSA, DOMINIC = "2a7c9e1b-3d5f-4a6b-8c9d-0e1f2a3b4c5d", "5fc816f8-511e-4903-ac59-9661f0b7e055"
+T1, T2 = "2019-11-04T09:00:00Z", "2019-11-04T10:00:00Z"
+
+
+def event(name, when=None, **detail):
+    body = json.loads((EVENTS / f"{name}.json").read_text())
+    if when:
+        body["time"] = when
+    for key, value in detail.items():
+        if key == "relationship":
+            body["detail"]["relationship"].update(value)
+        else:
+            body["detail"][key] = value
+    return body
+
+
+@pytest.fixture
+def world(ports):
+    """(services, send): the sample legacy, Rosa (another legacy) who KNEW Dominic."""
+    load_dataset(ports, SAMPLE)
+    services = context_services(ports, ingestion=ports)
+    handler = load_handler("story_events")
+
+    def send(body):
+        return handler(body, LambdaContext("StoryEvents"), services=services)["change"]
+
+    send(event("legacy_created"))
+    send(event("person_created"))
+    send(event("relationship_added", T1, relationship={"type": "KNEW", "detail": "the cannery foreman"}))
+    return services, send
+
+
+def context(services):
+    request = ContextRequest(
+        legacy_id=DOMINIC_LEGACY, user_id=CREATOR, persona="biographer", query="Who did Dominic know?"
+    )
+    return str(pipeline.assemble(services, request, Intent.RELATIONAL)["formatted_context"])
+
+
+def test_a_removed_known_relationship_leaves_the_next_context_though_the_cache_holds_it(world):
+    services, send = world
+    assert "the cannery foreman" in context(services)  # shown, and now in the cache
+    assert send(event("relationship_removed", T2, type="KNEW")) == "deleted"
+    assert "Rosa Ferraro" not in context(services)
+
+
+def test_a_retyped_known_relationship_shows_its_new_type_only(world):
+    services, send = world
+    assert "the cannery foreman" in context(services)
+    change = send(
+        event(
+            "relationship_updated",
+            T2,
+            relationship={"type": "FRIENDS_WITH", "detail": "met at the cannery"},
+            previous_type="KNEW",
+        )
+    )
+    assert change in {"updated", "created"}
+    text = context(services)
+    assert "the cannery foreman" not in text
+
+
+def test_an_updated_known_relationship_reads_as_stored_now(world):
+    services, send = world
+    assert "the cannery foreman" in context(services)
+    send(
+        event(
+            "relationship_updated",
+            T2,
+            relationship={"type": "KNEW", "detail": "the night watchman"},
+            previous_type=None,
+        )
+    )
+    text = context(services)
+    assert "the night watchman" in text
+    assert "the cannery foreman" not in text
+
+
+TYPES = ("KNEW", "FRIENDS_WITH", "WORKED_WITH")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_after_any_run_of_changes_the_context_shows_no_known_fact_the_store_no_longer_holds(
+    world, ports, seed
+):
+    """Random adds, retypes, updates and removals of Rosa -> Dominic, a context after each (the
+    cache warm from the first): every detail shown is one the store holds now."""
+    services, send = world
+    rng = random.Random(seed)
+    shown_ever = set()
+    for step in range(8):
+        when = f"2019-11-05T{step:02d}:00:00Z"
+        kind, type_, detail = (
+            rng.choice(("add", "update", "remove")),
+            rng.choice(TYPES),
+            f"detail {seed}-{step}",
+        )
+        if kind == "add":
+            send(event("relationship_added", when, relationship={"type": type_, "detail": detail}))
+        elif kind == "update":
+            previous = rng.choice((None, *TYPES))
+            body = event("relationship_updated", when, relationship={"type": type_, "detail": detail})
+            body["detail"]["previous_type"] = previous
+            send(body)
+        else:
+            send(event("relationship_removed", when, type=type_))
+        stored = {
+            r.detail for r in ports.stories.relationships_of([UUID(ROSA)]) if str(r.to_person_id) == DOMINIC
+        }
+        text = context(services)
+        shown = {
+            d for d in [f"detail {seed}-{i}" for i in range(step + 1)] + ["the cannery foreman"] if d in text
+        }
+        assert shown <= stored, (kind, type_, shown - stored)
+        shown_ever |= shown
+    assert shown_ever  # the check saw facts, not only empty contexts
