@@ -39,8 +39,10 @@ FLOOD = ("family", "What happened to the punch bowl when the river flooded?")
 MUSIC = ("friend", "Who played music with Dad, and where did they play?")
 VINE = ("family", "Why did the family argue about the Vine Street house?")
 
-#: the traversal's budget (docs/design.md §10)
-TRAVERSAL_BUDGET_MS = 300.0
+#: the traversal's budget (docs/design.md §10); through the local Neptune-protocol server
+#: (Python over HTTP, a cold container per test, 2 shared cores) a healthy traversal can need
+#: more than production's 300 ms, so the Neptune pass gives it more: the cuts tested are the same
+TRAVERSAL_BUDGET_MS = 1000.0 if os.environ.get("HEIRLOOM_GRAPH") == "neptune-local" else 300.0
 DEAD_PG = "postgresql://postgres:@/postgres?host=/nonexistent/heirloom-pg&connect_timeout=1"
 GRAPH_REFUSED = GraphUnavailable(
     "graph store unavailable: Error 111 connecting to falkor.sock. Connection refused."
@@ -123,7 +125,7 @@ def rig_services(ports: Any, rig: Rig, **overrides: Any) -> Any:
         "tokenizer": ports.tokenizer,
         "breaker": breaker,
     }
-    return services_with(**{**ports_, **overrides})
+    return services_with({"TRAVERSAL_BUDGET_MS": str(int(TRAVERSAL_BUDGET_MS))}, **{**ports_, **overrides})
 
 
 @pytest.fixture
@@ -136,6 +138,15 @@ def rig(sample_ports, workflows) -> Iterator[Rig]:
     for fault in (rig.graph, rig.vectors, rig.stories, rig.embedder):
         fault.release()
     workflows.overrides.clear()
+
+
+@pytest.fixture
+def unhurried_names(monkeypatch):
+    """The gazetteer waits for the graph's entity names (for tests that expect them, not their
+    0.3 s budget: on a loaded machine the Neptune-protocol server can miss it)."""
+    from heirloom.domain import intent_step
+
+    monkeypatch.setattr(intent_step, "GRAPH_NAMES_BUDGET_S", 30.0)
 
 
 def graph_sources(result: AssembledContext) -> list[str]:
@@ -175,7 +186,7 @@ def test_healthy_both_retrievals_contribute(rig):
 
 
 # -- graph store ----------------------------------------------------------------------------------
-def test_graph_refusing_connections_leaves_an_embedding_only_context(rig):
+def test_graph_refusing_connections_leaves_an_embedding_only_context(rig, unhurried_names):
     rig.graph.down(GRAPH_REFUSED)
     result = rig.context(FLOOD)
     assert "GraphFailed" in rig.last.states_entered()
@@ -190,7 +201,7 @@ def test_graph_refusing_connections_leaves_an_embedding_only_context(rig):
 
 
 def test_graph_slower_than_its_budget_is_cut_off_at_the_budget(rig):
-    rig.graph.slow(0.9)  # every query: three times the traversal budget
+    rig.graph.slow(3 * TRAVERSAL_BUDGET_MS / 1000)  # every query: three times the traversal budget
     result = rig.context(FLOOD)
     assert result.metadata.graph_status == "timeout"
     assert_embedding_only(result)
@@ -280,7 +291,7 @@ def local_only_context(rig, sample_ports, question):
 
 
 @pytest.mark.parametrize("answer", ["throttled", "junk", "slow"])
-def test_an_unusable_intent_model_keeps_the_local_intent(rig, sample_ports, answer):
+def test_an_unusable_intent_model_keeps_the_local_intent(rig, sample_ports, answer, unhurried_names):
     baseline = local_only_context(rig, sample_ports, FLOOD)
     classifier, stub = bedrock_classifier()
     fault = Fault()
