@@ -435,7 +435,7 @@ def rank_candidates(
     for c in candidates:
         for hit in c.graph_hits:
             stories_by_path.setdefault(path_key(hit), set()).add(str(c.story_id))
-            if (key := topic_key(hit)) is not None and c.embedding_score is not None:
+            if topic_weight > 0 and (key := topic_key(hit)) is not None and c.embedding_score is not None:
                 stories_by_path.setdefault(key, set()).add(str(c.story_id))
     counts = {key: len(ids) for key, ids in stories_by_path.items()}
     scored = [

@@ -9,7 +9,7 @@ from typing import Any
 from heirloom.contracts.context import AssembledContext, RankAssembleInput
 from heirloom.domain.assembly import assemble, rank
 from heirloom.domain.life_timeline import wants_recent
-from heirloom.domain.personas import load_personas
+from heirloom.domain.personas import PersonaDefinition, load_personas
 from heirloom.domain.ranking import BridgeRule, ScoredCandidate
 from heirloom.services import Services
 
@@ -22,7 +22,7 @@ def run(data: RankAssembleInput, services: Services) -> AssembledContext:
         persona,
         services.tokenizer,
         ambient=services.settings.ambient,
-        **_ranking_options(data, services),
+        **_ranking_options(data, services, persona),
     )
 
 
@@ -30,12 +30,13 @@ def ranking(data: RankAssembleInput, services: Services) -> list[ScoredCandidate
     """The order `run` cuts the context from: every candidate scored, before the token budget
     (for `heirloom eval --per-query`; the context itself carries only what fit)."""
     persona = load_personas()[data.request.persona]
-    ranked, _ = rank(data.request, data.filtered, persona, **_ranking_options(data, services))
+    ranked, _ = rank(data.request, data.filtered, persona, **_ranking_options(data, services, persona))
     return ranked
 
 
-def _ranking_options(data: RankAssembleInput, services: Services) -> dict[str, Any]:
-    persona = load_personas()[data.request.persona]
+def _ranking_options(
+    data: RankAssembleInput, services: Services, persona: PersonaDefinition
+) -> dict[str, Any]:
     recent = wants_recent(data.request.query, data.filtered.intent, persona.traversal.temporal_range)
     retrieval = services.settings.retrieval
     return {
