@@ -134,7 +134,8 @@ def confirm_known(store: StoryStore, *groups: Sequence[GraphFact]) -> tuple[tupl
     def confirmed(fact: GraphFact) -> GraphFact | None:
         if not fact.known:
             return fact
-        record = stored.get(_known_key(fact))  # type: ignore[arg-type]
+        key = _known_key(fact)
+        record = stored.get(key) if key is not None else None
         if record is None:
             return None
         return fact.model_copy(update={"detail": record.detail, "since": record.since, "until": record.until})
