@@ -306,14 +306,19 @@ FEATURE_NAMES: tuple[str, ...] = ("person", "place", "thing", "linked", "time")
 
 
 def entity_features(
-    query: str, gazetteer: Gazetteer, subject_name: str = "", primary_legacy_id: str = ""
+    query: str,
+    gazetteer: Gazetteer,
+    subject_name: str = "",
+    primary_legacy_id: str = "",
+    *,
+    linked: bool = False,
 ) -> tuple[float, ...]:
     """What the gazetteer and the time expressions find in `query`, as 0/1 features (in
     `FEATURE_NAMES` order): a person other than the subject, a place, an event or object, a name
-    only a linked legacy holds or a linked legacy's subject, a year/range/decade."""
+    only a linked legacy holds or a linked legacy's subject (`linked`: already known, e.g. the
+    asker's kin word named one), a year/range/decade."""
     subject = _keys(subject_name)
     labels: set[str] = set()
-    linked = False
     for mention in gazetteer.find(query):
         kept = [e for e in mention.entries if not _is_subject(e, subject)]
         labels.update(e.label for e in kept)

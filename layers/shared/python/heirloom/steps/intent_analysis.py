@@ -7,7 +7,8 @@ import logging
 import time
 
 from heirloom.contracts.context import BreakerState, ContextRequest, IntentAnalysisInput, QueryIntent
-from heirloom.domain.asker import asker_kin, with_asker_kin
+from heirloom.contracts.records import Person
+from heirloom.domain.asker import AskerKin, asker_kin, with_asker_kin
 from heirloom.domain.breaker import CircuitBreaker
 from heirloom.domain.intent_step import (
     RULES,
@@ -19,6 +20,7 @@ from heirloom.domain.intent_step import (
     build_gazetteer,
 )
 from heirloom.domain.life_timeline import with_life
+from heirloom.domain.linked_subjects import linked_subjects, referred_subject, with_linked_subject
 from heirloom.domain.personas import load_personas, reaches_links
 from heirloom.ports import GraphStore, StoryStore
 from heirloom.services import Services
@@ -68,18 +70,31 @@ def intent_analysis_step(
         keep=lambda: not degraded and (names_from is not None or graph is None),
     )
     connections = request.purpose == "connections"
+    cross = reaches_links(request)
+    kin: list[AskerKin] = []
+    try:
+        kin = asker_kin(request.query, request.user_id, request.legacy_id, stories, cross_legacy=cross)
+    except Exception as exc:  # the asker's relatives help; their absence must not fail the request
+        log.warning("asker_kin_unavailable: %s", type(exc).__name__)
+    subjects: tuple[Person, ...] = ()
+    try:  # the subjects of the actively linked legacies (a persona that stays home: none)
+        subjects = linked_subjects(stories, request.legacy_id) if cross and not connections else ()
+    except Exception as exc:  # a precedence, not a requirement
+        log.warning("linked_subjects_unavailable: %s", type(exc).__name__)
+    kin_ids = tuple(str(k.person.id) for k in kin)
     intent = analyse_intent(
-        IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
+        IntentRequest(
+            request.query,
+            request.history,
+            gazetteer,
+            subject,
+            str(request.legacy_id),
+            linked_kin=referred_subject(kin_ids, (), subjects) is not None,
+        ),
         local if connections else classifier,  # connections need the names, not a model's intent
         local,
     )
-    try:
-        kin = asker_kin(
-            request.query, request.user_id, request.legacy_id, stories, cross_legacy=reaches_links(request)
-        )
-        intent = with_asker_kin(intent, kin)
-    except Exception as exc:  # the asker's relatives help; their absence must not fail the request
-        log.warning("asker_kin_unavailable: %s", type(exc).__name__)
+    intent = with_linked_subject(with_asker_kin(intent, kin), subjects, kin_ids)
     if not connections:  # "in her twenties", "after he retired": the subject's years
         try:
             persona = load_personas()[request.persona].traversal
