@@ -1,6 +1,6 @@
-"""Questions about a linked legacy's subject (decision 0027): named, or through the asker's kin
-word, they are `cross_legacy` ahead of time, place and open-question cues; only an active link
-counts, and no story's content decides it."""
+"""A linked legacy's subject named through the asker's kin word ("what did my mother write") is
+evidence for `cross_legacy` as their name is (decision 0027); an active or revoked link counts,
+a pending one and a persona that stays home do not, and no story's content decides it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from uuid import uuid4
 import pytest
 
 from heirloom.adapters.memory import memory_services
-from heirloom.contracts.context import ContextRequest, EntityMatch, Intent, IntentAnalysisInput, QueryIntent
+from heirloom.contracts.context import ContextRequest, Intent, IntentAnalysisInput
 from heirloom.contracts.events import StoryEvent
 from heirloom.contracts.records import (
     Legacy,
@@ -21,9 +21,10 @@ from heirloom.contracts.records import (
     Role,
     User,
 )
+from heirloom.domain.access_filter import scope_for
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
 from heirloom.domain.intent import entity_features
-from heirloom.domain.linked_subjects import linked_subjects, with_linked_subject
+from heirloom.domain.linked_subjects import linked_subjects, names_linked_subject
 from heirloom.settings import Settings
 from heirloom.steps import intent_analysis, story_events
 
@@ -80,37 +81,40 @@ def intent_of(svc, query, persona="family"):
 @pytest.mark.parametrize(
     "query",
     [
-        "When did Mina leave Bergen, in 1962?",  # a nickname and a year
-        "Where did Wilhelmina Okafor live in 1970?",  # the full name and a place question
-        "When did my mother leave Bergen, in 1962?",  # the asker's kin word
-        "Where did Mum grow up?",  # a kin word used as a name
+        "What did my mother write about Bergen in 1962?",  # the asker's kin word and a year
+        "What did Mum remember about the storm in 1962?",  # a kin word used as a name
+        "What did Mina write about Bergen in 1962?",  # named: as before
     ],
 )
-def test_a_linked_subject_makes_the_question_cross_legacy(services, query):
+def test_a_linked_subjects_own_account_is_cross_legacy(services, query):
     out = intent_of(services, query)
     assert out.intent is Intent.CROSS_LEGACY
     assert str(MINA) in {m.node_id for m in out.matches}
 
 
-def test_without_the_linked_subject_the_cues_decide(services):
-    assert intent_of(services, "When did Bram leave Bergen, in 1962?").intent is Intent.TEMPORAL
+def test_a_question_about_the_linked_subject_keeps_its_kind(services):
+    # no account asked for: the cues decide, as the intent set and the datasets label them
+    assert intent_of(services, "When did my mother leave Bergen, in 1962?").intent is Intent.TEMPORAL
+    assert intent_of(services, "What did Bram write about Bergen in 1962?").intent is not Intent.CROSS_LEGACY
 
 
-@pytest.mark.parametrize("status", ["revoked", "pending"])
-def test_a_link_that_is_not_active_never_makes_it_cross_legacy(status):
-    svc = _services(status)
-    for query in ("When did Mina leave Bergen, in 1962?", "When did my mother leave Bergen, in 1962?"):
-        assert intent_of(svc, query).intent is Intent.TEMPORAL
-    # the revoked link's subject, named by his full name, is no one's linked subject
-    assert intent_of(svc, "When did Tobias Renn leave Bergen, in 1962?").intent is not Intent.CROSS_LEGACY
-    assert {p.id for p in linked_subjects(svc.stories, HOME)} == set()
+def test_a_pending_link_never_counts():
+    svc = _services("pending")
+    assert intent_of(svc, "What did my mother write about Bergen in 1962?").intent is not Intent.CROSS_LEGACY
+    assert linked_subjects(svc.stories, HOME) == (TOBIAS,)  # the revoked link's subject only
+
+
+def test_a_revoked_link_names_the_question_but_opens_nothing():
+    svc = _services("revoked")
+    out = intent_of(svc, "What did my mother write about Bergen in 1962?")
+    assert out.intent is Intent.CROSS_LEGACY  # still a question about her own account
+    scope = scope_for(svc.stories, ASKER, HOME)
+    assert scope.legacy_ids == (HOME,)  # and the read scope has no grant for her legacy
 
 
 def test_a_persona_that_stays_home_keeps_the_cues(services):
-    assert (
-        intent_of(services, "When did my mother leave Bergen, in 1962?", "colleague").intent
-        is Intent.TEMPORAL
-    )
+    query = "What did my mother write about Bergen in 1962?"
+    assert intent_of(services, query, "colleague").intent is not Intent.CROSS_LEGACY
 
 
 def _story(legacy, title, content, visibility):
@@ -141,36 +145,19 @@ def _story(legacy, title, content, visibility):
 
 
 def test_a_private_story_is_never_what_makes_it_cross_legacy(services):
-    # the linked legacy's private story says who "Rui" is and that Mina is "Nan"; the label
-    # reads the records (subjects, names, relationships), never a story
+    # the linked legacy's private story says that Mina is "Nan" and who Rui was; the label reads
+    # the records (links, subjects, names, relationships), never a story
     secret = "Rui Tavares was Mina's first husband. The grandchildren call Mina Nan."
     story_events.run(_story(HERS, "Before Bram", secret, "private"), services)
-    assert intent_of(services, "When did Nan leave Bergen, in 1962?").intent is Intent.TEMPORAL
-    assert (
-        intent_of(services, "When did Rui Tavares leave Bergen, in 1962?").intent is not Intent.CROSS_LEGACY
-    )
+    assert intent_of(services, "What did Nan write about Bergen in 1962?").intent is not Intent.CROSS_LEGACY
+    assert intent_of(services, "What did Rui Tavares write in 1962?").intent is not Intent.CROSS_LEGACY
 
 
-def test_precedence_over_time_place_and_open_questions_only():
-    mina = person(MINA, "Wilhelmina Okafor", HERS)
-    match = EntityMatch(mention="Mina", node_id=str(MINA), label="Person", name=mina.name)
-    for intent in (Intent.TEMPORAL, Intent.SPATIAL, Intent.GENERAL):
-        out = with_linked_subject(QueryIntent(intent=intent, matches=(match,), confidence=0.9), [mina])
-        assert (out.intent, out.confidence) == (Intent.CROSS_LEGACY, 0.9)
-    for intent in (Intent.RELATIONAL, Intent.ENTITY_FOCUSED):  # how two got on; a named thing
-        assert with_linked_subject(QueryIntent(intent=intent, matches=(match,)), [mina]).intent is intent
-    # the asker's kin word is a reference, not a relation cue
-    kin = with_linked_subject(QueryIntent(intent=Intent.RELATIONAL), [mina], [str(MINA)])
-    assert kin.intent is Intent.CROSS_LEGACY
-    # the same name as a node of the asked legacy is the same person
-    twin = match.model_copy(update={"node_id": "another-node"})
-    assert with_linked_subject(QueryIntent(intent=Intent.TEMPORAL, matches=(twin,)), [mina]).intent is (
-        Intent.CROSS_LEGACY
-    )
-    assert (
-        with_linked_subject(QueryIntent(intent=Intent.TEMPORAL, matches=(match,)), []).intent
-        is Intent.TEMPORAL
-    )
+def test_kin_resolving_to_a_linked_subject_is_told_apart(services):
+    mina = services.stories.get_person(MINA)
+    bram = services.stories.get_person(BRAM)
+    assert names_linked_subject([mina], linked_subjects(services.stories, HOME))
+    assert not names_linked_subject([bram], linked_subjects(services.stories, HOME))
 
 
 def test_the_learned_classifiers_linked_feature_takes_the_asker_kin():

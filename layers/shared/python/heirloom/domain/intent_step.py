@@ -152,8 +152,8 @@ class IntentRequest:
     legacy_id: str = ""
     #: names of the legacy's graph the gazetteer found in the message (hints for an LLM)
     matches: tuple[EntityMatch, ...] = ()
-    #: the asker's kin word names an actively linked legacy's subject ("my mother"): the learned
-    #: classifier's `linked` feature, as a linked subject's name is
+    #: the asker's kin word names a linked legacy's subject ("my mother"): the rules' evidence and
+    #: the learned classifier's `linked` feature, as a linked subject's name is
     linked_kin: bool = False
 
 
@@ -175,7 +175,12 @@ class RuleBasedIntentClassifier:
 
     def classify(self, request: IntentRequest) -> QueryIntent:
         return classify(
-            request.query, request.history, request.gazetteer, request.subject_name, request.legacy_id
+            request.query,
+            request.history,
+            request.gazetteer,
+            request.subject_name,
+            request.legacy_id,
+            linked_kin=request.linked_kin,
         )
 
 

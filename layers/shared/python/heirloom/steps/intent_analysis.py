@@ -7,7 +7,6 @@ import logging
 import time
 
 from heirloom.contracts.context import BreakerState, ContextRequest, IntentAnalysisInput, QueryIntent
-from heirloom.contracts.records import Person
 from heirloom.domain.asker import AskerKin, asker_kin, with_asker_kin
 from heirloom.domain.breaker import CircuitBreaker
 from heirloom.domain.intent_step import (
@@ -20,7 +19,7 @@ from heirloom.domain.intent_step import (
     build_gazetteer,
 )
 from heirloom.domain.life_timeline import with_life
-from heirloom.domain.linked_subjects import linked_subjects, referred_subject, with_linked_subject
+from heirloom.domain.linked_subjects import linked_subjects, names_linked_subject
 from heirloom.domain.personas import load_personas, reaches_links
 from heirloom.ports import GraphStore, StoryStore
 from heirloom.services import Services
@@ -76,12 +75,13 @@ def intent_analysis_step(
         kin = asker_kin(request.query, request.user_id, request.legacy_id, stories, cross_legacy=cross)
     except Exception as exc:  # the asker's relatives help; their absence must not fail the request
         log.warning("asker_kin_unavailable: %s", type(exc).__name__)
-    subjects: tuple[Person, ...] = ()
-    try:  # the subjects of the actively linked legacies (a persona that stays home: none)
-        subjects = linked_subjects(stories, request.legacy_id) if cross and not connections else ()
-    except Exception as exc:  # a precedence, not a requirement
+    linked_kin = False
+    try:  # "my mother" names a linked legacy's subject (only when a kin word resolved)
+        linked_kin = bool(kin) and names_linked_subject(
+            [k.person for k in kin], linked_subjects(stories, request.legacy_id)
+        )
+    except Exception as exc:  # evidence, not a requirement
         log.warning("linked_subjects_unavailable: %s", type(exc).__name__)
-    kin_ids = tuple(str(k.person.id) for k in kin)
     intent = analyse_intent(
         IntentRequest(
             request.query,
@@ -89,12 +89,12 @@ def intent_analysis_step(
             gazetteer,
             subject,
             str(request.legacy_id),
-            linked_kin=referred_subject(kin_ids, (), subjects) is not None,
+            linked_kin=linked_kin,
         ),
         local if connections else classifier,  # connections need the names, not a model's intent
         local,
     )
-    intent = with_linked_subject(with_asker_kin(intent, kin), subjects, kin_ids)
+    intent = with_asker_kin(intent, kin)
     if not connections:  # "in her twenties", "after he retired": the subject's years
         try:
             persona = load_personas()[request.persona].traversal
