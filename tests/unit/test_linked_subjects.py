@@ -8,6 +8,7 @@ from uuid import uuid4
 
 import pytest
 
+from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.memory import memory_services
 from heirloom.contracts.context import ContextRequest, Intent, IntentAnalysisInput
 from heirloom.contracts.events import StoryEvent
@@ -24,6 +25,7 @@ from heirloom.contracts.records import (
 from heirloom.domain.access_filter import scope_for
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
 from heirloom.domain.intent import entity_features
+from heirloom.domain.intent_step import EmbeddingIntentClassifier, IntentRequest
 from heirloom.domain.linked_subjects import linked_subjects, names_linked_subject
 from heirloom.settings import Settings
 from heirloom.steps import intent_analysis, story_events
@@ -168,3 +170,23 @@ def test_the_learned_classifiers_linked_feature_takes_the_asker_kin():
     assert entity_features("When did my mother leave?", gazetteer, "", "primary")[linked] == 0.0
     assert entity_features("When did my mother leave?", gazetteer, "", "primary", linked=True)[linked] == 1.0
     assert entity_features("When did Mina leave?", gazetteer, "", "primary")[linked] == 1.0
+
+
+def test_the_learned_classifier_is_given_the_asker_kin_as_its_linked_feature():
+    seen: list[tuple[float, ...]] = []
+
+    class Spy:
+        def predict(self, vector, feats, query):
+            seen.append(feats)
+            return Intent.CROSS_LEGACY, 0.9
+
+    class Models:
+        def get(self, embedder):
+            return Spy()
+
+    gazetteer = Gazetteer.build([GazetteerEntry("n1", "Person", "Bram Okafor", (), "primary")])
+    learned = EmbeddingIntentClassifier(HashingEmbedder(), Models())
+    for linked_kin in (False, True):
+        query = "What did my mother write?"
+        learned.classify(IntentRequest(query, (), gazetteer, "Bram Okafor", "primary", linked_kin=linked_kin))
+    assert [f[3] for f in seen] == [0.0, 1.0]
