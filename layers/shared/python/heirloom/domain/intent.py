@@ -198,9 +198,14 @@ def _anaphora(
 
 
 def _linked_evidence(
-    mentions: Sequence[Mention], subject: tuple[str, ...], text: str, primary_legacy_id: str
+    mentions: Sequence[Mention],
+    subject: tuple[str, ...],
+    text: str,
+    primary_legacy_id: str,
+    linked_kin: bool = False,
 ) -> list[float]:
-    """Cross-legacy evidence: a name known only in a linked legacy, a linked subject's own voice."""
+    """Cross-legacy evidence: a name known only in a linked legacy, a linked subject's own voice
+    (named, or `linked_kin`: the asker's kin word is one, "what did my mother write")."""
     found: list[float] = []
     for mention in mentions:
         legacies = {e.legacy_id for e in mention.entries if not _is_subject(e, subject)}
@@ -208,7 +213,7 @@ def _linked_evidence(
             found.append(LINKED_MATCH_WEIGHT)
             break
     voices = [m for m in mentions if any(e.linked_subject for e in m.entries)]
-    if voices and _VOICE.search(text):
+    if (voices or linked_kin) and _VOICE.search(text):
         found.append(LINKED_VOICE_WEIGHT)
     return found
 
@@ -248,11 +253,15 @@ def classify(
     gazetteer: Gazetteer,
     subject_name: str,
     primary_legacy_id: str = "",
+    *,
+    linked_kin: bool = False,
 ) -> QueryIntent:
     """The intent of `query` with its entities (matches of the gazetteer, time expressions and
     resolved pronouns). The legacy's subject is left out of the matches: every question is about
     them, and naming them would tag every story that mentions them. With `primary_legacy_id`,
-    a name known only in a linked legacy is evidence for `cross_legacy`."""
+    a name known only in a linked legacy is evidence for `cross_legacy`, and so is a linked
+    legacy's subject whose own account is asked for, named or (`linked_kin`) as the asker's
+    kin word (decision 0027)."""
     started = time.perf_counter()
     subject = _keys(subject_name)
     mentions = gazetteer.find(query)
@@ -276,7 +285,9 @@ def classify(
         if pattern.search(query.strip()):
             evidence[intent].append(weight)
     if primary_legacy_id:
-        evidence[Intent.CROSS_LEGACY].extend(_linked_evidence(mentions, subject, text, primary_legacy_id))
+        evidence[Intent.CROSS_LEGACY].extend(
+            _linked_evidence(mentions, subject, text, primary_legacy_id, linked_kin)
+        )
     for intent, weights in _entity_evidence(query, named, matches).items():
         evidence[intent].extend(weights)
     best, confidence = _best(evidence)
@@ -306,14 +317,19 @@ FEATURE_NAMES: tuple[str, ...] = ("person", "place", "thing", "linked", "time")
 
 
 def entity_features(
-    query: str, gazetteer: Gazetteer, subject_name: str = "", primary_legacy_id: str = ""
+    query: str,
+    gazetteer: Gazetteer,
+    subject_name: str = "",
+    primary_legacy_id: str = "",
+    *,
+    linked: bool = False,
 ) -> tuple[float, ...]:
     """What the gazetteer and the time expressions find in `query`, as 0/1 features (in
     `FEATURE_NAMES` order): a person other than the subject, a place, an event or object, a name
-    only a linked legacy holds or a linked legacy's subject, a year/range/decade."""
+    only a linked legacy holds or a linked legacy's subject (`linked`: already known, e.g. the
+    asker's kin word named one), a year/range/decade."""
     subject = _keys(subject_name)
     labels: set[str] = set()
-    linked = False
     for mention in gazetteer.find(query):
         kept = [e for e in mention.entries if not _is_subject(e, subject)]
         labels.update(e.label for e in kept)

@@ -152,6 +152,9 @@ class IntentRequest:
     legacy_id: str = ""
     #: names of the legacy's graph the gazetteer found in the message (hints for an LLM)
     matches: tuple[EntityMatch, ...] = ()
+    #: the asker's kin word names a linked legacy's subject ("my mother"): the rules' evidence and
+    #: the learned classifier's `linked` feature, as a linked subject's name is
+    linked_kin: bool = False
 
 
 class IntentClassifier(Protocol):
@@ -172,7 +175,12 @@ class RuleBasedIntentClassifier:
 
     def classify(self, request: IntentRequest) -> QueryIntent:
         return classify(
-            request.query, request.history, request.gazetteer, request.subject_name, request.legacy_id
+            request.query,
+            request.history,
+            request.gazetteer,
+            request.subject_name,
+            request.legacy_id,
+            linked_kin=request.linked_kin,
         )
 
 
@@ -204,7 +212,13 @@ class EmbeddingIntentClassifier:
         vector = call_within(
             LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
         )
-        feats = entity_features(request.query, request.gazetteer, request.subject_name, request.legacy_id)
+        feats = entity_features(
+            request.query,
+            request.gazetteer,
+            request.subject_name,
+            request.legacy_id,
+            linked=request.linked_kin,
+        )
         intent, probability = model.predict(vector, feats, request.query)
         return base.model_copy(
             update={

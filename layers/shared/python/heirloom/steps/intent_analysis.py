@@ -7,7 +7,7 @@ import logging
 import time
 
 from heirloom.contracts.context import BreakerState, ContextRequest, IntentAnalysisInput, QueryIntent
-from heirloom.domain.asker import asker_kin, with_asker_kin
+from heirloom.domain.asker import AskerKin, asker_kin, with_asker_kin
 from heirloom.domain.breaker import CircuitBreaker
 from heirloom.domain.intent_step import (
     RULES,
@@ -19,6 +19,7 @@ from heirloom.domain.intent_step import (
     build_gazetteer,
 )
 from heirloom.domain.life_timeline import with_life
+from heirloom.domain.linked_subjects import linked_subjects, names_linked_subject
 from heirloom.domain.personas import load_personas, reaches_links
 from heirloom.ports import GraphStore, StoryStore
 from heirloom.services import Services
@@ -68,18 +69,32 @@ def intent_analysis_step(
         keep=lambda: not degraded and (names_from is not None or graph is None),
     )
     connections = request.purpose == "connections"
+    cross = reaches_links(request)
+    kin: list[AskerKin] = []
+    try:
+        kin = asker_kin(request.query, request.user_id, request.legacy_id, stories, cross_legacy=cross)
+    except Exception as exc:  # the asker's relatives help; their absence must not fail the request
+        log.warning("asker_kin_unavailable: %s", type(exc).__name__)
+    linked_kin = False
+    try:  # "my mother" names a linked legacy's subject (only when a kin word resolved)
+        linked_kin = bool(kin) and names_linked_subject(
+            [k.person for k in kin], linked_subjects(stories, request.legacy_id)
+        )
+    except Exception as exc:  # evidence, not a requirement
+        log.warning("linked_subjects_unavailable: %s", type(exc).__name__)
     intent = analyse_intent(
-        IntentRequest(request.query, request.history, gazetteer, subject, str(request.legacy_id)),
+        IntentRequest(
+            request.query,
+            request.history,
+            gazetteer,
+            subject,
+            str(request.legacy_id),
+            linked_kin=linked_kin,
+        ),
         local if connections else classifier,  # connections need the names, not a model's intent
         local,
     )
-    try:
-        kin = asker_kin(
-            request.query, request.user_id, request.legacy_id, stories, cross_legacy=reaches_links(request)
-        )
-        intent = with_asker_kin(intent, kin)
-    except Exception as exc:  # the asker's relatives help; their absence must not fail the request
-        log.warning("asker_kin_unavailable: %s", type(exc).__name__)
+    intent = with_asker_kin(intent, kin)
     if not connections:  # "in her twenties", "after he retired": the subject's years
         try:
             persona = load_personas()[request.persona].traversal
