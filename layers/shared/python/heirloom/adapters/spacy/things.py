@@ -95,9 +95,18 @@ _KEEPSAKE_PARTICIPLES = ("beloved", "treasured", "battered", "worn", "carved")
 def _modifiers_start(doc: Any, head: int, i: int, max_len: int) -> int:
     """The first of the modifiers left of the head, walking left from `i`."""
     while i >= 0 and head - i < max_len and doc[i].tag_ in _MODIFIER_TAGS and not doc[i].is_space:
+        if doc[i].tag_ == "HYPH":
+            # "an assisted-living place": a hyphenated compound is one modifier, kept whole
+            if i == 0 or not doc[i - 1].is_alpha or doc[i - 1].is_space:
+                break
+            i -= 2
+            continue
         if doc[i].tag_ == "VBN" and doc[i].lower_ not in _KEEPSAKE_PARTICIPLES:
             break
         i -= 1
+    # a name never starts with punctuation (a hyphen or a stray mark left of the modifiers)
+    while i + 1 < head and doc[i + 1].is_punct:
+        i += 1
     return i + 1
 
 
@@ -231,6 +240,37 @@ def _noun_entities(doc: Any) -> list[_Cand]:
     return out
 
 
+def _sentence_of(doc: Any) -> list[int]:
+    """Each token's sentence number, counted at sentence-final marks (the pipeline runs no
+    parser or sentencizer)."""
+    out, n = [], 0
+    for tok in doc:
+        out.append(n)
+        if tok.text in (".", "!", "?"):
+            n += 1
+    return out
+
+
+def _corroborated(doc: Any, start: int, end: int) -> bool:
+    """Is the model's organisation name at [start, end) a proper name of two or more
+    capitalised words that the story repeats in another sentence ("Birchwood Commons ... the
+    staff at Birchwood Commons")? One mention stays a weak guess (the small model tags many
+    things ORG); a name the story comes back to is what it is about."""
+    words = [t.text for t in doc[start:end]]
+    if len(words) < 2 or not all(t.is_title for t in doc[start:end]):
+        return False
+    sentence = _sentence_of(doc)
+    n = len(words)
+    seen = {
+        sentence[k]
+        for k in range(len(doc) - n + 1)
+        if [t.text for t in doc[k : k + n]] == words
+        and not (k + n < len(doc) and doc[k + n].tag_ in _PROPER and doc[k + n].is_title)
+        and not (k > 0 and doc[k - 1].tag_ in _PROPER and doc[k - 1].is_title)
+    }
+    return len(seen) >= 2
+
+
 def _ner_places_events(doc: Any) -> list[_Cand]:
     out: list[_Cand] = []
     for ent in doc.ents:
@@ -273,7 +313,8 @@ def _ner_places_events(doc: Any) -> list[_Cand]:
                     )
                 )
             else:
-                out.append(_Cand("places", start, end, name, WEAK_CONFIDENCE, type="workplace", head=last))
+                conf = RULE_CONFIDENCE if _corroborated(doc, start, end) else WEAK_CONFIDENCE
+                out.append(_Cand("places", start, end, name, conf, type="workplace", head=last))
             continue
         ptype = _PROPER_PLACE_HEADS.get(last, "locality" if label == "GPE" else "landmark")
         cand = _Cand("places", start, end, name, NER_CONFIDENCE, type=ptype, head=last)
