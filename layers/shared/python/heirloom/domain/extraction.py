@@ -26,6 +26,7 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
     TimeReference,
 )
+from heirloom.domain.kinship import _HONORIFICS, _KIN_TITLES
 from heirloom.domain.names import name_key, normalize_name
 from heirloom.domain.pii import has_contact_data, scrub_pii
 from heirloom.ports import EntityExtractor
@@ -124,21 +125,30 @@ def _people(items: Iterable[ExtractedPerson], floor: float, limit: int) -> list[
     return _dedupe_and_limit(out, lambda p: name_key(p.name), limit)
 
 
-def _title_names(title: str, name: str) -> bool:
-    """Does `title` name the proper name `name` (every word capitalised) as whole words?"""
+def _title_names(title: str, name: str, person_words: set[str]) -> bool:
+    """Does `title` name `name`, a proper name of two or more capitalised words, as whole words?
+    Not a name that shares a word with a person of the story or starts with a kin word or an
+    honorific (a person the model took for an organisation)."""
     from heirloom.domain.entity_sync import in_title
 
     words = [w for w in name.split() if any(ch.isalpha() for ch in w)]
-    return bool(title) and bool(words) and all(w[:1].isupper() for w in words) and in_title(title, [name])
+    return (
+        len(words) >= 2
+        and all(w[:1].isupper() for w in words)
+        and words[0].casefold().rstrip(".") not in _KIN_TITLES | _HONORIFICS
+        and not person_words & {w.casefold() for w in words}
+        and in_title(title, [name])
+    )
 
 
 def _places(
-    items: Iterable[ExtractedPlace], floor: float, limit: int, title: str = ""
+    items: Iterable[ExtractedPlace], floor: float, limit: int, title: str = "", people: Sequence[str] = ()
 ) -> list[ExtractedPlace]:
+    person_words = {w.casefold() for p in people for w in p.split()}
     out = []
     for p in items:
         name = _clean_name(p.name, person=False) if p.confidence >= TITLE_CORROBORATED_CONFIDENCE else None
-        if not name or (p.confidence < floor and not _title_names(title, name)):
+        if not name or (p.confidence < floor and not _title_names(title, name, person_words)):
             continue
         update = {"name": name, "location": _clean_text(p.location), "confidence": max(p.confidence, floor)}
         out.append(p.model_copy(update=update))
@@ -243,10 +253,10 @@ def postprocess(
     title: str = "",
 ) -> ExtractedEntities:
     """The rules every extractor's output goes through before the graph sees it. A place below
-    `min_confidence` (not below TITLE_CORROBORATED_CONFIDENCE) whose proper name `title` names
-    is kept at `min_confidence`."""
+    `min_confidence` (not below TITLE_CORROBORATED_CONFIDENCE) whose proper name of two or more
+    words `title` names, and not a person's, is kept at `min_confidence`."""
     people = _people(entities.people, min_confidence, limits.people)
-    places = _places(entities.places, min_confidence, limits.places, title)
+    places = _places(entities.places, min_confidence, limits.places, title, [p.name for p in people])
     events = _events(entities.events, min_confidence, limits.events)
     objects = _objects(entities.objects, min_confidence, limits.objects)
     names = {

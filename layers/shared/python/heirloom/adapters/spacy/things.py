@@ -10,6 +10,7 @@ from heirloom.adapters.spacy.lexicon import (
     _DETERMINERS,
     _EVENT_HEADS,
     _EVENT_NEEDS_QUALIFIER,
+    _KIN_TITLE_WORDS,
     _LOCATIVE_PREPOSITIONS,
     _MODIFIER_TAGS,
     _NOMINAL,
@@ -38,6 +39,7 @@ from heirloom.adapters.spacy.tokens import (
     _capitalised,
     _text,
 )
+from heirloom.domain.kinship import _HONORIFICS
 
 
 def _proper_places(doc: Any) -> list[_Cand]:
@@ -251,11 +253,26 @@ def _sentence_of(doc: Any) -> list[int]:
     return out
 
 
+def promote_repeated_names(doc: Any, cands: list[_Cand], people: list[_Cand]) -> None:
+    """A place the model guessed from an ORG name becomes a rule candidate when the story names
+    it again in another sentence ("Larkspur Terrace ... the nurses at Larkspur Terrace"): one
+    mention stays a weak guess (the small model tags many things ORG), a name the story comes
+    back to is what it is about. Not a name that shares a word with a person the story names or
+    starts with a kin word or an honorific ("Aunt Dot" tagged ORG twice is still a person)."""
+    person_words = {w.casefold() for p in people for w in p.name.split()}
+    for c in cands:
+        if not c.org_guess or c.confidence >= RULE_CONFIDENCE:
+            continue
+        words = [t.lower_ for t in doc[c.start : c.end]]
+        if words[0] in _KIN_TITLE_WORDS | _HONORIFICS or person_words & set(words):
+            continue
+        if _corroborated(doc, c.start, c.end):
+            c.confidence = RULE_CONFIDENCE
+
+
 def _corroborated(doc: Any, start: int, end: int) -> bool:
-    """Is the model's organisation name at [start, end) a proper name of two or more
-    capitalised words that the story repeats in another sentence ("Birchwood Commons ... the
-    staff at Birchwood Commons")? One mention stays a weak guess (the small model tags many
-    things ORG); a name the story comes back to is what it is about."""
+    """Is [start, end) a name of two or more capitalised words that the story repeats, as the
+    same whole name, in another sentence?"""
     words = [t.text for t in doc[start:end]]
     if len(words) < 2 or not all(t.is_title for t in doc[start:end]):
         return False
@@ -313,8 +330,9 @@ def _ner_places_events(doc: Any) -> list[_Cand]:
                     )
                 )
             else:
-                conf = RULE_CONFIDENCE if _corroborated(doc, start, end) else WEAK_CONFIDENCE
-                out.append(_Cand("places", start, end, name, conf, type="workplace", head=last))
+                guess = _Cand("places", start, end, name, WEAK_CONFIDENCE, type="workplace", head=last)
+                guess.org_guess = True
+                out.append(guess)
             continue
         ptype = _PROPER_PLACE_HEADS.get(last, "locality" if label == "GPE" else "landmark")
         cand = _Cand("places", start, end, name, NER_CONFIDENCE, type=ptype, head=last)
