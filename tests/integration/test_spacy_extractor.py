@@ -483,14 +483,19 @@ def test_weak_guesses_are_filtered(extractor: SpacyEntityExtractor) -> None:
 
 def test_an_organisation_the_story_returns_to_is_a_place(extractor: SpacyEntityExtractor) -> None:
     """The small model tags a proper-named home or shop ORG (a weak guess, dropped). Named
-    again in another sentence, or in the title, it is kept; named once, it stays dropped."""
-    twice = (
-        "Grandpa moved into Larkspur Terrace the winter he turned ninety. "
-        "The nurses at Larkspur Terrace let him keep his fiddle."
+    again in another sentence, after "at"/"into", or in the title, it is kept; named once
+    with nothing saying it is a place, it stays dropped."""
+    once = "The staff of Larkspur Terrace let Grandpa keep his fiddle."
+    twice = once + " Later the nurses of Larkspur Terrace played cards with him."
+    one_sentence = (
+        "The staff of Larkspur Terrace let Grandpa keep his fiddle, and the nurses of Larkspur Terrace"
+        " played cards with him."
     )
-    once = "Grandpa moved into Larkspur Terrace the winter he turned ninety, and he kept his fiddle."
+    moved = "Grandpa moved into Larkspur Terrace the winter he turned ninety, and he kept his fiddle."
     assert "Larkspur Terrace" in _names(extract_entities(extractor, twice), "places")
+    assert "Larkspur Terrace" in _names(extract_entities(extractor, moved), "places")
     assert "Larkspur Terrace" not in _names(extract_entities(extractor, once), "places")
+    assert "Larkspur Terrace" not in _names(extract_entities(extractor, one_sentence), "places")
     titled = extract_entities(extractor, once, title="The fiddle at Larkspur Terrace")
     assert "Larkspur Terrace" in _names(titled, "places")
     shop = "Mom worked at Pelham Mercantile for years. Everyone in town bought flour at Pelham Mercantile."

@@ -143,6 +143,19 @@ class TestThresholdAndLimits:
         assert not postprocess(raw).places  # without the title, all stay below the threshold
         assert not postprocess(raw, title="Larkspur Terraces").places  # whole words only
 
+    def test_a_person_the_model_took_for_a_place_is_not_lifted_by_the_title(self) -> None:
+        raw = ExtractedEntities(
+            people=(ExtractedPerson(name="Velma Ostrow", confidence=0.85),),
+            places=(
+                ExtractedPlace(name="Aunt Velma", confidence=0.6),  # a kin word first
+                ExtractedPlace(name="Velma Ostrow", confidence=0.6),  # a person's name
+                ExtractedPlace(name="Ostrow", confidence=0.6),  # one word
+                ExtractedPlace(name="Dr. Haines", confidence=0.6),  # an honorific first
+            ),
+        )
+        title = "Aunt Velma, Velma Ostrow and Dr. Haines at Ostrow"
+        assert not postprocess(raw, title=title).places
+
     def test_limits_keep_the_most_confident_in_story_order(self) -> None:
         raw = people(*[(f"Person{i:02d}", 0.7 + i / 100) for i in range(25)])
         out = postprocess(raw)

@@ -254,11 +254,12 @@ def _sentence_of(doc: Any) -> list[int]:
 
 
 def promote_repeated_names(doc: Any, cands: list[_Cand], people: list[_Cand]) -> None:
-    """A place the model guessed from an ORG name becomes a rule candidate when the story names
-    it again in another sentence ("Larkspur Terrace ... the nurses at Larkspur Terrace"): one
-    mention stays a weak guess (the small model tags many things ORG), a name the story comes
-    back to is what it is about. Not a name that shares a word with a person the story names or
-    starts with a kin word or an honorific ("Aunt Dot" tagged ORG twice is still a person)."""
+    """A place the model guessed from an ORG name, two or more capitalised words, becomes a rule
+    candidate when the story corroborates it: it names it again in another sentence ("Larkspur
+    Terrace ... the nurses at Larkspur Terrace"), or right after a locative preposition ("moved
+    into Larkspur Terrace"). Otherwise it stays a weak guess (the small model tags many things
+    ORG: "Flying Geese" a quilt pattern). Not a name that shares a word with a person the story
+    names or starts with a kin word or an honorific ("Aunt Dot" tagged ORG is still a person)."""
     person_words = {w.casefold() for p in people for w in p.name.split()}
     for c in cands:
         if not c.org_guess or c.confidence >= RULE_CONFIDENCE:
@@ -266,8 +267,23 @@ def promote_repeated_names(doc: Any, cands: list[_Cand], people: list[_Cand]) ->
         words = [t.lower_ for t in doc[c.start : c.end]]
         if words[0] in _KIN_TITLE_WORDS | _HONORIFICS or person_words & set(words):
             continue
-        if _corroborated(doc, c.start, c.end):
+        if _corroborated(doc, c.start, c.end) or _after_locative(doc, c.start, c.end):
             c.confidence = RULE_CONFIDENCE
+
+
+#: prepositions after which a name is where something is or happened ("moved into ...")
+_PLACE_PREPOSITIONS = frozenset({"at", "in", "into", "inside", "near", "outside"})
+
+
+def _after_locative(doc: Any, start: int, end: int) -> bool:
+    """Is [start, end) a name of two or more capitalised words right after a locative
+    preposition ("lived at Larkspur Terrace", "in the Pelham Mercantile")?"""
+    if end - start < 2 or not all(t.is_title for t in doc[start:end]):
+        return False
+    k = start - 1
+    while k >= 0 and doc[k].lower_ in _DETERMINERS:
+        k -= 1
+    return k >= 0 and doc[k].lower_ in _PLACE_PREPOSITIONS
 
 
 def _corroborated(doc: Any, start: int, end: int) -> bool:
