@@ -7,8 +7,9 @@ not tuned to any data set). Only `tok2vec`, `tagger` and `ner` run (no parser, a
 or lemmatiser): the rules read fine-grained tags, which keeps a ~400-word story near 50 ms.
 
 Confidences say where a candidate came from: the model's NER 0.85, a rule 0.8, a weak guess 0.6
-(dropped by `heirloom.domain.extraction.postprocess` at its 0.7 threshold, kept here so the
-raw output shows what was considered).
+(dropped by `heirloom.domain.extraction.postprocess` at its 0.7 threshold unless the story's
+title names it, kept here so the raw output shows what was considered). A guessed place from an
+ORG name the story corroborates (named again, or after "at"/"into") is a rule candidate.
 """
 
 from __future__ import annotations
