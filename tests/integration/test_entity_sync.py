@@ -175,3 +175,34 @@ def test_a_lost_graph_is_rebuilt_by_the_next_load(loaded, tmp_path):
     assert facts(ports.graph) == before
     assert extractor.calls > calls and ports.stories.graph_synced_count() > 0
     assert not repair_lost_graph(ports)
+
+
+def test_a_weak_place_the_title_names_reaches_the_graph(loaded, tmp_path):
+    """Ingestion hands the story's title to the shared rules: a place guessed below the
+    threshold is written when the title names it, and only then."""
+    ports, mini, _ = loaded
+    guesses = ExtractedEntities(
+        places=(
+            ExtractedPlace(name="Quarry Glen", type="workplace", confidence=0.6),
+            ExtractedPlace(name="Fenwick Row", type="workplace", confidence=0.6),
+        )
+    )
+    p = dataclasses.replace(
+        ports, extractor=ScriptedExtractor({"glen": guesses}), extractor_version="scripted-2"
+    )
+    story = next(
+        s.record
+        for s in read_dataset(mini.write(tmp_path / "x")).stories
+        if str(s.record.id) == mini.public_story
+    )
+    edited = story.model_copy(
+        update={
+            "title": "Summers at Quarry Glen",
+            "content": "Ada spent her summers at the glen, and wrote to Fenwick Row.",
+            "updated_at": story.updated_at + timedelta(hours=1),
+        }
+    )
+    ingestion.apply_story(p, edited)
+    nodes, _ = facts(p.graph)
+    assert nodes[("Place", "Quarry Glen")] == [mini.public_story]
+    assert ("Place", "Fenwick Row") not in nodes

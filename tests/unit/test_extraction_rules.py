@@ -125,6 +125,37 @@ class TestThresholdAndLimits:
         out = postprocess(raw)
         assert not (out.places or out.events or out.objects)
 
+    def test_a_place_the_title_names_is_kept_below_the_threshold(self) -> None:
+        """The title corroborates a weak proper-named place; nothing else is lifted."""
+        raw = ExtractedEntities(
+            places=(
+                ExtractedPlace(name="Larkspur Terrace", type="workplace", confidence=0.6),
+                ExtractedPlace(name="Quarry Hill", confidence=0.6),  # not in the title
+                ExtractedPlace(name="porch", confidence=0.6),  # not a proper name
+                ExtractedPlace(name="Terrace", confidence=0.4),  # too weak even so
+            ),
+            events=(ExtractedEvent(name="Larkspur Picnic", confidence=0.6),),
+        )
+        title = "Grandpa's porch at Larkspur Terrace"
+        out = postprocess(raw, title=title)
+        assert [(p.name, p.confidence) for p in out.places] == [("Larkspur Terrace", MIN_CONFIDENCE)]
+        assert not out.events
+        assert not postprocess(raw).places  # without the title, all stay below the threshold
+        assert not postprocess(raw, title="Larkspur Terraces").places  # whole words only
+
+    def test_a_person_the_model_took_for_a_place_is_not_lifted_by_the_title(self) -> None:
+        raw = ExtractedEntities(
+            people=(ExtractedPerson(name="Velma Ostrow", confidence=0.85),),
+            places=(
+                ExtractedPlace(name="Aunt Velma", confidence=0.6),  # a kin word first
+                ExtractedPlace(name="Velma Ostrow", confidence=0.6),  # a person's name
+                ExtractedPlace(name="Ostrow", confidence=0.6),  # one word
+                ExtractedPlace(name="Dr. Haines", confidence=0.6),  # an honorific first
+            ),
+        )
+        title = "Aunt Velma, Velma Ostrow and Dr. Haines at Ostrow"
+        assert not postprocess(raw, title=title).places
+
     def test_limits_keep_the_most_confident_in_story_order(self) -> None:
         raw = people(*[(f"Person{i:02d}", 0.7 + i / 100) for i in range(25)])
         out = postprocess(raw)

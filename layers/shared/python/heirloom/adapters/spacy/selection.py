@@ -9,7 +9,12 @@ from typing import Any
 from heirloom.adapters.spacy.clauses import _relations, _time_references
 from heirloom.adapters.spacy.facts import _facts
 from heirloom.adapters.spacy.people import _people
-from heirloom.adapters.spacy.things import _ner_places_events, _noun_entities, _proper_places
+from heirloom.adapters.spacy.things import (
+    _ner_places_events,
+    _noun_entities,
+    _proper_places,
+    promote_repeated_names,
+)
 from heirloom.adapters.spacy.tokens import RULE_CONFIDENCE, _Cand
 from heirloom.contracts.extraction import (
     ExtractedEntities,
@@ -101,7 +106,10 @@ def _dedupe(cands: Iterable[_Cand]) -> list[_Cand]:
 
 
 def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
-    cands = _people(doc, known) + _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc)
+    people = _people(doc, known)
+    things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc)
+    promote_repeated_names(doc, things, people)
+    cands = people + things
     chosen = _select(cands)
     times = _time_references(doc, [c for c in cands if c.kind == "events"])
     rels = _relations(doc, chosen)

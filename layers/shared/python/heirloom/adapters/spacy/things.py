@@ -10,6 +10,7 @@ from heirloom.adapters.spacy.lexicon import (
     _DETERMINERS,
     _EVENT_HEADS,
     _EVENT_NEEDS_QUALIFIER,
+    _KIN_TITLE_WORDS,
     _LOCATIVE_PREPOSITIONS,
     _MODIFIER_TAGS,
     _NOMINAL,
@@ -38,6 +39,7 @@ from heirloom.adapters.spacy.tokens import (
     _capitalised,
     _text,
 )
+from heirloom.domain.kinship import _HONORIFICS
 
 
 def _proper_places(doc: Any) -> list[_Cand]:
@@ -95,9 +97,18 @@ _KEEPSAKE_PARTICIPLES = ("beloved", "treasured", "battered", "worn", "carved")
 def _modifiers_start(doc: Any, head: int, i: int, max_len: int) -> int:
     """The first of the modifiers left of the head, walking left from `i`."""
     while i >= 0 and head - i < max_len and doc[i].tag_ in _MODIFIER_TAGS and not doc[i].is_space:
+        if doc[i].tag_ == "HYPH":
+            # "an assisted-living place": a hyphenated compound is one modifier, kept whole
+            if i == 0 or not doc[i - 1].is_alpha or doc[i - 1].is_space:
+                break
+            i -= 2
+            continue
         if doc[i].tag_ == "VBN" and doc[i].lower_ not in _KEEPSAKE_PARTICIPLES:
             break
         i -= 1
+    # a name never starts with punctuation (a hyphen or a stray mark left of the modifiers)
+    while i + 1 < head and doc[i + 1].is_punct:
+        i += 1
     return i + 1
 
 
@@ -231,6 +242,68 @@ def _noun_entities(doc: Any) -> list[_Cand]:
     return out
 
 
+def _sentence_of(doc: Any) -> list[int]:
+    """Each token's sentence number, counted at sentence-final marks (the pipeline runs no
+    parser or sentencizer)."""
+    out, n = [], 0
+    for tok in doc:
+        out.append(n)
+        if tok.text in (".", "!", "?"):
+            n += 1
+    return out
+
+
+def promote_repeated_names(doc: Any, cands: list[_Cand], people: list[_Cand]) -> None:
+    """A place the model guessed from an ORG name, two or more capitalised words, becomes a rule
+    candidate when the story corroborates it: it names it again in another sentence ("Larkspur
+    Terrace ... the nurses at Larkspur Terrace"), or right after a locative preposition ("moved
+    into Larkspur Terrace"). Otherwise it stays a weak guess (the small model tags many things
+    ORG: "Flying Geese" a quilt pattern). Not a name that shares a word with a person the story
+    names or starts with a kin word or an honorific ("Aunt Dot" tagged ORG is still a person)."""
+    person_words = {w.casefold() for p in people for w in p.name.split()}
+    for c in cands:
+        if not c.org_guess or c.confidence >= RULE_CONFIDENCE:
+            continue
+        words = [t.lower_ for t in doc[c.start : c.end]]
+        if words[0] in _KIN_TITLE_WORDS | _HONORIFICS or person_words & set(words):
+            continue
+        if _corroborated(doc, c.start, c.end) or _after_locative(doc, c.start, c.end):
+            c.confidence = RULE_CONFIDENCE
+
+
+#: prepositions after which a name is where something is or happened ("moved into ...")
+_PLACE_PREPOSITIONS = frozenset({"at", "in", "into", "inside", "near", "outside"})
+
+
+def _after_locative(doc: Any, start: int, end: int) -> bool:
+    """Is [start, end) a name of two or more capitalised words right after a locative
+    preposition ("lived at Larkspur Terrace", "in the Pelham Mercantile")?"""
+    if end - start < 2 or not all(t.is_title for t in doc[start:end]):
+        return False
+    k = start - 1
+    while k >= 0 and doc[k].lower_ in _DETERMINERS:
+        k -= 1
+    return k >= 0 and doc[k].lower_ in _PLACE_PREPOSITIONS
+
+
+def _corroborated(doc: Any, start: int, end: int) -> bool:
+    """Is [start, end) a name of two or more capitalised words that the story repeats, as the
+    same whole name, in another sentence?"""
+    words = [t.text for t in doc[start:end]]
+    if len(words) < 2 or not all(t.is_title for t in doc[start:end]):
+        return False
+    sentence = _sentence_of(doc)
+    n = len(words)
+    seen = {
+        sentence[k]
+        for k in range(len(doc) - n + 1)
+        if [t.text for t in doc[k : k + n]] == words
+        and not (k + n < len(doc) and doc[k + n].tag_ in _PROPER and doc[k + n].is_title)
+        and not (k > 0 and doc[k - 1].tag_ in _PROPER and doc[k - 1].is_title)
+    }
+    return len(seen) >= 2
+
+
 def _ner_places_events(doc: Any) -> list[_Cand]:
     out: list[_Cand] = []
     for ent in doc.ents:
@@ -273,7 +346,9 @@ def _ner_places_events(doc: Any) -> list[_Cand]:
                     )
                 )
             else:
-                out.append(_Cand("places", start, end, name, WEAK_CONFIDENCE, type="workplace", head=last))
+                guess = _Cand("places", start, end, name, WEAK_CONFIDENCE, type="workplace", head=last)
+                guess.org_guess = True
+                out.append(guess)
             continue
         ptype = _PROPER_PLACE_HEADS.get(last, "locality" if label == "GPE" else "landmark")
         cand = _Cand("places", start, end, name, NER_CONFIDENCE, type=ptype, head=last)

@@ -31,6 +31,7 @@ class _Cand:
     date: str | None = None
     head: str = ""
     owner: tuple[int, int] | None = None  # token range of a possessor inside the span
+    org_guess: bool = False  # a place from the model's ORG with no place word in its name
 
     @property
     def length(self) -> int:
