@@ -30,8 +30,10 @@ from heirloom.contracts.records import (
     ShareMode,
     Story,
     User,
+    Visibility,
 )
 from heirloom.domain import graph_sync
+from heirloom.domain.access import CREATES
 from heirloom.domain.chunking import chunk_story, content_hash
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
 from heirloom.ports import (
@@ -71,6 +73,13 @@ class StoryOfAnotherLegacy(ValueError):
             f"id: story {story_id} belongs to another legacy; only a story event may move a story"
         )
         self.story_id = story_id
+
+
+class AuthorNotAllowed(ValueError):
+    """An import or dataset record names an author it may not: one who is not a member of the
+    story's legacy (an unknown user reads alike), whose role may not give a story that
+    visibility, or another author than the stored story's; or (S3 imports) a personal story.
+    Story events trust their producer (decision 0028)."""
 
 
 @dataclass(frozen=True)
@@ -632,6 +641,55 @@ def apply_story(
         return change  # the row vanished under these writes; they are undone
     deleted_meanwhile(ports, story.id)
     return change
+
+
+def _stored_as(before: Story, story: Story) -> bool:
+    """Is `story` a version the store would not write over `before` (older, or the same)? A
+    dataset loaded again after its author left the legacy changes nothing, so is not refused."""
+    if before.legacy_id != story.legacy_id or before.author_user_id != story.author_user_id:
+        return False
+    same = (before.title, before.content, before.visibility) == (story.title, story.content, story.visibility)
+    return story.updated_at < before.updated_at or (same and story.updated_at == before.updated_at)
+
+
+def require_author(ports: IngestionPorts, story: Story, *, personal: bool = True) -> None:
+    """AuthorNotAllowed unless an import or dataset record may name its author (decision 0028):
+    a current member of the story's legacy whose role may give a story that visibility
+    (domain/access.CREATES), the stored story's own author if it exists in that legacy, and,
+    with `personal=False` (S3 imports), neither a personal record nor a stored personal story.
+    Checked before anything is written."""
+    _require_legacy(ports, "legacy_id", story.legacy_id)
+    mine = ports.stories.get_story(story.id)
+    if mine is not None and mine.legacy_id != story.legacy_id:
+        return  # apply_story skips it (older) or refuses the move (StoryOfAnotherLegacy)
+    if not personal and Visibility.PERSONAL in (story.visibility, mine.visibility if mine else None):
+        raise AuthorNotAllowed(
+            "visibility: an import may not write a personal story; only its author adds one"
+        )
+    if mine is not None and mine.author_user_id != story.author_user_id:
+        raise AuthorNotAllowed(
+            f"author_user_id: story {story.id} has another author; a record may not change it"
+        )
+    if mine is not None and _stored_as(mine, story):
+        return  # skipped or unchanged by the store: it writes nothing
+    role = ports.stories.role_of(story.author_user_id, story.legacy_id)
+    if role is None:  # an unknown user reads alike (decision 0025)
+        raise AuthorNotAllowed(
+            f"author_user_id: user {story.author_user_id} is not a member of legacy {story.legacy_id}"
+        )
+    if story.visibility not in CREATES[role]:
+        allowed = ", ".join(sorted(v.value for v in CREATES[role]))
+        raise AuthorNotAllowed(
+            f"visibility: the author is the legacy's {role.value}, who may not write a"
+            f" {story.visibility.value} story; choose {allowed}"
+        )
+
+
+def import_story(ports: IngestionPorts, story: Story, *, personal: bool = True) -> Change:
+    """`apply_story` for an S3 import (`personal=False`) or a dataset record: its author
+    checked first (`require_author`), so a refused record writes nothing."""
+    require_author(ports, story, personal=personal)
+    return apply_story(ports, story)
 
 
 def story_behind(ports: IngestionPorts, story_id: UUID) -> bool:
