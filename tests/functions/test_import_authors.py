@@ -150,7 +150,7 @@ def test_a_dataset_may_still_hold_personal_stories_of_their_authors(ports):
     assert story.visibility == "personal" and str(story.author_user_id) == row["author_user_id"]
 
 
-def test_loading_again_after_the_author_left_the_legacy_changes_nothing(ports):
+def test_loading_again_after_the_author_left_the_legacy_changes_nothing(ports, tmp_path):
     load_dataset(ports, SAMPLE)
     row = stored("public")
     event = json.loads((ROOT / "events" / "story_events" / "member_removed.json").read_text())
@@ -160,6 +160,13 @@ def test_loading_again_after_the_author_left_the_legacy_changes_nothing(ports):
     assert ports.stories.role_of(row["author_user_id"], row["legacy_id"]) is None
     report = load_dataset(ports, SAMPLE)  # nothing newer: the departed author's stories stay as they are
     assert report.changed == 0
+    root = tmp_path / "ds"
+    shutil.copytree(SAMPLE, root)
+    (root / "stories.jsonl").write_text(json.dumps({**row, "updated_at": "2031-01-01T00:00:00Z"}) + "\n")
+    before = trace(ports, row["id"])
+    with pytest.raises(DatasetError, match=r"stories.jsonl:1: author_user_id: .* is not a member"):
+        load_dataset(ports, root)  # a newer version in the name of who left: refused
+    assert trace(ports, row["id"]) == before
 
 
 def test_a_story_event_still_names_its_producer_s_author(ports):

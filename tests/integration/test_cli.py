@@ -60,12 +60,13 @@ def test_load_refuses_a_record_moving_another_legacy_s_story(cli_env, capsys):
 
 def test_load_refuses_a_story_whose_author_is_no_member_of_its_legacy(cli_env, capsys):
     """Decision 0028: a dataset story's author is a member of the story's legacy (exit 2 with
-    the record's file:line and why); that story is not written, the records before it are."""
+    the record's file:line and why), checked before anything is written."""
     mini = MiniDataset()
     rows = mini.files()["stories"]
     forged = {**rows[-1], "id": str(UUID(int=7)), "author_user_id": mini.admirer}  # not of other_legacy
-    root = mini.write(cli_env / "ds", {"stories": [*rows, forged]})
-    assert main(["load", str(root)]) == 2
+    assert main(["load", str(mini.write(cli_env / "ds"))]) == 0
+    capsys.readouterr()
+    assert main(["load", str(mini.write(cli_env / "forged", {"stories": [*rows, forged]}))]) == 2
     err = capsys.readouterr().err
     assert f"stories.jsonl:{len(rows) + 1}: author_user_id: user {mini.admirer} is not a member" in err
     assert main(["stats", "--json"]) == 0

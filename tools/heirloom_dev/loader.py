@@ -138,6 +138,14 @@ def _check_references(ds: Dataset) -> None:
                     raise DatasetError(
                         f"{item.file}:{item.line}: {field_name}: unknown {KINDS[target]} {value}"
                     )
+    # a story's author is a member of its legacy who may write it (decision 0028); checked
+    # again against the stored memberships as the story is written
+    roles = {(m.record.legacy_id, m.record.user_id): m.record.role for m in ds.members}
+    for item in ds.stories:
+        story = item.record
+        why = ingestion.author_refusal(story, roles.get((story.legacy_id, story.author_user_id)))
+        if why is not None:
+            raise DatasetError(f"{item.file}:{item.line}: {why}")
 
 
 #: why a dataset record was not applied (heirloom.domain.ordering), by file

@@ -27,6 +27,7 @@ from heirloom.contracts.records import (
     Person,
     Relationship,
     RelationshipType,
+    Role,
     ShareMode,
     Story,
     User,
@@ -672,17 +673,23 @@ def require_author(ports: IngestionPorts, story: Story, *, personal: bool = True
         )
     if mine is not None and _stored_as(mine, story):
         return  # skipped or unchanged by the store: it writes nothing
-    role = ports.stories.role_of(story.author_user_id, story.legacy_id)
+    why = author_refusal(story, ports.stories.role_of(story.author_user_id, story.legacy_id))
+    if why is not None:
+        raise AuthorNotAllowed(why)
+
+
+def author_refusal(story: Story, role: Role | None) -> str | None:
+    """Why an author with `role` in the story's legacy (None: not a member) may not write
+    `story`, or None if they may."""
     if role is None:  # an unknown user reads alike (decision 0025)
-        raise AuthorNotAllowed(
-            f"author_user_id: user {story.author_user_id} is not a member of legacy {story.legacy_id}"
-        )
+        return f"author_user_id: user {story.author_user_id} is not a member of legacy {story.legacy_id}"
     if story.visibility not in CREATES[role]:
         allowed = ", ".join(sorted(v.value for v in CREATES[role]))
-        raise AuthorNotAllowed(
+        return (
             f"visibility: the author is the legacy's {role.value}, who may not write a"
             f" {story.visibility.value} story; choose {allowed}"
         )
+    return None
 
 
 def import_story(ports: IngestionPorts, story: Story, *, personal: bool = True) -> Change:
