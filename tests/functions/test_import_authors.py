@@ -179,3 +179,27 @@ def test_a_story_event_still_names_its_producer_s_author(ports):
         event, LambdaContext("StoryEvents"), services=services_with(ingestion=ports)
     )
     assert applied["change"] == "created"
+
+
+def test_every_author_legacy_and_visibility_is_imported_exactly_when_the_rule_allows(s3, ports):
+    """Every user of the sample (and no user) as the author of a new story in each legacy, in
+    each visibility: imported exactly when docs/dataset-format.md's members make the author a
+    member whose role reads that visibility, and never personal; a refused one leaves no trace."""
+    members = [json.loads(line) for line in (SAMPLE / "members.jsonl").open() if line.strip()]
+    users = [json.loads(line)["id"] for line in (SAMPLE / "users.jsonl").open() if line.strip()]
+    legacies = [json.loads(line)["id"] for line in (SAMPLE / "legacies.jsonl").open() if line.strip()]
+    role = {(m["legacy_id"], m["user_id"]): m["role"] for m in members}
+    reads = {"creator": {"public", "private"}, "admin": {"public", "private"},
+             "advocate": {"public", "private"}, "admirer": {"public"}}  # fmt: skip
+    for n, (author, legacy, visibility) in enumerate(
+        (a, lg, v) for a in [*users, NOBODY] for lg in legacies for v in ("public", "private", "personal")
+    ):
+        story_id = f"00000000-0000-4000-8000-{n:012d}"
+        doc = record(id=story_id, legacy_id=legacy, author_user_id=author, visibility=visibility)
+        result, _ = s3(doc, key=f"imports/{n}.json")
+        allowed = visibility in reads.get(role.get((legacy, author), ""), set())
+        assert (result["status"] == "imported") is allowed, (author, legacy, visibility, result)
+        if not allowed:
+            assert trace(ports, story_id) == (None, 0, 0)
+        else:
+            assert str(ports.stories.get_story(story_id).author_user_id) == author
