@@ -644,25 +644,20 @@ def apply_story(
     return change
 
 
-def _stored_as(before: Story, story: Story) -> bool:
-    """Is `story` a version the store would not write over `before` (older, or the same)? A
-    dataset loaded again after its author left the legacy changes nothing, so is not refused."""
-    if before.legacy_id != story.legacy_id or before.author_user_id != story.author_user_id:
-        return False
-    same = (before.title, before.content, before.visibility) == (story.title, story.content, story.visibility)
-    return story.updated_at < before.updated_at or (same and story.updated_at == before.updated_at)
-
-
 def require_author(ports: IngestionPorts, story: Story, *, personal: bool = True) -> None:
     """AuthorNotAllowed unless an import or dataset record may name its author (decision 0028):
     a current member of the story's legacy whose role may give a story that visibility
     (domain/access.CREATES), the stored story's own author if it exists in that legacy, and,
     with `personal=False` (S3 imports), neither a personal record nor a stored personal story.
-    Checked before anything is written."""
+    A record the store would not write (deleted for good, older than the stored story, or the
+    same) passes, so a dataset loaded again after its author left changes nothing and fails
+    nothing. Checked before anything is written."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
+    if ports.stories.story_deleted(story.id):
+        return  # the store skips it: a delete is final
     mine = ports.stories.get_story(story.id)
-    if mine is not None and mine.legacy_id != story.legacy_id:
-        return  # apply_story skips it (older) or refuses the move (StoryOfAnotherLegacy)
+    if mine is not None and (mine.legacy_id != story.legacy_id or story.updated_at < mine.updated_at):
+        return  # the store skips an older version; apply_story refuses a move
     if not personal and Visibility.PERSONAL in (story.visibility, mine.visibility if mine else None):
         raise AuthorNotAllowed(
             "visibility: an import may not write a personal story; only its author adds one"
@@ -671,8 +666,13 @@ def require_author(ports: IngestionPorts, story: Story, *, personal: bool = True
         raise AuthorNotAllowed(
             f"author_user_id: story {story.id} has another author; a record may not change it"
         )
-    if mine is not None and _stored_as(mine, story):
-        return  # skipped or unchanged by the store: it writes nothing
+    if mine is not None and (mine.title, mine.content, mine.visibility, mine.updated_at) == (
+        story.title,
+        story.content,
+        story.visibility,
+        story.updated_at,
+    ):
+        return  # the same version: unchanged
     why = author_refusal(story, ports.stories.role_of(story.author_user_id, story.legacy_id))
     if why is not None:
         raise AuthorNotAllowed(why)
