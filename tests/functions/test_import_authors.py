@@ -169,6 +169,23 @@ def test_loading_again_after_the_author_left_the_legacy_changes_nothing(ports, t
     assert trace(ports, row["id"]) == before
 
 
+def test_loading_again_after_a_departed_author_s_story_was_deleted_fails_nothing(ports):
+    load_dataset(ports, SAMPLE)
+    row = stored("public")
+    events = ROOT / "events" / "story_events"
+    handler, services = load_handler("story_events"), services_with(ingestion=ports)
+    gone = json.loads((events / "story_deleted.json").read_text())
+    gone["detail"] = {**gone["detail"], "story_id": row["id"], "legacy_id": row["legacy_id"],
+                      "deleted_at": "2030-01-01T00:00:00Z"}  # fmt: skip
+    left = json.loads((events / "member_removed.json").read_text())
+    left["time"] = "2030-01-01T00:00:00Z"
+    left["detail"] = {**left["detail"], "legacy_id": row["legacy_id"], "user_id": row["author_user_id"]}
+    for event in (gone, left):
+        handler(event, LambdaContext("StoryEvents"), services=services)
+    report = load_dataset(ports, SAMPLE)  # the deleted story's record is skipped, not refused
+    assert report.changes["stories"]["skipped"] >= 1 and ports.stories.get_story(row["id"]) is None
+
+
 def test_a_story_event_still_names_its_producer_s_author(ports):
     """Story events are our own producer's word (it authenticates who writes); membership
     events may arrive after the story's, so the author is not checked against the records."""
