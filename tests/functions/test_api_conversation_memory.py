@@ -7,6 +7,7 @@ any other."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import uuid
 from datetime import UTC, datetime
 from uuid import UUID
@@ -143,6 +144,23 @@ def test_a_conversation_turned_into_a_story_is_read_like_any_story(api):
     assert "Ada's wedding" in text and "Tom Reed" in text  # public now: the creator reads it
     status, body = call("POST", f"/conversations/{uuid.uuid4()}/story", mini.admirer, {"title": "Empty"})
     assert status == 404
+
+
+def test_a_conversation_story_is_always_its_caller_s_a_body_naming_an_author_is_refused(api, ports):
+    """Decision 0028: the one API route that writes a story takes no author; naming one (or
+    any other field) is a 400 with the field, and nothing is stored."""
+    call, _, mini, _ = api
+    call("POST", "/conversation-memory", mini.creator, {"enabled": True})
+    cid = str(uuid.uuid4())
+    say(call, mini.admirer, cid, WINDOW)
+    counts = ports.stories.counts()
+    body = {"title": "Ada's wedding", "visibility": "public", "author_user_id": mini.creator}
+    status, answer = call("POST", f"/conversations/{cid}/story", mini.admirer, body)
+    assert status == 400 and "author_user_id" in json.dumps(answer)
+    assert ports.stories.counts() == counts
+    status, answer = call("POST", f"/conversations/{cid}/story", mini.admirer, {"title": "Ada's wedding"})
+    assert status == 200
+    assert str(ports.stories.get_story(answer["story_id"]).author_user_id) == mini.admirer
 
 
 @pytest.fixture

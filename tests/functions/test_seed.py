@@ -10,6 +10,7 @@ from datetime import datetime
 import pytest
 
 from heirloom.contracts.events import StoryEvent
+from heirloom_dev.loader import DatasetError
 from heirloom_dev.seed import SeedError, seed
 from tests.support.dataset import MiniDataset
 
@@ -106,3 +107,21 @@ def test_an_unmapped_or_unknown_user_stops_the_seed_before_anything_is_sent(data
     pool = Pool({})
     seed(root, names, outputs=OUTPUTS, cognito=pool, events=bus, create=True)
     assert sorted(pool.created) == sorted(names.values()) and bus.calls
+
+
+def test_a_story_whose_author_is_no_member_of_its_legacy_stops_the_seed_before_anything_is_sent(
+    dataset, tmp_path
+):
+    """Story events trust their producer (decision 0028), so the seed, which turns a dataset
+    into story events, holds the dataset to the loader's author rule first."""
+    ds, _, files = dataset
+    stories = [
+        *files["stories"],
+        {**files["stories"][-1], "id": str(uuid.uuid4()), "author_user_id": ds.admirer},
+    ]
+    root = ds.write(tmp_path / "forged", {"stories": stories})
+    bus = Bus()
+    names = usernames(files)
+    with pytest.raises(DatasetError, match=rf"stories.jsonl:{len(stories)}: author_user_id: .* not a member"):
+        seed(root, names, outputs=OUTPUTS, cognito=Pool({n: str(uuid.uuid4()) for n in names.values()}), events=bus)  # fmt: skip
+    assert bus.calls == []

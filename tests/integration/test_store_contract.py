@@ -218,10 +218,12 @@ def test_a_delete_is_final_even_for_a_create_delivered_after_it(pair):
     legacy, _, author = _seed(store)
     story = _story(legacy, author)
     store.upsert_story(story, "h")
+    assert not store.story_deleted(story.id)
     index.replace_chunks(
         story.id, [EmbeddedChunk(index=0, text="c", token_count=1, embedding=(1.0,) * 64)], "h"
     )
     assert store.delete_story(story.id) is Change.DELETED and index.count() == 0
+    assert store.story_deleted(story.id)
     assert (
         store.upsert_story(story.model_copy(update={"updated_at": T0 + timedelta(days=1)}), "h")
         is Change.SKIPPED
@@ -229,7 +231,7 @@ def test_a_delete_is_final_even_for_a_create_delivered_after_it(pair):
     early = uuid4()  # deleted before its create arrived
     assert store.delete_story(early, legacy_id=legacy) is Change.UNCHANGED
     assert store.upsert_story(_story(legacy, author, sid=early), "h") is Change.SKIPPED
-    assert store.get_story(early) is None
+    assert store.get_story(early) is None and store.story_deleted(early)
 
 
 def test_membership_changes_and_removals_are_ordered(pair):

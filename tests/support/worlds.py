@@ -35,7 +35,7 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
     TimeReference,
 )
-from heirloom.contracts.records import Link, Member, Story
+from heirloom.contracts.records import Link, Member, Role, Story
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom_dev.loader import load_dataset
@@ -435,11 +435,24 @@ def ingest(ports: IngestionPorts, world: World) -> None:
     """Load the world's first state with `heirloom load`'s code, then deliver its changes the
     way story events do (in `world.deliveries` order, duplicates included), loading the dataset
     again at `world.reload_at` if set."""
+    # a dataset names only members who may write them as authors (decision 0028); the world's
+    # other first stories arrive as story events do (their producer is trusted), right after
+    roles = {(m["legacy_id"], m["user_id"]): Role(m["role"]) for m in world.initial.get("members", [])}
+    first = [Story.model_validate(x) for x in world.initial.get("stories", [])]
+    evented = [
+        x for x in first if ingestion.author_refusal(x, roles.get((str(x.legacy_id), str(x.author_user_id))))
+    ]
+    data = {**world.initial, "users": world.users}
+    data["stories"] = [
+        x for x in data.get("stories", []) if uuid.UUID(x["id"]) not in {e.id for e in evented}
+    ]
     with tempfile.TemporaryDirectory(prefix="heirloom-world-") as folder:
         root = Path(folder)
-        for name, items in {**world.initial, "users": world.users}.items():
+        for name, items in data.items():
             (root / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in items))
         load_dataset(ports, root)
+        for story in evented:
+            ingestion.apply_story(ports, story, may_move=True)
         for i, n in enumerate(world.deliveries):
             if world.reload_at == i:
                 load_dataset(ports, root)

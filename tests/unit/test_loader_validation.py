@@ -40,6 +40,13 @@ def _broken(tmp_path, file, mutate):
         ),
         ("stories", lambda r: r[0].update(created_at="2024-05-01T10:00:00"), "stories.jsonl:1: created_at:"),
         ("stories", lambda r: r[0].update(extra_field=1), "stories.jsonl:1: extra_field:"),
+        # decision 0028: the author is a member of the story's legacy who may write it
+        ("members", lambda r: r.pop(2), "stories.jsonl:4: author_user_id: user "),
+        (
+            "stories",
+            lambda r: r[2].update(visibility="private"),
+            "stories.jsonl:3: visibility: the author is",
+        ),
     ],
 )
 def test_bad_records_name_file_line_and_field(tmp_path, file, mutate, expected):

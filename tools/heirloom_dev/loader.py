@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import ingestion
-from heirloom.domain.ingestion import IngestionPorts, StoryOfAnotherLegacy, UnknownReference
+from heirloom.domain.ingestion import AuthorNotAllowed, IngestionPorts, StoryOfAnotherLegacy, UnknownReference
 from heirloom.edges import reason
 from heirloom.ports import Change
 
@@ -138,6 +138,14 @@ def _check_references(ds: Dataset) -> None:
                     raise DatasetError(
                         f"{item.file}:{item.line}: {field_name}: unknown {KINDS[target]} {value}"
                     )
+    # a story's author is a member of its legacy who may write it (decision 0028); checked
+    # again against the stored memberships as the story is written
+    roles = {(m.record.legacy_id, m.record.user_id): m.record.role for m in ds.members}
+    for item in ds.stories:
+        story = item.record
+        why = ingestion.author_refusal(story, roles.get((story.legacy_id, story.author_user_id)))
+        if why is not None:
+            raise DatasetError(f"{item.file}:{item.line}: {why}")
 
 
 #: why a dataset record was not applied (heirloom.domain.ordering), by file
@@ -171,7 +179,8 @@ APPLY: dict[str, Callable[[IngestionPorts, Any], Change]] = {
     "members": ingestion.apply_member,
     "relationships": ingestion.apply_relationship,
     "links": ingestion.apply_link,
-    "stories": ingestion.apply_story,
+    # the author a member of the story's legacy who may write it (decision 0028)
+    "stories": ingestion.import_story,
 }
 
 
@@ -185,7 +194,7 @@ def load_dataset(
         for item in items:
             try:
                 change = APPLY[name](ports, item.record)
-            except (UnknownReference, StoryOfAnotherLegacy) as exc:
+            except (UnknownReference, StoryOfAnotherLegacy, AuthorNotAllowed) as exc:
                 raise DatasetError(f"{item.file}:{item.line}: {exc}") from exc
             report.add(name, change)
             if change is Change.SKIPPED:

@@ -270,6 +270,9 @@ class MemoryStoryStore:
         stored = self.stories.get(story_id)
         return stored[1] if stored else None
 
+    def story_deleted(self, story_id: UUID) -> bool:
+        return story_id in self.tombstones
+
     def role_of(self, user_id: UUID, legacy_id: UUID) -> Role | None:
         stored = self.members.get((legacy_id, user_id))
         return stored.value if stored else None

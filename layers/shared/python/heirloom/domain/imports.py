@@ -2,7 +2,9 @@
 
 Documents are JSON in the docs/dataset-format.md story shape, or Markdown / plain text with a front-matter
 header (`legacy`, `author`, `title`, `visibility`, optional `id`, `created_at`, `updated_at`).
-A document that is not a valid story is tagged rejected with the reason; nothing is stored.
+A document that is not a valid story, or names an author it may not (a member of the legacy who
+may write that visibility; never a personal story: decision 0028), is tagged rejected with the
+reason; nothing is stored.
 """
 
 from __future__ import annotations

@@ -27,11 +27,14 @@ from heirloom.contracts.records import (
     Person,
     Relationship,
     RelationshipType,
+    Role,
     ShareMode,
     Story,
     User,
+    Visibility,
 )
 from heirloom.domain import graph_sync
+from heirloom.domain.access import CREATES
 from heirloom.domain.chunking import chunk_story, content_hash
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
 from heirloom.ports import (
@@ -71,6 +74,13 @@ class StoryOfAnotherLegacy(ValueError):
             f"id: story {story_id} belongs to another legacy; only a story event may move a story"
         )
         self.story_id = story_id
+
+
+class AuthorNotAllowed(ValueError):
+    """An import or dataset record names an author it may not: one who is not a member of the
+    story's legacy (an unknown user reads alike), whose role may not give a story that
+    visibility, or another author than the stored story's; or (S3 imports) a personal story.
+    Story events trust their producer (decision 0028)."""
 
 
 @dataclass(frozen=True)
@@ -632,6 +642,61 @@ def apply_story(
         return change  # the row vanished under these writes; they are undone
     deleted_meanwhile(ports, story.id)
     return change
+
+
+def require_author(ports: IngestionPorts, story: Story, *, personal: bool = True) -> None:
+    """AuthorNotAllowed unless an import or dataset record may name its author (decision 0028):
+    a current member of the story's legacy whose role may give a story that visibility
+    (domain/access.CREATES), the stored story's own author if it exists in that legacy, and,
+    with `personal=False` (S3 imports), neither a personal record nor a stored personal story.
+    A record the store would not write (deleted for good, older than the stored story, or the
+    same) passes, so a dataset loaded again after its author left changes nothing and fails
+    nothing. Checked before anything is written."""
+    _require_legacy(ports, "legacy_id", story.legacy_id)
+    if ports.stories.story_deleted(story.id):
+        return  # the store skips it: a delete is final
+    mine = ports.stories.get_story(story.id)
+    if mine is not None and (mine.legacy_id != story.legacy_id or story.updated_at < mine.updated_at):
+        return  # the store skips an older version; apply_story refuses a move
+    if not personal and Visibility.PERSONAL in (story.visibility, mine.visibility if mine else None):
+        raise AuthorNotAllowed(
+            "visibility: an import may not write a personal story; only its author adds one"
+        )
+    if mine is not None and mine.author_user_id != story.author_user_id:
+        raise AuthorNotAllowed(
+            f"author_user_id: story {story.id} has another author; a record may not change it"
+        )
+    if mine is not None and (mine.title, mine.content, mine.visibility, mine.updated_at) == (
+        story.title,
+        story.content,
+        story.visibility,
+        story.updated_at,
+    ):
+        return  # the same version: unchanged
+    why = author_refusal(story, ports.stories.role_of(story.author_user_id, story.legacy_id))
+    if why is not None:
+        raise AuthorNotAllowed(why)
+
+
+def author_refusal(story: Story, role: Role | None) -> str | None:
+    """Why an author with `role` in the story's legacy (None: not a member) may not write
+    `story`, or None if they may."""
+    if role is None:  # an unknown user reads alike (decision 0025)
+        return f"author_user_id: user {story.author_user_id} is not a member of legacy {story.legacy_id}"
+    if story.visibility not in CREATES[role]:
+        allowed = ", ".join(sorted(v.value for v in CREATES[role]))
+        return (
+            f"visibility: the author is the legacy's {role.value}, who may not write a"
+            f" {story.visibility.value} story; choose {allowed}"
+        )
+    return None
+
+
+def import_story(ports: IngestionPorts, story: Story, *, personal: bool = True) -> Change:
+    """`apply_story` for an S3 import (`personal=False`) or a dataset record: its author
+    checked first (`require_author`), so a refused record writes nothing."""
+    require_author(ports, story, personal=personal)
+    return apply_story(ports, story)
 
 
 def story_behind(ports: IngestionPorts, story_id: UUID) -> bool:

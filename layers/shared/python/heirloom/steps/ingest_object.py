@@ -13,7 +13,7 @@ from heirloom.contracts.ingestion import ImportResult, ImportResults
 from heirloom.contracts.records import MAX_STORY_CHARS
 from heirloom.domain import ingestion
 from heirloom.domain.imports import MAX_OBJECT_BYTES, parse_document, tag_value
-from heirloom.domain.ingestion import IngestionPorts, StoryOfAnotherLegacy, UnknownReference
+from heirloom.domain.ingestion import AuthorNotAllowed, IngestionPorts, StoryOfAnotherLegacy, UnknownReference
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.ports import Change, ObjectStore
 from heirloom.services import Services
@@ -50,8 +50,9 @@ def import_object(ports: IngestionPorts, objects: ObjectStore, bucket: str, key:
         if len(story.content) > MAX_STORY_CHARS:  # pragma: no cover - the model enforces it
             raise InvalidRequest("story content is too long")
         try:
-            change = ingestion.apply_story(ports, story)
-        except (UnknownReference, StoryOfAnotherLegacy) as exc:
+            # its author a member who may write it, never a personal story (decision 0028)
+            change = ingestion.import_story(ports, story, personal=False)
+        except (UnknownReference, StoryOfAnotherLegacy, AuthorNotAllowed) as exc:
             raise InvalidRequest(str(exc)) from exc
     except InvalidRequest as exc:
         objects.tag(bucket, key, {"heirloom-status": "rejected", "heirloom-reason": tag_value(str(exc))})

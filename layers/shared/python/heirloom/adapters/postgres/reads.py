@@ -52,6 +52,9 @@ class AccessReads(StoreBase):
         row = self._one("SELECT content_hash FROM stories WHERE id = %s", (story_id,))
         return str(row["content_hash"]) if row else None
 
+    def story_deleted(self, story_id: UUID) -> bool:
+        return self._one("SELECT 1 FROM story_tombstones WHERE story_id = %s", (story_id,)) is not None
+
     def role_of(self, user_id: UUID, legacy_id: UUID) -> Role | None:
         row = self._one(
             "SELECT role FROM legacy_members WHERE user_id = %s AND legacy_id = %s", (user_id, legacy_id)
