@@ -40,7 +40,18 @@ def _broken(tmp_path, file, mutate):
         ),
         ("stories", lambda r: r[0].update(created_at="2024-05-01T10:00:00"), "stories.jsonl:1: created_at:"),
         ("stories", lambda r: r[0].update(extra_field=1), "stories.jsonl:1: extra_field:"),
-        # decision 0028: the author is a member of the story's legacy who may write it
+    ],
+)
+def test_bad_records_name_file_line_and_field(tmp_path, file, mutate, expected):
+    root = _broken(tmp_path, file, mutate)
+    with pytest.raises(DatasetError) as err:
+        read_dataset(root)
+    assert str(err.value).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    "file,mutate,expected",
+    [
         ("members", lambda r: r.pop(2), "stories.jsonl:4: author_user_id: user "),
         (
             "stories",
@@ -49,11 +60,11 @@ def _broken(tmp_path, file, mutate):
         ),
     ],
 )
-def test_bad_records_name_file_line_and_field(tmp_path, file, mutate, expected):
-    root = _broken(tmp_path, file, mutate)
-    with pytest.raises(DatasetError) as err:
-        read_dataset(root)
-    assert str(err.value).startswith(expected)
+def test_an_author_s3_imports_would_refuse_is_a_warning_in_a_dataset(tmp_path, file, mutate, expected):
+    """Decision 0028: a dataset is the operator's (check_dataset.py warns too); it reads whole."""
+    dataset = read_dataset(_broken(tmp_path, file, mutate))
+    assert len(dataset.stories) == len(MiniDataset().files()["stories"])
+    assert [w for w in dataset.warnings if w.startswith(expected)] and len(dataset.warnings) == 1
 
 
 def test_malformed_json_line(tmp_path):

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Story, User
 from heirloom.domain import ingestion
-from heirloom.domain.ingestion import AuthorNotAllowed, IngestionPorts, StoryOfAnotherLegacy, UnknownReference
+from heirloom.domain.ingestion import IngestionPorts, StoryOfAnotherLegacy, UnknownReference
 from heirloom.edges import reason
 from heirloom.ports import Change
 
@@ -53,6 +53,8 @@ class Dataset:
     relationships: list[Located] = field(default_factory=list)
     links: list[Located] = field(default_factory=list)
     stories: list[Located] = field(default_factory=list)
+    #: `file:line: why` for each story whose author S3 imports would refuse (loaded all the same)
+    warnings: list[str] = field(default_factory=list)
 
 
 #: Files in load order, each with its record model.
@@ -138,14 +140,14 @@ def _check_references(ds: Dataset) -> None:
                     raise DatasetError(
                         f"{item.file}:{item.line}: {field_name}: unknown {KINDS[target]} {value}"
                     )
-    # a story's author is a member of its legacy who may write it (decision 0028); checked
-    # again against the stored memberships as the story is written
+    # decision 0028: S3 imports refuse a story whose author is no member of its legacy who may
+    # write it; a dataset is the operator's and is loaded whole (as check_dataset.py only warns)
     roles = {(m.record.legacy_id, m.record.user_id): m.record.role for m in ds.members}
     for item in ds.stories:
         story = item.record
         why = ingestion.author_refusal(story, roles.get((story.legacy_id, story.author_user_id)))
         if why is not None:
-            raise DatasetError(f"{item.file}:{item.line}: {why}")
+            ds.warnings.append(f"{item.file}:{item.line}: {why} (loaded; an S3 import would refuse it)")
 
 
 #: why a dataset record was not applied (heirloom.domain.ordering), by file
@@ -163,6 +165,8 @@ class LoadReport:
     changes: dict[str, Counter[str]] = field(default_factory=dict)
     #: `file:line: why` for each record not applied because a story event's state stands
     skipped: list[str] = field(default_factory=list)
+    #: the dataset's warnings (`Dataset.warnings`)
+    warnings: list[str] = field(default_factory=list)
 
     def add(self, kind: str, change: Change) -> None:
         self.changes.setdefault(kind, Counter())[change.value] += 1
@@ -179,8 +183,7 @@ APPLY: dict[str, Callable[[IngestionPorts, Any], Change]] = {
     "members": ingestion.apply_member,
     "relationships": ingestion.apply_relationship,
     "links": ingestion.apply_link,
-    # the author a member of the story's legacy who may write it (decision 0028)
-    "stories": ingestion.import_story,
+    "stories": ingestion.apply_story,
 }
 
 
@@ -188,13 +191,13 @@ def load_dataset(
     ports: IngestionPorts, root: Path, progress: Callable[[str], None] | None = None
 ) -> LoadReport:
     dataset = read_dataset(root)
-    report = LoadReport()
+    report = LoadReport(warnings=dataset.warnings)
     for name, _model in FILES:
         items: list[Located] = getattr(dataset, name)
         for item in items:
             try:
                 change = APPLY[name](ports, item.record)
-            except (UnknownReference, StoryOfAnotherLegacy, AuthorNotAllowed) as exc:
+            except (UnknownReference, StoryOfAnotherLegacy) as exc:
                 raise DatasetError(f"{item.file}:{item.line}: {exc}") from exc
             report.add(name, change)
             if change is Change.SKIPPED:

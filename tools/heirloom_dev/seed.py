@@ -13,6 +13,7 @@ the loader's order. Unmapped users are refused before anything is sent.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,6 +125,8 @@ def seed(
     from heirloom_dev.loader import read_dataset
 
     dataset = read_dataset(dataset_dir)  # the whole folder is checked before anything is sent
+    for line in dataset.warnings:
+        print(f"heirloom seed: warning: {line}", file=sys.stderr)
     subs = cognito_subs(cognito, outputs["UserPoolId"], usernames, create=create)
     records = rekeyed(dataset, subs)
     batch = entries(records, outputs["EventBusName"], source)

@@ -49,6 +49,8 @@ def _cmd_load(args: argparse.Namespace) -> int:
     except DatasetError as exc:
         print(f"heirloom load: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for line in report.warnings:
+        print(f"heirloom load: warning: {line}", file=sys.stderr)
     print(
         f"loaded {root}: {report.changed} records created or updated"
         + (" (no changes)" if report.changed == 0 else "")
@@ -184,6 +186,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     report = load_dataset(runtime.ports, root)
     # stdout holds the table alone; progress goes to stderr
     print(f"dataset {root} ({digest}): {report.changed} records loaded or updated", file=sys.stderr)
+    for line in report.warnings:
+        print(f"heirloom eval: warning: {line}", file=sys.stderr)
     _use_local_stack(write=False, env=env)  # the queries only read
     result = evaluate(root, args.mode, ks, args.budget, Path(args.per_query) if args.per_query else None)
     print(format_table(result))
