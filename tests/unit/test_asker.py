@@ -15,7 +15,6 @@ from heirloom.contracts.context import (
     QueryIntent,
     VectorSearchInput,
 )
-from heirloom.contracts.events import StoryEvent
 from heirloom.contracts.records import (
     Legacy,
     Link,
@@ -34,8 +33,8 @@ from heirloom.domain.asker import (
     with_asker_kin,
     with_asker_names,
 )
-from heirloom.settings import Settings
 from heirloom.steps import intent_analysis, story_events, vector_search
+from tests.support.events import story_created
 
 LEGACY, LINKED = uuid4(), uuid4()
 ME, DAD, MUM, BRO, SIS, UNCLE, UNCLE_WIFE, OPA = (uuid4() for _ in range(8))
@@ -179,37 +178,14 @@ def test_asker_kin_reads_the_store_only_for_a_kin_phrase(services):
     assert asker_kin("Did Opa ever go back?", ASKER, LEGACY, services.stories) == []
 
 
-def _created(story_id, title, content):
-    at = "2024-05-01T00:00:00+00:00"
-    story = {
-        "id": str(story_id),
-        "legacy_id": str(LEGACY),
-        "author_user_id": str(ASKER),
-        "title": title,
-        "content": content,
-        "visibility": "public",
-        "created_at": at,
-        "updated_at": at,
-    }
-    return StoryEvent.model_validate(
-        {
-            "version": "0",
-            "id": str(uuid4()),
-            "source": Settings().workflow.event_source,
-            "account": "123456789012",
-            "time": at,
-            "region": "us-east-1",
-            "resources": [],
-            "detail-type": "Story Created",
-            "detail": {"schema_version": "1", "story": story},
-        }
-    )
-
-
 def test_the_steps_seed_traversal_and_vector_search_with_the_relatives(services):
     shed, garden = uuid4(), uuid4()
-    story_events.run(_created(shed, "The shed", "Tomás built the shed by the river."), services)
-    story_events.run(_created(garden, "The garden", "We planted beans by the wall."), services)
+    story_events.run(
+        story_created(shed, LEGACY, ASKER, "The shed", "Tomás built the shed by the river."), services
+    )
+    story_events.run(
+        story_created(garden, LEGACY, ASKER, "The garden", "We planted beans by the wall."), services
+    )
     request = ContextRequest(
         legacy_id=LEGACY, user_id=ASKER, persona="family", query="What did my brother make?"
     )

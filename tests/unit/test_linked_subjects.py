@@ -11,7 +11,6 @@ import pytest
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.adapters.memory import memory_services
 from heirloom.contracts.context import ContextRequest, Intent, IntentAnalysisInput
-from heirloom.contracts.events import StoryEvent
 from heirloom.contracts.records import (
     Legacy,
     Link,
@@ -27,8 +26,8 @@ from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
 from heirloom.domain.intent import entity_features
 from heirloom.domain.intent_step import EmbeddingIntentClassifier, IntentRequest
 from heirloom.domain.linked_subjects import linked_subjects, names_linked_subject
-from heirloom.settings import Settings
 from heirloom.steps import intent_analysis, story_events
+from tests.support.events import story_created
 
 # invented: Bram Okafor's legacy is asked; his wife Wilhelmina ("Mina") has her own, linked
 HOME, HERS, OTHER = uuid4(), uuid4(), uuid4()
@@ -119,38 +118,11 @@ def test_a_persona_that_stays_home_keeps_the_cues(services):
     assert intent_of(services, query, "colleague").intent is not Intent.CROSS_LEGACY
 
 
-def _story(legacy, title, content, visibility):
-    at = "2024-05-01T00:00:00+00:00"
-    story = {
-        "id": str(uuid4()),
-        "legacy_id": str(legacy),
-        "author_user_id": str(AUTHOR),
-        "title": title,
-        "content": content,
-        "visibility": visibility,
-        "created_at": at,
-        "updated_at": at,
-    }
-    return StoryEvent.model_validate(
-        {
-            "version": "0",
-            "id": str(uuid4()),
-            "source": Settings().workflow.event_source,
-            "account": "123456789012",
-            "time": at,
-            "region": "us-east-1",
-            "resources": [],
-            "detail-type": "Story Created",
-            "detail": {"schema_version": "1", "story": story},
-        }
-    )
-
-
 def test_a_private_story_is_never_what_makes_it_cross_legacy(services):
     # the linked legacy's private story says that Mina is "Nan" and who Rui was; the label reads
     # the records (links, subjects, names, relationships), never a story
     secret = "Rui Tavares was Mina's first husband. The grandchildren call Mina Nan."
-    story_events.run(_story(HERS, "Before Bram", secret, "private"), services)
+    story_events.run(story_created(uuid4(), HERS, AUTHOR, "Before Bram", secret, "private"), services)
     assert intent_of(services, "What did Nan write about Bergen in 1962?").intent is not Intent.CROSS_LEGACY
     assert intent_of(services, "What did Rui Tavares write in 1962?").intent is not Intent.CROSS_LEGACY
 

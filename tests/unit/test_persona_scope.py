@@ -4,7 +4,7 @@ persona is the one that stays in its legacy; the family persona reaches the acti
 
 from __future__ import annotations
 
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 import pytest
 
@@ -22,7 +22,6 @@ from heirloom.contracts.context import (
     QueryIntent,
     VectorSearchInput,
 )
-from heirloom.contracts.events import StoryEvent
 from heirloom.contracts.records import (
     Legacy,
     Link,
@@ -37,39 +36,12 @@ from heirloom.domain.asker import asker_kin
 from heirloom.domain.personas import load_personas
 from heirloom.errors import NotFound
 from heirloom.services import Services
-from heirloom.settings import Settings
 from heirloom.steps import access_filter, connections_plan, intent_analysis, story_events, vector_search
+from tests.support.events import story_created
 
 LEGACY, LINKED = uuid4(), uuid4()
 SUBJECT, OPA, ME, USER = uuid4(), uuid4(), uuid4(), uuid4()
 HOME_STORY, LINKED_STORY = uuid4(), uuid4()
-
-
-def _created(story_id: UUID, legacy_id: UUID, title: str, content: str) -> StoryEvent:
-    at = "2024-05-01T00:00:00+00:00"
-    story = {
-        "id": str(story_id),
-        "legacy_id": str(legacy_id),
-        "author_user_id": str(USER),
-        "title": title,
-        "content": content,
-        "visibility": "public",
-        "created_at": at,
-        "updated_at": at,
-    }
-    return StoryEvent.model_validate(
-        {
-            "version": "0",
-            "id": str(uuid4()),
-            "source": Settings().workflow.event_source,
-            "account": "123456789012",
-            "time": at,
-            "region": "us-east-1",
-            "resources": [],
-            "detail-type": "Story Created",
-            "detail": {"schema_version": "1", "story": story},
-        }
-    )
 
 
 @pytest.fixture
@@ -93,10 +65,10 @@ def svc() -> Services:
     for legacy in (LEGACY, LINKED):
         store.upsert_member(Member(legacy_id=legacy, user_id=USER, role=Role.CREATOR))
     story_events.run(
-        _created(HOME_STORY, LEGACY, "The bakery", "Rosa ran the bakery on the harbour."), services
+        story_created(HOME_STORY, LEGACY, USER, "The bakery", "Rosa ran the bakery on the harbour."), services
     )
     story_events.run(
-        _created(LINKED_STORY, LINKED, "The harbour", "Henk sailed out of the harbour."), services
+        story_created(LINKED_STORY, LINKED, USER, "The harbour", "Henk sailed out of the harbour."), services
     )
     return services
 

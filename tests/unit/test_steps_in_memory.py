@@ -7,7 +7,6 @@ question goes through the context steps in the workflow's order."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
 import pytest
@@ -28,7 +27,6 @@ from heirloom.contracts.context import (
     RankAssembleInput,
     VectorSearchInput,
 )
-from heirloom.contracts.events import StoryEvent
 from heirloom.contracts.ingestion import (
     BackfillPlanInput,
     BackfillRequest,
@@ -58,37 +56,11 @@ from heirloom.steps import (
     story_events,
     vector_search,
 )
+from tests.support.events import story_created
 
 LEGACY, SUBJECT, AUTHOR, READER = uuid4(), uuid4(), uuid4(), uuid4()
 PUBLIC, PERSONAL = uuid4(), uuid4()
 SOURCE = Settings().workflow.event_source
-
-
-def _story_event(story_id: UUID, title: str, content: str, visibility: str) -> StoryEvent:
-    at = datetime(2024, 5, 1, tzinfo=UTC).isoformat()
-    story = {
-        "id": str(story_id),
-        "legacy_id": str(LEGACY),
-        "author_user_id": str(AUTHOR),
-        "title": title,
-        "content": content,
-        "visibility": visibility,
-        "created_at": at,
-        "updated_at": at,
-    }
-    return StoryEvent.model_validate(
-        {
-            "version": "0",
-            "id": str(uuid4()),
-            "source": SOURCE,
-            "account": "123456789012",
-            "time": at,
-            "region": "us-east-1",
-            "resources": [],
-            "detail-type": "Story Created",
-            "detail": {"schema_version": "1", "story": story},
-        }
-    )
 
 
 @pytest.fixture
@@ -105,7 +77,7 @@ def svc() -> Services:
         (PERSONAL, "My diary", "The orchard letters I never sent are in the blue tin box.", "personal"),
     )
     for sid, title, content, visibility in stories:
-        applied = story_events.run(_story_event(sid, title, content, visibility), services)
+        applied = story_events.run(story_created(sid, LEGACY, AUTHOR, title, content, visibility), services)
         assert applied.change == "created"
     return services
 
