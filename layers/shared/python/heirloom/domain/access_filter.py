@@ -152,11 +152,14 @@ def known_now(store: StoryStore, graph: GraphResults) -> tuple[tuple[GraphFact, 
     read: those of the persons the `facts` template asked for (`graph.known`) come from the
     records, whatever the graph or a neighbourhood cache answered, so an added one shows at once
     and a removed or retyped one is gone; merged with the told facts in the template's order and
-    cut at its limit. Any other known fact (none without a scope) stands only if a record read
-    backs it, reading as the record says."""
+    cut at its limit. Without a scope, each known fact stands only if its record (read by key)
+    backs it, as does an ambient known fact (none today: known edges join two persons); either
+    reads as its record says."""
     scope = graph.known
-    keys = {k for f in (*graph.facts, *graph.ambient_facts) if f.known and (k := _known_key(f)) is not None}
     if scope is None:
+        keys = {
+            k for f in (*graph.facts, *graph.ambient_facts) if f.known and (k := _known_key(f)) is not None
+        }
         records = store.relationships_keyed(keys) if keys else []
         stamped = {(r.from_person_id, r.to_person_id, r.type.value): r for r in records}
         return _confirmed(graph.facts, stamped), _confirmed(graph.ambient_facts, stamped)
