@@ -19,7 +19,8 @@ NEPTUNE_SUITES := tests/integration/test_load.py tests/integration/test_access_f
 	tests/statemachines/test_context_faults.py tests/statemachines/test_ingestion_faults.py \
 	tests/statemachines/test_ingestion_workflows.py tests/statemachines/test_story_connections_e2e.py \
 	tests/integration/test_curation.py tests/integration/test_communities.py \
-	tests/integration/test_labelled_anchors.py tests/functions/test_record_graph_ordering.py
+	tests/integration/test_labelled_anchors.py tests/functions/test_record_graph_ordering.py \
+	tests/functions/test_known_relationship_cache.py
 
 $(STAMP): pyproject.toml requirements/models.txt
 	python3 -m venv $(VENV)

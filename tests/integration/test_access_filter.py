@@ -11,9 +11,11 @@ from heirloom.contracts.context import (
     GraphFact,
     GraphHit,
     GraphResults,
+    KnownScope,
     QueryIntent,
     VectorBranch,
 )
+from heirloom.contracts.records import Person, Relationship, RelationshipType
 from heirloom.errors import AccessDenied
 from heirloom.steps.access_filter import filter_context
 from heirloom_dev.loader import load_dataset
@@ -27,9 +29,10 @@ def mini(ports, tmp_path):
     return data
 
 
-def run(ports, mini, user, facts=(), hits=()):
+def run(ports, mini, user, facts=(), hits=(), known=None):
     request = ContextRequest(legacy_id=mini.legacy, user_id=user, persona="family", query="q")
-    graph = GraphBranch(intent=QueryIntent(), graph=GraphResults(hits=tuple(hits), facts=tuple(facts)))
+    results = GraphResults(hits=tuple(hits), facts=tuple(facts), known=known)
+    graph = GraphBranch(intent=QueryIntent(), graph=results)
     return filter_context(
         AccessFilterInput(request=request, branches=(graph, VectorBranch())), ports.stories, ports.vectors
     )
@@ -70,6 +73,53 @@ def test_facts_supported_by_a_readable_story_or_known_relationships_survive(port
     # a kept fact names only the stories the admirer may read, with their titles
     readable_only = public.model_copy(update={"story_ids": (mini.public_story,), "titles": ("The orchard",)})
     assert out.facts == (readable_only, known)
+
+
+def test_known_facts_of_the_persons_asked_for_are_read_from_the_store(ports, mini):
+    """A cache that predates a relationship (no known fact) or outlived one (a stale known fact):
+    with the `facts` template's scope, the known facts are the stored ones, told facts kept."""
+    told = fact(mini, [mini.public_story])
+    stale = fact(mini, known=True, legacy_ids=[mini.legacy])  # no record stands behind it
+    scope = KnownScope(person_ids=(mini.subject,), subject_id=mini.subject, limit=10)
+    out = run(ports, mini, mini.admirer, [told, stale], known=scope)
+    sister = GraphFact(
+        subject_id=mini.subject,
+        subject="Ada Marsh",
+        predicate="FAMILY_OF",
+        object_id=mini.sister,
+        object="Ivy Marsh",
+        detail="sister",
+        known=True,
+        legacy_ids=(mini.legacy, mini.legacy),
+    )
+    assert out.facts == (sister, told.model_copy(update={"titles": ("The orchard",)}))
+    # the template's order (subject first, then predicate) and its limit
+    assert run(ports, mini, mini.admirer, [told], known=scope.model_copy(update={"limit": 1})).facts == (
+        sister,
+    )
+
+
+def test_known_facts_read_from_the_store_keep_the_membership_rule(ports, mini):
+    """A stored relationship between two persons of a legacy the user is not a member of is not
+    shown, though the persons asked for reach it; one with a person of the user's legacy is."""
+    cousin = uuid.uuid4()
+    ports.stories.upsert_person(Person(id=cousin, legacy_id=uuid.UUID(mini.other_legacy), name="Lou Marsh"))
+    other, subject = uuid.UUID(mini.other_subject), uuid.UUID(mini.subject)
+    ports.stories.upsert_relationship(
+        Relationship(
+            from_person_id=other, to_person_id=cousin, type=RelationshipType.FAMILY_OF, detail="cousin"
+        )
+    )
+    ports.stories.upsert_relationship(
+        Relationship(
+            from_person_id=other, to_person_id=subject, type=RelationshipType.KNEW, detail="next door"
+        )
+    )
+    scope = KnownScope(person_ids=(mini.subject, mini.other_subject), subject_id=mini.subject, limit=10)
+    admirer = {(f.object, f.detail) for f in run(ports, mini, mini.admirer, known=scope).facts}
+    assert admirer == {("Ivy Marsh", "sister"), ("Ada Marsh", "next door")}
+    creator = {(f.object, f.detail) for f in run(ports, mini, mini.creator, known=scope).facts}
+    assert creator == admirer | {("Lou Marsh", "cousin")}
 
 
 def test_graph_hits_on_unreadable_stories_are_dropped_and_excerpts_fetched(ports, mini):

@@ -483,3 +483,29 @@ def test_relationships_are_read_by_their_keys(pair):
     assert store.relationships_keyed(keys + keys[:1]) == [knew]
     store.remove_relationship(person, other, "KNEW")
     assert store.relationships_keyed(keys) == []
+
+
+def test_known_relationships_are_read_by_either_person_with_both_names_and_legacies(pair):
+    store, _ = pair
+    legacy, person, _ = _seed(store)
+    other_legacy, other, third = uuid4(), uuid4(), uuid4()
+    store.upsert_legacy(Legacy(id=other_legacy, name="M", subject_person_id=other))
+    store.upsert_person(Person(id=other, legacy_id=other_legacy, name="Bo"))
+    store.upsert_person(Person(id=third, legacy_id=legacy, name="Cy"))
+    knew = Relationship(from_person_id=other, to_person_id=person, type=RelationshipType.KNEW, detail="b")
+    family = Relationship(
+        from_person_id=person, to_person_id=third, type=RelationshipType.FAMILY_OF, since="1950"
+    )
+    store.upsert_relationship(knew)
+    store.upsert_relationship(family)
+    assert store.known_relationships([]) == []
+    # to the person (only the to-index finds it) and from the person, each with both persons
+    got = {
+        (r.from_name, r.type, r.to_name, r.detail, r.since): r for r in store.known_relationships([person])
+    }
+    assert set(got) == {("Bo", "KNEW", "Ada", "b", None), ("Ada", "FAMILY_OF", "Cy", None, "1950")}
+    assert got["Bo", "KNEW", "Ada", "b", None].from_legacy_id == other_legacy
+    assert got["Bo", "KNEW", "Ada", "b", None].to_legacy_id == legacy
+    assert [(r.from_name, r.to_name) for r in store.known_relationships([other, uuid4()])] == [("Bo", "Ada")]
+    store.remove_relationship(other, person, "KNEW")
+    assert [r.type for r in store.known_relationships([person, other])] == ["FAMILY_OF"]

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
 
-from heirloom.contracts.access import ReadScope, StoryMeta
+from heirloom.contracts.access import KnownRelationship, ReadScope, StoryMeta
 from heirloom.contracts.connections import ConnectionsRequest, StoryConnections
 from heirloom.contracts.context import AssembledContext, ChunkResult, ContextRequest
 from heirloom.contracts.conversation import ConversationFact, ConversationMessage, ConversationSummary
@@ -143,6 +143,11 @@ class AccessReads(Protocol):
     def relationships_keyed(self, keys: Iterable[tuple[UUID, UUID, str]]) -> list[Relationship]:
         """The stored relationships of these (from person, to person, type) keys, in one read
         by the primary key; a key with no record is left out."""
+        ...
+
+    def known_relationships(self, person_ids: Sequence[UUID]) -> list[KnownRelationship]:
+        """The stored relationships from or to these persons, each with its two persons' names
+        and legacies, in one indexed read; ordered by (from person, to person, type)."""
         ...
 
     def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]: ...

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from heirloom.adapters.memory_index import MemoryVectorIndex
-from heirloom.contracts.access import StoryMeta
+from heirloom.contracts.access import KnownRelationship, StoryMeta
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import (
     Legacy,
@@ -313,6 +313,26 @@ class MemoryStoryStore:
 
     def relationships_keyed(self, keys: Iterable[tuple[UUID, UUID, str]]) -> list[Relationship]:
         return [self.relationships[k] for k in dict.fromkeys(keys) if k in self.relationships]
+
+    def known_relationships(self, person_ids: Sequence[UUID]) -> list[KnownRelationship]:
+        out = []
+        for r in sorted(
+            self.relationships_of(person_ids), key=lambda r: (r.from_person_id, r.to_person_id, r.type)
+        ):
+            a, b = self.get_person(r.from_person_id), self.get_person(r.to_person_id)
+            if a is None or b is None:
+                continue
+            out.append(
+                KnownRelationship(
+                    **r.model_dump(exclude={"type"}),
+                    type=r.type.value,
+                    from_name=a.name,
+                    from_legacy_id=a.legacy_id,
+                    to_name=b.name,
+                    to_legacy_id=b.legacy_id,
+                )
+            )
+        return out
 
     def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]:
         return [

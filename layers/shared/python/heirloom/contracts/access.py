@@ -75,3 +75,21 @@ class ReadScope(BaseModel):
             ):
                 return True
         return False
+
+
+class KnownRelationship(BaseModel):
+    """A stored relationship with its two persons' names and legacies (a known connection as
+    the context shows it, and the legacies its permission rule reads)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    from_person_id: UUID
+    to_person_id: UUID
+    type: str
+    detail: str | None = None
+    since: str | None = None
+    until: str | None = None
+    from_name: str
+    from_legacy_id: UUID
+    to_name: str
+    to_legacy_id: UUID

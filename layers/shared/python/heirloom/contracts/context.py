@@ -209,9 +209,21 @@ BranchStatus = Literal["ok", "failed", "timeout", "skipped"]
 RetrievalSource = Literal["vector", "graph"]
 
 
+class KnownScope(Edge):
+    """What the `facts` template asked for: the known relationships of these persons (the
+    subject first), at most `limit` facts. AccessFilter reads those relationships from the
+    store (docs/decisions/0030), so a cached neighbourhood never hides a new one."""
+
+    person_ids: tuple[str, ...]
+    subject_id: str
+    limit: int = Field(ge=0)
+
+
 class GraphResults(Edge):
     hits: tuple[GraphHit, ...] = ()
     facts: tuple[GraphFact, ...] = ()
+    #: set when the `facts` template ran (from the graph or the neighbourhood cache)
+    known: KnownScope | None = None
     #: facts about the places, events and objects the message names (ambient memory)
     ambient_facts: tuple[GraphFact, ...] = ()
     traversals: tuple[TraversalStat, ...] = ()

@@ -2,8 +2,9 @@
 
 Stories are checked against PostgreSQL (the source of truth) with the same `ReadScope` that the
 vector search compiled to SQL. A graph fact survives only if a readable story supports it or it
-is a known relationship touching a legacy the user is a member of and still stored (checked
-against the relationship records, not the graph's or a cache's word); a conversation fact
+is a known relationship touching a legacy the user is a member of, as the relationship records
+hold it now (read from the store, not taken from the graph's or a cache's word: decision 0030);
+a conversation fact
 (docs/decisions/0018) only for the user whose conversation stated it. Any failure here fails the
 request closed: nothing unfiltered is ever passed on.
 
@@ -17,21 +18,22 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from uuid import UUID
 
-from heirloom.contracts.access import ReadScope
+from heirloom.contracts.access import KnownRelationship, ReadScope
 from heirloom.contracts.context import (
     Candidate,
     ChunkResult,
     ContextRequest,
     GraphFact,
+    GraphResults,
     QueryEntities,
     QueryIntent,
     TraversalStat,
 )
-from heirloom.contracts.records import Legacy, Role
+from heirloom.contracts.records import Legacy, Relationship, Role
 from heirloom.domain.access import not_a_member, resolve_scope
 from heirloom.errors import AccessDenied
 from heirloom.ports import Chunk, StoryStore, VectorIndex
@@ -119,28 +121,78 @@ def _known_key(fact: GraphFact) -> tuple[UUID, UUID, str] | None:
         return None
 
 
-def confirm_known(store: StoryStore, *groups: Sequence[GraphFact]) -> tuple[tuple[GraphFact, ...], ...]:
-    """Each group with its known-relationship facts checked against the stored relationship
-    records, in one read for all groups: a fact with no record (removed, or retyped since the
-    graph or a cache answered) is dropped; one with a record reads as the record says (detail,
-    since, until). The store is the authority, whatever a neighbourhood cache still holds."""
-    keys = {k for group in groups for f in group if f.known and (k := _known_key(f)) is not None}
-    stored = (
-        {(r.from_person_id, r.to_person_id, r.type.value): r for r in store.relationships_keyed(keys)}
-        if keys
-        else {}
+def _stored_fact(r: KnownRelationship) -> GraphFact:
+    """A stored relationship as the `facts` template reads a known edge."""
+    return GraphFact(
+        subject_id=str(r.from_person_id),
+        subject=r.from_name,
+        predicate=r.type,
+        object_id=str(r.to_person_id),
+        object=r.to_name,
+        detail=r.detail,
+        since=r.since,
+        until=r.until,
+        known=True,
+        legacy_ids=(str(r.from_legacy_id), str(r.to_legacy_id)),
     )
 
-    def confirmed(fact: GraphFact) -> GraphFact | None:
-        if not fact.known:
-            return fact
-        key = _known_key(fact)
-        record = stored.get(key) if key is not None else None
-        if record is None:
-            return None
-        return fact.model_copy(update={"detail": record.detail, "since": record.since, "until": record.until})
 
-    return tuple(tuple(c for f in group if (c := confirmed(f)) is not None) for group in groups)
+def _person_ids(ids: Iterable[str]) -> list[UUID]:
+    out = []
+    for value in ids:
+        try:
+            out.append(UUID(value))
+        except ValueError:
+            continue  # no record can name it
+    return out
+
+
+def known_now(store: StoryStore, graph: GraphResults) -> tuple[tuple[GraphFact, ...], tuple[GraphFact, ...]]:
+    """(facts, ambient facts) with the known relationships as the store holds them now, in one
+    read: those of the persons the `facts` template asked for (`graph.known`) come from the
+    records, whatever the graph or a neighbourhood cache answered, so an added one shows at once
+    and a removed or retyped one is gone; merged with the told facts in the template's order and
+    cut at its limit. Without a scope, each known fact stands only if its record (read by key)
+    backs it, as does an ambient known fact (none today: known edges join two persons); either
+    reads as its record says."""
+    scope = graph.known
+    if scope is None:
+        keys = {
+            k for f in (*graph.facts, *graph.ambient_facts) if f.known and (k := _known_key(f)) is not None
+        }
+        records = store.relationships_keyed(keys) if keys else []
+        stamped = {(r.from_person_id, r.to_person_id, r.type.value): r for r in records}
+        return _confirmed(graph.facts, stamped), _confirmed(graph.ambient_facts, stamped)
+    persons = _person_ids(scope.person_ids)
+    known = store.known_relationships(persons) if persons else []
+    by_key = {(r.from_person_id, r.to_person_id, r.type): r for r in known}
+
+    def order(f: GraphFact) -> tuple[int, str, str, str, str]:
+        subject_first = 0 if scope.subject_id in (f.subject_id, f.object_id) else 1
+        return subject_first, f.predicate, f.object, f.object_id, f.subject_id
+
+    told = [f for f in graph.facts if not f.known]
+    facts = sorted([*told, *(_stored_fact(r) for r in known)], key=order)[: scope.limit]
+    return tuple(facts), _confirmed(graph.ambient_facts, by_key)
+
+
+def _confirmed(
+    facts: Iterable[GraphFact], records: Mapping[tuple[UUID, UUID, str], Relationship | KnownRelationship]
+) -> tuple[GraphFact, ...]:
+    """The told facts as they are; the known ones as their records say, dropped without one."""
+    out = []
+    for fact in facts:
+        key = _known_key(fact) if fact.known else None
+        record = records.get(key) if key is not None else None
+        if not fact.known:
+            out.append(fact)
+        elif record is not None:
+            out.append(
+                fact.model_copy(
+                    update={"detail": record.detail, "since": record.since, "until": record.until}
+                )
+            )
+    return tuple(out)
 
 
 def _pick_chunks(chunks: list[ChunkResult], hints: Iterable[str]) -> list[ChunkResult]:

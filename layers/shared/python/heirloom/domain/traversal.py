@@ -21,6 +21,7 @@ from heirloom.contracts.context import (
     GraphHit,
     GraphResults,
     Intent,
+    KnownScope,
     QueryIntent,
     TraversalStat,
 )
@@ -138,6 +139,7 @@ class _Walk:
     facts: list[GraphFact] = field(default_factory=list)
     ambient: list[GraphFact] = field(default_factory=list)
     bridged: list[GraphHit] = field(default_factory=list)
+    known: KnownScope | None = None
 
     @property
     def planning(self) -> bool:
@@ -346,6 +348,7 @@ def _facts(w: _Walk) -> None:
     limit = w.config.max_graph_results
     persons = sorted({w.subject_id, *w.person_ids})
     facts_rows = w.run.query("facts", {"person_ids": persons, "subject_id": w.subject_id, "limit": 2 * limit})
+    w.known = KnownScope(person_ids=tuple(persons), subject_id=w.subject_id, limit=2 * limit)
     told_rows = w.run.query(
         "fact_sentences",
         {**w.base, "ids": sorted({*persons, *w.entity_ids}), "subject_id": w.subject_id},
@@ -437,6 +440,7 @@ def traverse(
     return GraphResults(
         hits=(*_dedupe(walk.hits)[: limit * 2], *_dedupe(walk.bridged)[: limit * 4]),
         facts=tuple(walk.facts),
+        known=walk.known,
         ambient_facts=tuple(walk.ambient),
         traversals=tuple(run.stats),
         status=run.status,

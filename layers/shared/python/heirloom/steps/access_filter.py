@@ -21,8 +21,8 @@ from heirloom.contracts.context import (
 from heirloom.domain.access_filter import (
     _pick_chunks,
     _stored_chunks,
-    confirm_known,
     fact_allowed,
+    known_now,
     readable_facts,
     readable_intent,
     readable_traversals,
@@ -151,10 +151,11 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
             )
         )
     titles = {str(sid): metas[sid].title for sid in readable_any}
-    # known relationships as the store holds them now (a cache may hold a removed one)
-    kept_facts, ambient_facts = confirm_known(
-        store, readable_facts(graph.facts, titles, scope), readable_facts(graph.ambient_facts, titles, scope)
-    )
+    # known relationships as the store holds them now (a cache may lack an added one, or hold
+    # a removed one), then only what the user may see
+    now_facts, now_ambient = known_now(store, graph)
+    kept_facts = readable_facts(now_facts, titles, scope)
+    ambient_facts = readable_facts(now_ambient, titles, scope)
     # narrators named, and disputes recomputed among what the user may read only
     facts = credit_readable(
         kept_facts, {str(m.id): m.author_name for m in metas.values() if m.id in readable_any}
@@ -174,6 +175,6 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
         vector_status=vector.status,
         graph_status=graph.status,
         dropped_stories=len(ids) - len(readable),
-        dropped_facts=len(graph.facts) - len(facts),
+        dropped_facts=len(now_facts) - len(facts),
         latency_ms=latency,
     )

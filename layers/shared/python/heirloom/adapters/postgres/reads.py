@@ -8,7 +8,7 @@ from uuid import UUID
 from heirloom.adapters.postgres.rows import (
     StoreBase,
 )
-from heirloom.contracts.access import StoryMeta
+from heirloom.contracts.access import KnownRelationship, StoryMeta
 from heirloom.contracts.records import (
     Legacy,
     Link,
@@ -166,6 +166,26 @@ class AccessReads(StoreBase):
             .fetchall()
         )
         return [Relationship(**{**r, "type": RelationshipType(r["type"])}) for r in rows]
+
+    def known_relationships(self, person_ids: Sequence[UUID]) -> list[KnownRelationship]:
+        ids = list(person_ids)
+        if not ids:
+            return []
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT r.from_person_id, r.to_person_id, r.type, r.detail, r.since, r.until,"
+                " a.name AS from_name, a.legacy_id AS from_legacy_id,"
+                " b.name AS to_name, b.legacy_id AS to_legacy_id"
+                " FROM person_relationships r"
+                " JOIN persons a ON a.id = r.from_person_id JOIN persons b ON b.id = r.to_person_id"
+                " WHERE r.from_person_id = ANY(%s) OR r.to_person_id = ANY(%s)"
+                " ORDER BY r.from_person_id, r.to_person_id, r.type",
+                (ids, ids),
+            )
+            .fetchall()
+        )
+        return [KnownRelationship(**r) for r in rows]
 
     def story_meta(self, story_ids: Iterable[UUID]) -> list[StoryMeta]:
         rows = (
