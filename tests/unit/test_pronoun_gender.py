@@ -12,7 +12,8 @@ from heirloom.contracts.context import ContextRequest, IntentAnalysisInput, Mess
 from heirloom.contracts.records import Legacy, Member, Person, Relationship, RelationshipType, Role, User
 from heirloom.services import Services
 from heirloom.steps import intent_analysis, story_events
-from tests.unit.test_persona_scope import USER, _created
+from tests.support.events import story_created
+from tests.unit.test_persona_scope import USER
 
 LEGACY = uuid4()
 SUBJECT, TOMAS, INES, LEO = (uuid4() for _ in range(4))
@@ -66,7 +67,10 @@ def test_a_person_of_unknown_gender_leaves_the_pronoun_undecided_until_a_story_t
     assert _people(undecided) == [] and undecided.notes
     # a public story uses "He" for Leo: he cannot be "she"
     story_events.run(
-        _created(uuid4(), LEGACY, "The roof", "Leo Costa fixed the roof in 1970. He never charged."), svc
+        story_created(
+            uuid4(), LEGACY, USER, "The roof", "Leo Costa fixed the roof in 1970. He never charged."
+        ),
+        svc,
     )
     svc.gazetteers._items.clear()  # rebuilt, as after the cache ttl
     decided = _intent(svc, "Did she stay?", "Inês met Leo at the station.")
