@@ -40,7 +40,9 @@ def api(ports, tmp_path):
         )
         for sid in (mini.public_story, mini.personal_story):
             story = q.stories.get_story(UUID(sid))
-            assert story is not None and ingestion.enrich_story(q, story, story_digest(story.title, story.content))
+            assert story is not None and ingestion.enrich_story(
+                q, story, story_digest(story.title, story.content)
+            )
 
     return call, extract, mini, p
 

@@ -479,8 +479,8 @@ def write_entities(
     unresolved: Sequence[str],
 ) -> SyncReport:
     """Replace the story's graph facts, then mark the graph synced with this title and content
-    (`digest`, `story_digest`). With its
-    legacy's staging on, only the approved places, events and objects (heirloom.domain.staging)."""
+    (`digest`, `story_digest`). With its legacy's staging on, only the approved places, events
+    and objects (heirloom.domain.staging)."""
     version = entities.extractor_version or ports.extractor_version
     curation = ports.curation
     pending = 0
