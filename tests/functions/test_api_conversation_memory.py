@@ -21,7 +21,7 @@ from heirloom.adapters.postgres.conversations import PgConversationStore
 from heirloom.contracts.context import ContextRequest, Intent
 from heirloom.contracts.records import Member, Role, User
 from heirloom.domain import ingestion
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import story_digest
 from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
 from tests.support.apigw import legacy_caller
@@ -44,7 +44,7 @@ def api(ports, tmp_path):
     def ingest(story_id: UUID) -> None:
         story = q.stories.get_story(story_id)
         assert story is not None
-        ingestion.process_story(q, story, content_hash(story.content))
+        ingestion.process_story(q, story, story_digest(story.title, story.content))
 
     services = context_services(
         ports,

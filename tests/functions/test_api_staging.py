@@ -11,7 +11,7 @@ import pytest
 
 from heirloom.adapters.postgres.curation import PgCurationStore
 from heirloom.domain import ingestion
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import story_digest
 from heirloom_dev.loader import load_dataset
 from tests.integration.test_curation import ScriptedExtractor
 from tests.integration.test_staging import ORCHARD, SECRET, nodes
@@ -40,7 +40,9 @@ def api(ports, tmp_path):
         )
         for sid in (mini.public_story, mini.personal_story):
             story = q.stories.get_story(UUID(sid))
-            assert story is not None and ingestion.enrich_story(q, story, content_hash(story.content))
+            assert story is not None and ingestion.enrich_story(
+                q, story, story_digest(story.title, story.content)
+            )
 
     return call, extract, mini, p
 

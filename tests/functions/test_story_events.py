@@ -363,3 +363,34 @@ def test_a_removed_link_leaves_no_edge_and_stays_removed(send, ports):
     assert (link.status.value, link.shared_story_ids) == ("revoked", ())
     assert send(sample("link_updated")) == "skipped"  # delivered late: the link stays removed
     assert ports.graph.run(query, {"id": link_id}) == []
+
+
+DOMINIC = "5fc816f8-511e-4903-ac59-9661f0b7e055"
+
+
+def test_an_update_of_the_title_alone_re_extracts_the_story(extracting):
+    """A story_updated event whose only change is the title re-extracts the story (decision
+    0029): the person the new title names by an alias is mentioned `in_title`; a redelivery
+    extracts nothing again."""
+    send, ports = extracting
+    created = sample("story_created")
+    sid = created["detail"]["story"]["id"]
+    assert send(created) == "created"
+    updated = sample("story_updated")
+    updated["detail"]["story"] |= {
+        "content": created["detail"]["story"]["content"],
+        "title": "Uncle Dom and the roast",
+    }
+    assert DOMINIC not in _mentions(ports, sid) or not _in_title(ports, sid, DOMINIC)
+    assert send(updated) == "updated"
+    assert _in_title(ports, sid, DOMINIC) is True
+    synced = ports.stories.graph_synced(UUID(sid))
+    assert send(updated) == "unchanged" and ports.stories.graph_synced(UUID(sid)) == synced
+
+
+def _in_title(ports, sid, person_id):
+    rows = ports.graph.run(
+        "MATCH (:Story {id: $id})-[r:MENTIONS]->(p:Person {id: $p}) RETURN r.in_title AS t",
+        {"id": sid, "p": person_id},
+    )
+    return rows[0]["t"] if rows else None

@@ -138,7 +138,7 @@ def stage(ports: IngestionPorts, curation: PgCurationStore, world: World) -> Non
     """The first legacy's stories extracted again with its staging on; of the staged entities a
     third approved, a third rejected, a third left pending. Only the approved ones (or the
     same entity approved from another story) may be in the graph."""
-    from heirloom.domain.chunking import content_hash
+    from heirloom.domain.chunking import story_digest
     from heirloom.domain.entity_sync import entity_id
     from heirloom.domain.ingestion import enrich_story, resync_story
     from heirloom.domain.names import name_key
@@ -149,7 +149,7 @@ def stage(ports: IngestionPorts, curation: PgCurationStore, world: World) -> Non
     stories = ports.stories.stories_of(legacy_id)
     ports.stories.forget_graph_synced([s.id for s in stories])
     for story in stories:
-        enrich_story(staged_ports, story, content_hash(story.content))
+        enrich_story(staged_ports, story, story_digest(story.title, story.content))
     items = curation.staged(legacy_id)
     for n, item in enumerate(items):
         if n % 3 < 2:

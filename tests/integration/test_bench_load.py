@@ -8,7 +8,7 @@ import pytest
 
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.domain import ingestion
-from heirloom.domain.chunking import chunk_story, content_hash
+from heirloom.domain.chunking import chunk_story, story_digest
 from heirloom.domain.entity_sync import sync_story_entities
 from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.ports import EmbeddedChunk
@@ -62,7 +62,7 @@ def _load_story_by_story(stack: bench.BenchStack, corpus: bench_corpus.Corpus) -
     bench.apply_records(ports, corpus)
     for sp in corpus.stories:
         ingestion.apply_story(ports, sp.story, process=False)
-        digest = content_hash(sp.story.content)
+        digest = story_digest(sp.story.title, sp.story.content)
         chunks = chunk_story(sp.story.content, ports.tokenizer, ports.chunk_max_tokens)
         vectors = ports.embedder.embed([ingestion.embedding_text(sp.story.title, c.text) for c in chunks])
         embedded = [

@@ -206,3 +206,57 @@ def test_a_weak_place_the_title_names_reaches_the_graph(loaded, tmp_path):
     nodes, _ = facts(p.graph)
     assert nodes[("Place", "Quarry Glen")] == [mini.public_story]
     assert ("Place", "Fenwick Row") not in nodes
+
+
+def test_a_title_only_edit_re_extracts_the_title_marks_and_the_title_named_place(loaded, tmp_path):
+    """The title is part of what the graph is built from (decision 0029): an edit of the title
+    alone (content unchanged) re-extracts the story, so the place it names now is `in_title`
+    and a weak place it now names is written; the same version again extracts nothing."""
+    ports, mini, _ = loaded
+    guesses = ExtractedEntities(
+        places=(
+            ExtractedPlace(name="Quarry Glen", type="workplace", confidence=0.6),
+            ExtractedPlace(name="the river orchard", type="other", confidence=0.9),
+        )
+    )
+    extractor = ScriptedExtractor({"glen": guesses})
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-3")
+    story = next(
+        s.record
+        for s in read_dataset(mini.write(tmp_path / "x")).stories
+        if str(s.record.id) == mini.public_story
+    )
+    first = story.model_copy(
+        update={
+            "title": "Summers",
+            "content": "Ada spent her summers at the glen by the river orchard.",
+            "updated_at": story.updated_at + timedelta(hours=1),
+        }
+    )
+    ingestion.apply_story(p, first)
+    nodes, _ = facts(p.graph)
+    assert ("Place", "Quarry Glen") not in nodes
+    assert title_marks(p.graph, mini.public_story) == {"river orchard": False}
+    retitled = first.model_copy(
+        update={
+            "title": "Quarry Glen and the river orchard",
+            "updated_at": first.updated_at + timedelta(hours=1),
+        }
+    )
+    calls = extractor.calls
+    ingestion.apply_story(p, retitled)
+    assert extractor.calls == calls + 1
+    nodes, _ = facts(p.graph)
+    assert nodes[("Place", "Quarry Glen")] == [mini.public_story]
+    assert title_marks(p.graph, mini.public_story) == {"river orchard": True, "Quarry Glen": True}
+    ingestion.apply_story(p, retitled)  # a redelivery: up to date
+    assert extractor.calls == calls + 1
+
+
+def title_marks(graph, story_id):
+    """The story's places and whether its edge to each is `in_title`."""
+    rows = graph.run(
+        "MATCH (s:Story {id: $id})-[r]->(x:Place) WHERE r.kind = 'TOOK_PLACE_AT' RETURN x.name AS x, r.in_title AS t",
+        {"id": story_id},
+    )
+    return {r["x"]: r["t"] for r in rows}

@@ -59,3 +59,22 @@ def test_the_local_extractor_is_scored_on_the_labels(tmp_path):
 def test_a_folder_without_labels_is_refused(tmp_path, capsys):
     assert main(["facts-eval", str(tmp_path)]) != 0
     assert "no facts.json" in capsys.readouterr().err
+
+
+def test_each_labelled_story_reaches_the_extractor_with_its_title():
+    """As ingestion does, facts-eval hands each story's title to extraction (the title rules of
+    decisions 0024 and 0026 are exercised)."""
+    from heirloom.contracts.extraction import ExtractedEntities
+    from heirloom_dev.fact_eval import evaluate
+
+    stories = [json.loads(line) for line in (SAMPLE / "stories.jsonl").read_text().splitlines() if line]
+    titles = {s["id"]: s["title"] for s in stories}
+    seen: dict[str, str] = {}
+
+    def recording(sid, title, text, known):
+        seen[sid] = title
+        return ExtractedEntities()
+
+    evaluate(SAMPLE, recording)
+    labelled = json.loads((SAMPLE / "facts.json").read_text())["stories"]
+    assert seen and seen == {sid: titles[sid] for sid in labelled}

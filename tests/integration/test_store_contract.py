@@ -23,6 +23,7 @@ from heirloom.contracts.records import (
     Visibility,
 )
 from heirloom.domain.access import resolve_scope
+from heirloom.domain.chunking import digest_of
 from heirloom.ports import Change, EmbeddedChunk
 
 
@@ -291,16 +292,34 @@ def test_the_ledger_lists_stories_whose_index_or_graph_is_behind(pair):
     done, behind = _story(legacy, author), _story(legacy, author)
     for story in (done, behind):
         store.upsert_story(story, "h")
+    # the ledgers hold the story digest (title and content hash) that Python computes; the
+    # store's planner computes the same from the stored row (in SQL for PostgreSQL)
+    digest = digest_of(done.title, "h")
     index.replace_chunks(
-        done.id, [EmbeddedChunk(index=0, text="c", token_count=1, embedding=(1.0,) * 64)], "h:v1"
+        done.id, [EmbeddedChunk(index=0, text="c", token_count=1, embedding=(1.0,) * 64)], f"{digest}:v1"
     )
-    store.mark_graph_synced(done.id, "h", "x1", "fp")
+    store.mark_graph_synced(done.id, digest, "x1", "fp")
     ask = {"after": None, "limit": 10, "embedder": "test-model", "chunk_format": "v1"}
     assert store.stories_needing_processing(**ask, extractor_version="x1") == [behind.id]
     assert sorted(store.stories_needing_processing(**ask, extractor_version="x2"), key=str) == sorted(
         [done.id, behind.id], key=str
     )
-    assert store.graph_synced(done.id) == ("h", "x1") and store.graph_fingerprints()[done.id] == "fp"
+    assert store.graph_synced(done.id) == (digest, "x1") and store.graph_fingerprints()[done.id] == "fp"
+    # a new title with the same content puts the story behind (its index and its graph)
+    retitled = done.model_copy(
+        update={"title": "Grand-mère’s orchard", "updated_at": done.updated_at + timedelta(seconds=1)}
+    )
+    store.upsert_story(retitled, "h")
+    assert sorted(store.stories_needing_processing(**ask, extractor_version="x1"), key=str) == sorted(
+        [done.id, behind.id], key=str
+    )
+    store.upsert_story(
+        retitled.model_copy(
+            update={"title": done.title, "updated_at": retitled.updated_at + timedelta(seconds=1)}
+        ),
+        "h",
+    )
+    assert store.stories_needing_processing(**ask, extractor_version="x1") == [behind.id]
     store.forget_graph_synced([done.id])
     assert store.graph_synced(done.id) is None
 

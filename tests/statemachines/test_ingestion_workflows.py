@@ -4,12 +4,16 @@ a failing step is recorded for replay."""
 
 import dataclasses
 import uuid
+from datetime import timedelta
 
 import pytest
 
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedPlace
+from heirloom.contracts.ingestion import BackfillRequest
 from heirloom.domain import graph_sync
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import content_hash, story_digest
+from heirloom.domain.ingestion import apply_story, index_key, story_behind
+from heirloom.steps.backfill_plan import plan_backfill
 from heirloom_dev.loader import read_dataset
 from heirloom_dev.workflow import LocalWorkflows
 from tests.support.dataset import MiniDataset
@@ -58,7 +62,7 @@ def test_ingest_story_indexes_extracts_and_syncs(stored_only):
     assert ex.status == "SUCCEEDED", ex.cause
     assert ex.output["graph"] == {"status": "synced"}
     assert len(ports.vectors.chunks_of(story.id)) == 2
-    assert ports.stories.graph_synced(story.id) == (content_hash(story.content), "places-1")
+    assert ports.stories.graph_synced(story.id) == (story_digest(story.title, story.content), "places-1")
 
 
 def test_backfill_processes_everything_once_then_nothing(stored_only):
@@ -89,3 +93,47 @@ def test_a_failing_step_is_recorded_for_replay(stored_only):
     with LocalWorkflows(services=services).start() as wf:  # replay: the story is still behind
         assert wf.run("ingest_story", {"story_id": str(stories[1].id)}).status == "SUCCEEDED"
     assert ports.vectors.chunks_of(stories[1].id)
+
+
+def _place_marks(ports, story_id):
+    """The story's places and whether its edge to each is `in_title`."""
+    rows = ports.graph.run(
+        "MATCH (s:Story {id: $id})-[r:TOOK_PLACE_AT]->(x:Place) RETURN x.name AS x, r.in_title AS t",
+        {"id": str(story_id)},
+    )
+    return {r["x"]: r["t"] for r in rows}
+
+
+def test_a_title_only_edit_is_planned_and_re_extracted_and_re_embedded_once(stored_only):
+    """The title is part of what the index and graph are built from (decision 0029): an edit
+    of the title alone puts the story behind, the backfill plans it (and only it), the ingest
+    workflow re-embeds it (chunks embed the title) and re-extracts it (its `in_title` marks
+    follow the new title); then nothing is behind."""
+
+    ports, stories = stored_only
+    services = services_with(ingestion=ports, stories=ports.stories)
+    with LocalWorkflows(services=services).start() as wf:
+        assert (
+            wf.run("backfill", {"next": {"after": None, "page_size": 3}, "pace_seconds": 0}).status
+            == "SUCCEEDED"
+        )
+    story = stories[0]
+    place = next(x for x, in_title in _place_marks(ports, story.id).items() if not in_title)
+    assert ports.vectors.indexed_hash(story.id) == index_key(story_digest(story.title, story.content))
+    retitled = story.model_copy(
+        update={"title": f"Days at {place}", "updated_at": story.updated_at + timedelta(hours=1)}
+    )
+    apply_story(ports, retitled, process=False)  # what a story_updated event does before its hand-over
+    assert story_behind(ports, story.id)
+    page = plan_backfill(ports, BackfillRequest(after=None, page_size=10))
+    assert page.story_ids == (story.id,)
+    with LocalWorkflows(services=services).start() as wf:
+        ex = wf.run("ingest_story", {"story_id": str(story.id)})
+    assert ex.status == "SUCCEEDED", ex.cause
+    assert ex.output["graph"] == {"status": "synced"}
+    assert _place_marks(ports, story.id)[place] is True
+    assert ports.stories.graph_synced(story.id) == (story_digest(retitled.title, story.content), "places-1")
+    # embedded again under the new title
+    assert ports.vectors.indexed_hash(story.id) == index_key(story_digest(retitled.title, story.content))
+    assert not story_behind(ports, story.id)
+    assert plan_backfill(ports, BackfillRequest(after=None, page_size=10)).story_ids == ()  # idempotent

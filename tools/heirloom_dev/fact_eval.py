@@ -2,7 +2,7 @@
 
 The labels (`DIR/facts.json`, docs/decisions/0012) name, per labelled story, the facts a reader
 takes from it, each end as a list of acceptable names. The extractor runs as ingestion runs it
-(the legacy's known names given, the shared post-processing applied); an extracted fact matches
+(the story's title and the legacy's known names given, the shared post-processing applied); an extracted fact matches
 an unmatched label of its story with the same relation whose source and target forms contain its
 names (case-insensitive, "the" ignored; either direction for a symmetric relation). With `--bedrock-fixture`, the Bedrock extractor runs
 against a botocore Stubber answering each story with the fixture's tool input: that number tests
@@ -20,7 +20,8 @@ from typing import Any
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedFact
 from heirloom.domain.fact_resolution import SYMMETRIC
 
-Extract = Callable[[str, str, Sequence[str]], ExtractedEntities]
+#: (story id, title, content, known names) -> the story's entities
+Extract = Callable[[str, str, str, Sequence[str]], ExtractedEntities]
 
 
 def _norm(name: str) -> str:
@@ -114,7 +115,7 @@ def evaluate(dataset: Path, extract: Extract) -> FactScore:
     score = FactScore()
     for sid, story_labels in labels.items():
         story = stories[sid]
-        entities = extract(sid, story["content"], known.get(story["legacy_id"], []))
+        entities = extract(sid, story["title"], story["content"], known.get(story["legacy_id"], []))
         score_story(entities.facts, story_labels, score)
     return score
 
@@ -125,8 +126,8 @@ def local_extract() -> Extract:
 
     extractor = SpacyEntityExtractor()
 
-    def run(_sid: str, text: str, known: Sequence[str]) -> ExtractedEntities:
-        return extract_entities(extractor, text, known_names=known)
+    def run(_sid: str, title: str, text: str, known: Sequence[str]) -> ExtractedEntities:
+        return extract_entities(extractor, text, known_names=known, title=title)
 
     return run
 
@@ -149,7 +150,7 @@ def stubbed_bedrock_extract(fixture: Path) -> Extract:
     )
     extractor = BedrockEntityExtractor(client, model_id="anthropic.claude-3-haiku-20240307-v1:0")
 
-    def run(sid: str, text: str, known: Sequence[str]) -> ExtractedEntities:
+    def run(sid: str, title: str, text: str, known: Sequence[str]) -> ExtractedEntities:
         response = {
             "output": {
                 "message": {
@@ -165,7 +166,7 @@ def stubbed_bedrock_extract(fixture: Path) -> Extract:
         }
         with Stubber(client) as stub:
             stub.add_response("converse", response, {k: ANY for k in _converse_keys()})
-            return extract_entities(extractor, text, known_names=known)
+            return extract_entities(extractor, text, known_names=known, title=title)
 
     return run
 

@@ -224,13 +224,13 @@ def apply_records(ports: IngestionPorts, corpus: Corpus) -> None:
 def _todo(stack: BenchStack, batch: Sequence[StoryPlan]) -> tuple[dict[UUID, dict[str, Any]], list[_Todo]]:
     """The batch's stories not yet loaded as this generator loads them, with their chunks."""
     from heirloom.domain import ingestion
-    from heirloom.domain.chunking import chunk_story, content_hash
+    from heirloom.domain.chunking import chunk_story, story_digest
 
     ports = stack.ports
     state = _load_state(stack, [sp.story.id for sp in batch])
     todo: list[_Todo] = []
     for sp in batch:
-        digest = content_hash(sp.story.content)
+        digest = story_digest(sp.story.title, sp.story.content)
         row = state.get(sp.story.id)
         done = (ingestion.index_key(digest), ports.embedder.model_id, digest, SYNTHETIC_EXTRACTOR)
         if (

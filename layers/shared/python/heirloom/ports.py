@@ -161,7 +161,8 @@ class ProcessingLedger(Protocol):
     """What is indexed and graph-synced, for which content, model and extractor."""
 
     def graph_synced(self, story_id: UUID) -> tuple[str, str] | None:
-        """(content hash, extractor version) the graph was last built from, if any."""
+        """(story digest, extractor version) the graph was last built from, if any: the digest
+        covers title and content (`domain.chunking.story_digest`)."""
         ...
 
     def mark_graph_synced(
@@ -199,7 +200,8 @@ class ProcessingLedger(Protocol):
         extractor_version: str | None,
         chunk_format: str,
     ) -> list[UUID]:
-        """Story ids (ascending, after `after`) whose chunks or graph facts are behind."""
+        """Story ids (ascending, after `after`) whose chunks or graph facts are behind: their
+        recorded digest is not the stored title's and content's `story_digest`."""
         ...
 
     def counts(self) -> dict[str, int]:

@@ -32,6 +32,7 @@ from heirloom.contracts.records import (
     User,
     Visibility,
 )
+from heirloom.domain.chunking import digest_of
 from heirloom.domain.ordering import (
     Stamp,
     Verdict,
@@ -428,9 +429,10 @@ class MemoryStoryStore:
         for sid in sorted(self.stories, key=str):
             if after is not None and str(sid) <= str(after):
                 continue
-            _, digest, _ = self.stories[sid]
             p = self.processing.get(sid, _Processing())
             indexed = self.index.processing.get(sid) if self.index is not None else None
+            story, content_digest, _ = self.stories[sid]
+            digest = digest_of(story.title, content_digest)
             chunks_ok = indexed == (f"{digest}:{chunk_format}", embedder)
             graph_ok = extractor_version is None or (p.graph_hash, p.extractor_version) == (
                 digest,

@@ -25,6 +25,7 @@ class ChunkEmbedResult(_Edge):
     kind: Literal["chunks"] = "chunks"
     story_id: UUID
     status: Literal["indexed", "up_to_date", "deleted"]
+    #: the story's `story_digest` (title and content) the chunks were built from
     content_hash: str | None = None
     chunks: int = 0
 
@@ -33,6 +34,7 @@ class ExtractionResult(_Edge):
     kind: Literal["entities"] = "entities"
     story_id: UUID
     status: Literal["extracted", "up_to_date", "deleted"]
+    #: the story's `story_digest` (title and content) the entities were extracted from
     content_hash: str | None = None
     extractor_version: str = ""
     entities: ExtractedEntities = ExtractedEntities()

@@ -15,6 +15,18 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
+def story_digest(title: str, content: str) -> str:
+    """What a story's chunk index and graph are built from: its title and its content (chunks
+    embed the title; extraction reads it). Recorded in both ledgers (decision 0029)."""
+    return digest_of(title, content_hash(content))
+
+
+def digest_of(title: str, content_digest: str) -> str:
+    """`story_digest` from the stored content hash; the backfill planner's SQL computes the same
+    (adapters/postgres/ledger.py)."""
+    return hashlib.sha256(f"{content_hash(title)}:{content_digest}".encode()).hexdigest()
+
+
 def paragraphs(content: str) -> list[str]:
     return [" ".join(p.split()) for p in _PARAGRAPH_BREAK.split(content.replace("\r\n", "\n")) if p.strip()]
 

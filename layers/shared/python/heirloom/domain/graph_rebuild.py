@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from heirloom.domain import graph_sync
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import story_digest
 from heirloom.domain.graph_schema import NODE_LABELS
 from heirloom.domain.ingestion import (
     IngestionPorts,
@@ -70,7 +70,9 @@ def rebuild_graph(ports: IngestionPorts, legacy_ids: Sequence[UUID]) -> RebuildR
             current = stories.get_story(story.id)
             if current is not None:  # deleted meanwhile: its delete withdrew it
                 graph_sync.sync_story(ports.graph, current)
-    enriched = sum(enrich_story(ports, story, content_hash(story.content)) for story in all_stories)
+    enriched = sum(
+        enrich_story(ports, story, story_digest(story.title, story.content)) for story in all_stories
+    )
     return RebuildReport(
         legacies=len(legacies),
         persons=len(persons),

@@ -2,7 +2,8 @@
 
 Each function writes PostgreSQL first (the source of truth), then the graph (idempotent MERGEs,
 always re-applied so a failed graph write is repaired by the next delivery), and for stories
-re-chunks and re-embeds only when the indexed content hash is behind. The graph gets each record
+re-chunks, re-embeds and re-extracts only when the story's digest (title and content,
+`story_digest`) recorded for its index or graph is behind. The graph gets each record
 as stored, written under a lock keyed by what it writes (a story, person, membership,
 relationship or link: decision 0020), so the last writer writes the current state.
 """
@@ -35,7 +36,7 @@ from heirloom.contracts.records import (
 )
 from heirloom.domain import graph_sync
 from heirloom.domain.access import CREATES
-from heirloom.domain.chunking import chunk_story, content_hash
+from heirloom.domain.chunking import chunk_story, content_hash, story_digest
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
 from heirloom.ports import (
     Change,
@@ -350,7 +351,8 @@ CHUNK_FORMAT = "para500-title1"
 
 
 def index_key(digest: str) -> str:
-    """What the chunk index records for a story: its content hash and the chunk format."""
+    """What the chunk index records for a story: its digest (`story_digest`: chunks embed the
+    title) and the chunk format."""
     return f"{digest}:{CHUNK_FORMAT}"
 
 
@@ -360,7 +362,8 @@ def embedding_text(title: str, chunk: str) -> str:
 
 
 def index_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
-    """Chunk and embed `story` unless the index already holds this content; True if it did."""
+    """Chunk and embed `story` unless the index already holds this title and content (`digest`,
+    `story_digest`); True if it did."""
     key = index_key(digest)
     if ports.vectors.indexed_hash(story.id) == key:
         return False
@@ -404,7 +407,7 @@ class PendingEmbedding:
 
 def start_embedding(ports: IngestionPorts, story: Story, digest: str) -> PendingEmbedding | None:
     """Chunk `story` and start embedding its chunks in the model thread, unless the index
-    already holds this content."""
+    already holds this title and content (`digest`, `story_digest`)."""
     key = index_key(digest)
     if ports.vectors.indexed_hash(story.id) == key:
         return None
@@ -475,8 +478,9 @@ def write_entities(
     mentions: dict[str, str],
     unresolved: Sequence[str],
 ) -> SyncReport:
-    """Replace the story's graph facts, then mark the graph synced with this content. With its
-    legacy's staging on, only the approved places, events and objects (heirloom.domain.staging)."""
+    """Replace the story's graph facts, then mark the graph synced with this title and content
+    (`digest`, `story_digest`). With its legacy's staging on, only the approved places, events
+    and objects (heirloom.domain.staging)."""
     version = entities.extractor_version or ports.extractor_version
     curation = ports.curation
     pending = 0
@@ -523,7 +527,7 @@ def resync_story(ports: GraphWrites, story_id: UUID) -> bool:
     if story is None or saved is None:
         return False
     digest, version, entities = saved
-    if content_hash(story.content) != digest:
+    if story_digest(story.title, story.content) != digest:
         return False
     # unmarked first: if the re-sync fails, the story is behind and the next run rebuilds it
     ports.stories.forget_graph_synced([story_id])
@@ -547,7 +551,8 @@ def sync_entities(
 
 
 def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
-    """Extract and sync entities unless the graph already reflects this content and extractor."""
+    """Extract and sync entities unless the graph already reflects this title and content
+    (`digest`, `story_digest`) and extractor."""
     if ports.extractor is None:
         return False
     if ports.stories.graph_synced(story.id) == (digest, ports.extractor_version):
@@ -618,19 +623,18 @@ def apply_story(
         if story.updated_at < before.updated_at:
             return Change.SKIPPED
         raise StoryOfAnotherLegacy(story.id)
-    delivered = content_hash(story.content)
-    started = start_embedding(ports, story, delivered) if process else None
+    started = start_embedding(ports, story, story_digest(story.title, story.content)) if process else None
     if before is not None and before.legacy_id != story.legacy_id:
         # a move: its entities are scoped by legacy, so they are built again (unmarked before
         # the row moves, so a crash in between cannot leave the old scoping marked as done)
         ports.stories.forget_graph_synced([story.id])
-    change = ports.stories.upsert_story(story, delivered, seq)
+    change = ports.stories.upsert_story(story, content_hash(story.content), seq)
     # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
     # event's copy: two deliveries of one version write the same values
     current = ports.stories.get_story(story.id)
     if current is None:  # deleted (before or after this version was written): nothing to index
         return change if change is Change.SKIPPED else Change.UNCHANGED
-    digest = content_hash(current.content)
+    digest = story_digest(current.title, current.content)
     try:
         with ports.stories.story_graph_lock(current.id):
             graph_sync.sync_story(ports.graph, current)
@@ -701,11 +705,12 @@ def import_story(ports: IngestionPorts, story: Story, *, personal: bool = True) 
 
 def story_behind(ports: IngestionPorts, story_id: UUID) -> bool:
     """Is the stored story's chunk index or graph not built from its current content (a
-    hand-over to the ingestion workflow that never started, or an execution that failed)?"""
+    hand-over to the ingestion workflow that never started, or an execution that failed)? Its
+    title counts as its content does (`story_digest`)."""
     story = ports.stories.get_story(story_id)
     if story is None:
         return False
-    digest = content_hash(story.content)
+    digest = story_digest(story.title, story.content)
     if ports.vectors.indexed_hash(story_id) != index_key(digest):
         return True
     return ports.extractor is not None and ports.stories.graph_synced(story_id) != (

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship, Story
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import story_digest
 from heirloom.domain.ingestion import IngestionPorts, enrich_story, named_people
 
 
@@ -58,5 +58,5 @@ def relink(
         if start_ingestion is not None:
             start_ingestion(story.id)
         else:
-            enrich_story(ports, story, content_hash(story.content))
+            enrich_story(ports, story, story_digest(story.title, story.content))
     return ids

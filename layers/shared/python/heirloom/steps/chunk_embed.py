@@ -1,12 +1,12 @@
-"""ChunkEmbed: chunk the story as stored now and embed the chunks, unless the same content,
-model and chunk format are indexed already (a replayed or reordered step works on the current text)."""
+"""ChunkEmbed: chunk the story as stored now and embed the chunks, unless the same title and
+content (`story_digest`: chunks embed the title), model and chunk format are indexed already (a replayed or reordered step works on the current text)."""
 
 from __future__ import annotations
 
 from uuid import UUID
 
 from heirloom.contracts.ingestion import ChunkEmbedResult, IngestRequest
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import story_digest
 from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile, index_story
 from heirloom.services import Services
 
@@ -19,7 +19,7 @@ def chunk_embed_step(ports: IngestionPorts, story_id: UUID) -> ChunkEmbedResult:
     story = ports.stories.get_story(story_id)
     if story is None:
         return ChunkEmbedResult(story_id=story_id, status="deleted")
-    digest = content_hash(story.content)
+    digest = story_digest(story.title, story.content)
     try:
         indexed = index_story(ports, story, digest)
     except Exception:

@@ -1,12 +1,12 @@
 """ExtractEntities: the people, places, events and objects of the story as stored now, unless
-the same content was already extracted by the same extractor version."""
+the same title and content (`story_digest`) were already extracted by the same extractor version."""
 
 from __future__ import annotations
 
 from uuid import UUID
 
 from heirloom.contracts.ingestion import ExtractionResult, IngestRequest
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import story_digest
 from heirloom.domain.ingestion import IngestionPorts, extract_story
 from heirloom.services import Services
 
@@ -19,7 +19,7 @@ def extract_step(ports: IngestionPorts, story_id: UUID) -> ExtractionResult:
     story = ports.stories.get_story(story_id)
     if story is None:
         return ExtractionResult(story_id=story_id, status="deleted")
-    digest = content_hash(story.content)
+    digest = story_digest(story.title, story.content)
     if ports.extractor is None or ports.stories.graph_synced(story_id) == (digest, ports.extractor_version):
         return ExtractionResult(story_id=story_id, status="up_to_date", content_hash=digest)
     entities = extract_story(ports, story)

@@ -4,7 +4,7 @@ changed or went away since extraction."""
 from __future__ import annotations
 
 from heirloom.contracts.ingestion import ExtractionResult, GraphSyncInput, GraphSyncResult
-from heirloom.domain.chunking import content_hash
+from heirloom.domain.chunking import story_digest
 from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile, sync_entities
 from heirloom.services import Services
 
@@ -20,8 +20,8 @@ def graph_sync_step(ports: IngestionPorts, data: GraphSyncInput) -> GraphSyncRes
         return GraphSyncResult(story_id=data.story_id, status="deleted")
     if extraction is None or extraction.status != "extracted":
         return GraphSyncResult(story_id=data.story_id, status="up_to_date")
-    digest = content_hash(story.content)
-    if extraction.content_hash != digest:  # the story changed since extraction: a newer run syncs it
+    digest = story_digest(story.title, story.content)
+    if extraction.content_hash != digest:  # title or content changed since extraction: a newer run syncs it
         return GraphSyncResult(story_id=data.story_id, status="stale")
     try:
         report = sync_entities(ports, story, extraction.entities, digest)

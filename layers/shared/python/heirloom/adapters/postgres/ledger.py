@@ -73,11 +73,14 @@ class ProcessingLedger(StoreBase):
         rows = (
             self.db.connection()
             .execute(
-                "SELECT s.id FROM stories s LEFT JOIN story_processing p ON p.story_id = s.id"
+                # d.digest is domain.chunking.digest_of(title, content hash): the story_digest
+                "SELECT s.id FROM stories s LEFT JOIN story_processing p ON p.story_id = s.id,"
+                " LATERAL (SELECT encode(sha256(convert_to(encode(sha256(convert_to(s.title, 'UTF8')), 'hex')"
+                " || ':' || s.content_hash, 'UTF8')), 'hex') AS digest) d"
                 " WHERE (%s::uuid IS NULL OR s.id > %s::uuid)"
-                " AND (p.story_id IS NULL OR p.chunks_hash IS DISTINCT FROM s.content_hash || ':' || %s"
+                " AND (p.story_id IS NULL OR p.chunks_hash IS DISTINCT FROM d.digest || ':' || %s"
                 " OR p.embedder IS DISTINCT FROM %s"
-                " OR (%s::text IS NOT NULL AND (p.graph_hash IS DISTINCT FROM s.content_hash"
+                " OR (%s::text IS NOT NULL AND (p.graph_hash IS DISTINCT FROM d.digest"
                 " OR p.extractor_version IS DISTINCT FROM %s::text)))"
                 " ORDER BY s.id LIMIT %s",
                 (after, after, chunk_format, embedder, extractor_version, extractor_version, limit),
