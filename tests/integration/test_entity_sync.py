@@ -86,6 +86,13 @@ def facts(graph):
     )
 
 
+def _record(mini, story_id, tmp_path):
+    """The mini dataset's story record `story_id`, as the loader reads it."""
+    return next(
+        s.record for s in read_dataset(mini.write(tmp_path / "x")).stories if str(s.record.id) == story_id
+    )
+
+
 def test_facts_carry_their_supporting_stories(loaded):
     ports, mini, _ = loaded
     nodes, edges = facts(ports.graph)
@@ -107,11 +114,7 @@ def test_facts_carry_their_supporting_stories(loaded):
 def test_edit_replaces_exactly_the_story_contributions(loaded, tmp_path):
     ports, mini, extractor = loaded
     before = facts(ports.graph)
-    story = next(
-        s.record
-        for s in read_dataset(mini.write(tmp_path / "x")).stories
-        if str(s.record.id) == mini.private_story
-    )
+    story = _record(mini, mini.private_story, tmp_path)
     # an edit carries a newer updated_at (at an equal one the order of versions is fixed, not the last)
     later = story.updated_at + timedelta(hours=1)
     edited = story.model_copy(
@@ -190,11 +193,7 @@ def test_a_weak_place_the_title_names_reaches_the_graph(loaded, tmp_path):
     p = dataclasses.replace(
         ports, extractor=ScriptedExtractor({"glen": guesses}), extractor_version="scripted-2"
     )
-    story = next(
-        s.record
-        for s in read_dataset(mini.write(tmp_path / "x")).stories
-        if str(s.record.id) == mini.public_story
-    )
+    story = _record(mini, mini.public_story, tmp_path)
     edited = story.model_copy(
         update={
             "title": "Summers at Quarry Glen",
@@ -221,11 +220,7 @@ def test_a_title_only_edit_re_extracts_the_title_marks_and_the_title_named_place
     )
     extractor = ScriptedExtractor({"glen": guesses})
     p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-3")
-    story = next(
-        s.record
-        for s in read_dataset(mini.write(tmp_path / "x")).stories
-        if str(s.record.id) == mini.public_story
-    )
+    story = _record(mini, mini.public_story, tmp_path)
     first = story.model_copy(
         update={
             "title": "Summers",
