@@ -165,9 +165,9 @@ class Corpus:
 
     def active_links(self, legacy_id: uuid.UUID) -> list[uuid.UUID]:
         return [
-            link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
+            other
             for link in self.links
-            if link.status is LinkStatus.ACTIVE and legacy_id in (link.legacy_a_id, link.legacy_b_id)
+            if link.status is LinkStatus.ACTIVE and (other := link.other_side(legacy_id)) is not None
         ]
 
 

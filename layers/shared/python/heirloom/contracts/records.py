@@ -165,6 +165,12 @@ class Link(Record):
             raise ValueError("a link joins two different legacies")
         return value
 
+    def other_side(self, legacy_id: UUID) -> UUID | None:
+        """The legacy this link joins `legacy_id` to; None when `legacy_id` is neither side."""
+        if legacy_id == self.legacy_a_id:
+            return self.legacy_b_id
+        return self.legacy_a_id if legacy_id == self.legacy_b_id else None
+
 
 #: Largest story body accepted (characters); larger content is refused, never truncated.
 MAX_STORY_CHARS = 200_000

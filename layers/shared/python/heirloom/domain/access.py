@@ -61,12 +61,8 @@ def resolve_scope(
     )
     grants = [Grant(legacy_id=legacy_id, visibilities=readable, own_personal=True)]
     for link in links:
-        if link.status is not LinkStatus.ACTIVE:
-            continue
-        if legacy_id not in (link.legacy_a_id, link.legacy_b_id):
-            continue
-        other = link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
-        if other == legacy_id:
+        other = link.other_side(legacy_id)
+        if link.status is not LinkStatus.ACTIVE or other is None:
             continue
         allowlist = frozenset(link.shared_story_ids) if link.share_mode is ShareMode.SELECTIVE else None
         # personal stories never cross a link, not even to their author

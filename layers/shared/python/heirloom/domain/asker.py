@@ -149,9 +149,9 @@ def asker_kin(
     if user is None or user.person_id is None:
         return []
     legacy_ids = [legacy_id] + [
-        link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
+        other
         for link in (store.links_of(legacy_id) if cross_legacy else ())
-        if link.status == "active"
+        if link.status == "active" and (other := link.other_side(legacy_id)) is not None
     ]
     persons = {p.id: p for p in store.persons_of(legacy_ids)}
     own = persons.get(user.person_id) or store.get_person(user.person_id)

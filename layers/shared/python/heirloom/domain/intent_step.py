@@ -82,9 +82,9 @@ def build_gazetteer(
     appended to `degraded`)."""
     legacy = stories.get_legacy(legacy_id)
     ids = [legacy_id] + [
-        link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
+        other
         for link in stories.links_of(legacy_id)
-        if link.status == "active"
+        if link.status == "active" and (other := link.other_side(legacy_id)) is not None
     ]
     persons = stories.persons_of(ids)
     linked_subjects = {lg.subject_person_id for lg in (stories.get_legacy(i) for i in ids[1:]) if lg}

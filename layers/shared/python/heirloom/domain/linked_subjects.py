@@ -25,10 +25,10 @@ def linked_subjects(store: StoryStore, legacy_id: UUID) -> tuple[UUID, ...]:
     """The subject person ids of the legacies linked to `legacy_id` by an active or revoked link."""
     out: dict[UUID, None] = {}
     for link in store.links_of(legacy_id):
-        if link.status not in COUNTED or legacy_id not in (link.legacy_a_id, link.legacy_b_id):
+        other = link.other_side(legacy_id)
+        if link.status not in COUNTED or other is None:
             continue
-        other = link.legacy_b_id if link.legacy_a_id == legacy_id else link.legacy_a_id
-        legacy = store.get_legacy(other) if other != legacy_id else None
+        legacy = store.get_legacy(other)
         if legacy is not None:
             out[legacy.subject_person_id] = None
     return tuple(out)
