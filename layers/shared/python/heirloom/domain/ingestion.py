@@ -36,7 +36,7 @@ from heirloom.contracts.records import (
 )
 from heirloom.domain import graph_sync
 from heirloom.domain.access import CREATES
-from heirloom.domain.chunking import chunk_story, content_hash, story_digest
+from heirloom.domain.chunking import chunk_story, content_hash, digest_of, story_digest
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
 from heirloom.ports import (
     Change,
@@ -78,10 +78,10 @@ class StoryOfAnotherLegacy(ValueError):
 
 
 class AuthorNotAllowed(ValueError):
-    """An import or dataset record names an author it may not: one who is not a member of the
-    story's legacy (an unknown user reads alike), whose role may not give a story that
-    visibility, or another author than the stored story's; or (S3 imports) a personal story.
-    Story events trust their producer (decision 0028)."""
+    """An S3 import names an author it may not: one who is not a member of the story's legacy
+    (an unknown user reads alike), whose role may not give a story that visibility, or another
+    author than the stored story's; or it is a personal story. Story events trust their
+    producer, datasets only warn (decision 0028)."""
 
 
 @dataclass(frozen=True)
@@ -623,12 +623,13 @@ def apply_story(
         if story.updated_at < before.updated_at:
             return Change.SKIPPED
         raise StoryOfAnotherLegacy(story.id)
-    started = start_embedding(ports, story, story_digest(story.title, story.content)) if process else None
+    delivered = content_hash(story.content)
+    started = start_embedding(ports, story, digest_of(story.title, delivered)) if process else None
     if before is not None and before.legacy_id != story.legacy_id:
         # a move: its entities are scoped by legacy, so they are built again (unmarked before
         # the row moves, so a crash in between cannot leave the old scoping marked as done)
         ports.stories.forget_graph_synced([story.id])
-    change = ports.stories.upsert_story(story, content_hash(story.content), seq)
+    change = ports.stories.upsert_story(story, delivered, seq)
     # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
     # event's copy: two deliveries of one version write the same values
     current = ports.stories.get_story(story.id)
@@ -648,21 +649,21 @@ def apply_story(
     return change
 
 
-def require_author(ports: IngestionPorts, story: Story, *, personal: bool = True) -> None:
-    """AuthorNotAllowed unless an import or dataset record may name its author (decision 0028):
-    a current member of the story's legacy whose role may give a story that visibility
-    (domain/access.CREATES), the stored story's own author if it exists in that legacy, and,
-    with `personal=False` (S3 imports), neither a personal record nor a stored personal story.
-    A record the store would not write (deleted for good, older than the stored story, or the
-    same) passes, so a dataset loaded again after its author left changes nothing and fails
-    nothing. Checked before anything is written."""
+def require_author(ports: IngestionPorts, story: Story) -> None:
+    """AuthorNotAllowed unless an S3 import may name its author (decision 0028): a current
+    member of the story's legacy whose role may give a story that visibility
+    (domain/access.CREATES), the stored story's own author if it exists in that legacy, and
+    neither a personal record nor a stored personal story. A record the store would not write
+    (deleted for good, older than the stored story, or the same) passes, so an import sent
+    again after its author left changes nothing and fails nothing. Checked before anything is
+    written."""
     _require_legacy(ports, "legacy_id", story.legacy_id)
     if ports.stories.story_deleted(story.id):
         return  # the store skips it: a delete is final
     mine = ports.stories.get_story(story.id)
     if mine is not None and (mine.legacy_id != story.legacy_id or story.updated_at < mine.updated_at):
         return  # the store skips an older version; apply_story refuses a move
-    if not personal and Visibility.PERSONAL in (story.visibility, mine.visibility if mine else None):
+    if Visibility.PERSONAL in (story.visibility, mine.visibility if mine else None):
         raise AuthorNotAllowed(
             "visibility: an import may not write a personal story; only its author adds one"
         )
@@ -696,10 +697,10 @@ def author_refusal(story: Story, role: Role | None) -> str | None:
     return None
 
 
-def import_story(ports: IngestionPorts, story: Story, *, personal: bool = True) -> Change:
-    """`apply_story` for an S3 import (`personal=False`) or a dataset record: its author
-    checked first (`require_author`), so a refused record writes nothing."""
-    require_author(ports, story, personal=personal)
+def import_story(ports: IngestionPorts, story: Story) -> Change:
+    """`apply_story` for an S3 import: its author checked first (`require_author`), so a refused
+    record writes nothing."""
+    require_author(ports, story)
     return apply_story(ports, story)
 
 

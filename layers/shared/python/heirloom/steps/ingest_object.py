@@ -51,7 +51,7 @@ def import_object(ports: IngestionPorts, objects: ObjectStore, bucket: str, key:
             raise InvalidRequest("story content is too long")
         try:
             # its author a member who may write it, never a personal story (decision 0028)
-            change = ingestion.import_story(ports, story, personal=False)
+            change = ingestion.import_story(ports, story)
         except (UnknownReference, StoryOfAnotherLegacy, AuthorNotAllowed) as exc:
             raise InvalidRequest(str(exc)) from exc
     except InvalidRequest as exc:
