@@ -156,6 +156,23 @@ class TestThresholdAndLimits:
         title = "Aunt Velma, Velma Ostrow and Dr. Haines at Ostrow"
         assert not postprocess(raw, title=title).places
 
+    def test_a_known_persons_name_is_not_a_place(self) -> None:
+        """The legacy's persons, names and aliases of two or more words, are never places,
+        whatever the confidence or the title; a one-word name may also be a town."""
+        raw = ExtractedEntities(
+            places=(
+                ExtractedPlace(name="Nurse Halvorsen", confidence=0.6),  # an alias, named by the title
+                ExtractedPlace(name="the Ingrid  Halvorsen's", confidence=0.85),  # the name, as written
+                ExtractedPlace(name="Florence", confidence=0.85),  # a one-word alias stays a place
+                ExtractedPlace(name="Halvorsen Creek", confidence=0.85),
+                ExtractedPlace(name="Ridge", confidence=0.85),  # "the Ridge" is one word
+            ),
+        )
+        known = ["Ingrid Halvorsen", "Nurse Halvorsen", "Florence", "the Ridge"]
+        out = postprocess(raw, title="Nurse Halvorsen", known_names=known)
+        assert [p.name for p in out.places] == ["Florence", "Halvorsen Creek", "Ridge"]
+        assert len(postprocess(raw, title="Nurse Halvorsen").places) == 5  # not known: kept
+
     def test_limits_keep_the_most_confident_in_story_order(self) -> None:
         raw = people(*[(f"Person{i:02d}", 0.7 + i / 100) for i in range(25)])
         out = postprocess(raw)

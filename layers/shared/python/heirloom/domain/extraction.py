@@ -63,7 +63,9 @@ def extract_entities(
 ) -> ExtractedEntities:
     """Run `extractor` on one story (`title`: the story's title) and apply the shared rules."""
     raw = extractor.extract(text, known_names=known_names)
-    return postprocess(raw, min_confidence=min_confidence, limits=limits, title=title)
+    return postprocess(
+        raw, min_confidence=min_confidence, limits=limits, title=title, known_names=known_names
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -141,15 +143,35 @@ def _title_names(title: str, name: str, person_words: set[str]) -> bool:
     )
 
 
+def _person_key(name: str) -> str:
+    """A name's key as a person's (an owner's "'s" dropped): "Nurse Halvorsen's" == "nurse halvorsen"."""
+    return name_key(normalize_name(name, possessive=True))
+
+
+def _known_person_keys(known_names: Iterable[str]) -> frozenset[str]:
+    """Keys of the legacy's person names and aliases of two or more words (a one-word name is
+    as often a town's: "Florence", "Georgia")."""
+    keys = (_person_key(n) for n in known_names)
+    return frozenset(k for k in keys if len(k.split()) >= 2)  # "the Range" is one word
+
+
 def _places(
-    items: Iterable[ExtractedPlace], floor: float, limit: int, title: str = "", people: Sequence[str] = ()
+    items: Iterable[ExtractedPlace],
+    floor: float,
+    limit: int,
+    title: str = "",
+    people: Sequence[str] = (),
+    known_names: Iterable[str] = (),
 ) -> list[ExtractedPlace]:
     person_words = {w.casefold() for p in people for w in p.split()}
+    known = _known_person_keys(known_names)
     out = []
     for p in items:
         name = _clean_name(p.name, person=False) if p.confidence >= TITLE_CORROBORATED_CONFIDENCE else None
         if not name or (p.confidence < floor and not _title_names(title, name, person_words)):
             continue
+        if _person_key(name) in known:
+            continue  # "Nurse Lindqvist", an alias of the legacy's subject, is no place
         update = {"name": name, "location": _clean_text(p.location), "confidence": max(p.confidence, floor)}
         out.append(p.model_copy(update=update))
     return _dedupe_and_limit(out, lambda p: name_key(p.name), limit)
@@ -251,12 +273,15 @@ def postprocess(
     min_confidence: float = MIN_CONFIDENCE,
     limits: ExtractionLimits = DEFAULT_LIMITS,
     title: str = "",
+    known_names: Sequence[str] = (),
 ) -> ExtractedEntities:
     """The rules every extractor's output goes through before the graph sees it. A place below
     `min_confidence` (not below TITLE_CORROBORATED_CONFIDENCE) whose proper name of two or more
-    words `title` names, and not a person's, is kept at `min_confidence`."""
+    words `title` names, and not a person's, is kept at `min_confidence`. A place named as one
+    of `known_names` (the legacy's persons and aliases, two or more words) is dropped."""
     people = _people(entities.people, min_confidence, limits.people)
-    places = _places(entities.places, min_confidence, limits.places, title, [p.name for p in people])
+    story_people = [p.name for p in people]
+    places = _places(entities.places, min_confidence, limits.places, title, story_people, known_names)
     events = _events(entities.events, min_confidence, limits.events)
     objects = _objects(entities.objects, min_confidence, limits.objects)
     names = {

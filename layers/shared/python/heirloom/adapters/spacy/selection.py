@@ -15,7 +15,7 @@ from heirloom.adapters.spacy.things import (
     _proper_places,
     promote_repeated_names,
 )
-from heirloom.adapters.spacy.tokens import RULE_CONFIDENCE, _Cand
+from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
@@ -52,8 +52,10 @@ def _select(cands: list[_Cand]) -> list[_Cand]:
             for k in kept
             if _overlaps(p, k) and not (k.owner is not None and k.owner[0] <= p.start and p.end <= k.owner[1])
         ]
-        if any(k.start <= p.start and p.end <= k.end for k in clashes):
-            continue  # "Mary" inside "St. Mary's Church"
+        inside = [k for k in clashes if k.start <= p.start and p.end <= k.end]
+        # "Mary" inside "St. Mary's Church"; a name the legacy knows as a person's keeps its own span
+        if any(k.length > p.length or p.confidence < KNOWN_NAME_CONFIDENCE for k in inside):
+            continue
         if all(p.length > k.length or p.confidence > k.confidence for k in clashes):
             for k in clashes:
                 kept.remove(k)

@@ -10,7 +10,6 @@ from heirloom.adapters.spacy.lexicon import (
     _DETERMINERS,
     _EVENT_HEADS,
     _EVENT_NEEDS_QUALIFIER,
-    _KIN_TITLE_WORDS,
     _LOCATIVE_PREPOSITIONS,
     _MODIFIER_TAGS,
     _NOMINAL,
@@ -39,7 +38,18 @@ from heirloom.adapters.spacy.tokens import (
     _capitalised,
     _text,
 )
-from heirloom.domain.kinship import _HONORIFICS
+from heirloom.domain.kinship import _HONORIFICS, _KIN_TITLES
+
+#: last words that make a name a place's even after a person's title ("Uncle Sam's Diner")
+_ANY_PLACE_HEAD = frozenset(_PROPER_PLACE_HEADS) | frozenset(_PLACE_HEADS) | frozenset(_WEAK_PLACE_HEADS)
+
+
+def _person_titled(doc: Any, start: int, end: int) -> bool:
+    """Does [start, end) open with a kin title in any language of the kinship lexicon ("Aunt",
+    "Nonna", "Tonton", "Avó") or an honorific ("Mrs.", "Pastor") and end in no place word? A
+    saint's name is a place's ("St. Agatha"): no saint word is a kin title or an honorific."""
+    first = doc[start].lower_.rstrip(".")
+    return first in _KIN_TITLES | _HONORIFICS and doc[end - 1].lower_ not in _ANY_PLACE_HEAD
 
 
 def _proper_places(doc: Any) -> list[_Cand]:
@@ -259,13 +269,12 @@ def promote_repeated_names(doc: Any, cands: list[_Cand], people: list[_Cand]) ->
     Terrace ... the nurses at Larkspur Terrace"), or right after a locative preposition ("moved
     into Larkspur Terrace"). Otherwise it stays a weak guess (the small model tags many things
     ORG: "Flying Geese" a quilt pattern). Not a name that shares a word with a person the story
-    names or starts with a kin word or an honorific ("Aunt Dot" tagged ORG is still a person)."""
+    names (a name opening with a kin title or an honorific is no candidate: `_person_titled`)."""
     person_words = {w.casefold() for p in people for w in p.name.split()}
     for c in cands:
         if not c.org_guess or c.confidence >= RULE_CONFIDENCE:
             continue
-        words = [t.lower_ for t in doc[c.start : c.end]]
-        if words[0] in _KIN_TITLE_WORDS | _HONORIFICS or person_words & set(words):
+        if person_words & {t.lower_ for t in doc[c.start : c.end]}:
             continue
         if _corroborated(doc, c.start, c.end) or _after_locative(doc, c.start, c.end):
             c.confidence = RULE_CONFIDENCE
@@ -304,23 +313,32 @@ def _corroborated(doc: Any, start: int, end: int) -> bool:
     return len(seen) >= 2
 
 
+def _ner_name(doc: Any, ent: Any) -> tuple[int, int] | None:
+    """The name inside a model entity: no determiner, possessive or trailing punctuation, cut at
+    a locative preposition; None when no capitalised word or a number is left."""
+    start, end = ent.start, ent.end
+    while start < end and doc[start].lower_ in _DETERMINERS:
+        start += 1
+    # "the Starlite Diner on Route 9": a name stops at a locative preposition
+    end = next((k for k in range(start + 1, end) if doc[k].lower_ in _LOCATIVE_PREPOSITIONS), end)
+    while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
+        end -= 1
+    if start >= end or any(t.like_num for t in doc[start:end]):
+        return None
+    if not any(t.is_title or t.is_upper for t in doc[start:end]):
+        return None
+    return start, end
+
+
 def _ner_places_events(doc: Any) -> list[_Cand]:
     out: list[_Cand] = []
     for ent in doc.ents:
         label = ent.label_
-        if label not in ("GPE", "LOC", "FAC", "ORG", "EVENT"):
+        if label not in ("GPE", "LOC", "FAC", "ORG", "EVENT") or (span := _ner_name(doc, ent)) is None:
             continue
-        start, end = ent.start, ent.end
-        while start < end and doc[start].lower_ in _DETERMINERS:
-            start += 1
-        # "the Starlite Diner on Route 9": a name stops at a locative preposition
-        end = next((k for k in range(start + 1, end) if doc[k].lower_ in _LOCATIVE_PREPOSITIONS), end)
-        while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
-            end -= 1
-        if start >= end or any(t.like_num for t in doc[start:end]):
-            continue
-        if not any(t.is_title or t.is_upper for t in doc[start:end]):
-            continue
+        start, end = span
+        if label != "EVENT" and _person_titled(doc, start, end):
+            continue  # "Nonna Rosa", "Pastor Lund" tagged FAC or GPE: a person, not a place
         name = _text(doc, start, end)
         last = doc[end - 1].lower_
         if label == "EVENT":
