@@ -248,6 +248,34 @@ def test_a_title_only_edit_re_extracts_the_title_marks_and_the_title_named_place
     assert extractor.calls == calls + 1
 
 
+def test_a_known_persons_name_is_written_as_no_place(loaded, tmp_path):
+    """Ingestion gives extraction the legacy's persons and aliases; a place named as one of them
+    (an extractor's mistake) is not written, whether confident or lifted by the title (0031)."""
+    ports, mini, _ = loaded
+    mistaken = ExtractedEntities(
+        places=(
+            ExtractedPlace(name="Nana Ada", type="locality", confidence=0.85),  # Ada Marsh's alias
+            ExtractedPlace(name="Ada Marsh's", type="workplace", confidence=0.6),  # the title names it
+            ExtractedPlace(name="Quarry Glen", type="landmark", confidence=0.85),
+        )
+    )
+    p = dataclasses.replace(
+        ports, extractor=ScriptedExtractor({"glen": mistaken}), extractor_version="scripted-4"
+    )
+    story = _record(mini, mini.public_story, tmp_path)
+    edited = story.model_copy(
+        update={
+            "title": "Summers at Ada Marsh's",
+            "content": "Nana Ada spent her summers at the glen.",
+            "updated_at": story.updated_at + timedelta(hours=1),
+        }
+    )
+    ingestion.apply_story(p, edited)
+    nodes, _ = facts(p.graph)
+    assert nodes[("Place", "Quarry Glen")] == [mini.public_story]
+    assert not {("Place", "Nana Ada"), ("Place", "Ada Marsh's"), ("Place", "Ada Marsh")} & set(nodes)
+
+
 def title_marks(graph, story_id):
     """The story's places and whether its edge to each is `in_title`."""
     rows = graph.run(

@@ -156,7 +156,8 @@ def _known_people(doc: Any, known: Any, out: list[_Cand]) -> list[_Cand]:
         if any(t in taken for t in range(start, end)):
             continue
         tagged = {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}
-        if tagged and sum(_capitalised(doc[t]) for t in range(start, end)) < 2:
+        words = [t for t in doc[start:end] if _capitalised(t) and t.lower_ not in _DETERMINERS]
+        if tagged and len(words) < 2:
             continue  # "May" the month, "Virginia" the state, "the Range" a region
         conf = KNOWN_NAME_CONFIDENCE if end - start > 1 else RULE_CONFIDENCE
         found.append(_Cand("people", start, end, _text(doc, start, end), conf))
