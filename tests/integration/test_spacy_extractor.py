@@ -20,6 +20,7 @@ import pytest
 
 from heirloom.adapters.spacy import extractor as spacy_extractor
 from heirloom.adapters.spacy.extractor import SpacyEntityExtractor
+from heirloom.adapters.spacy.people import _known_people
 from heirloom.adapters.spacy.selection import _entities
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.domain.extraction import extract_entities, postprocess
@@ -536,6 +537,23 @@ def test_a_known_persons_alias_is_not_a_place(extractor: SpacyEntityExtractor) -
         got = extract_entities(extractor, text, title=title, known_names=known)
         assert "Nurse Halvorsen" not in _names(got, "places")
         assert "Nurse Halvorsen" in _names(got, "people")  # a mention of the known person
+
+
+def test_a_known_name_the_model_tagged_a_place(extractor: SpacyEntityExtractor) -> None:
+    """The model's tags set by hand: a known name of two capitalised words is a person whatever
+    the tag; one capitalised word after an article ("The Range", a region) is not."""
+    from spacy.tokens import Doc, Span
+
+    nlp = extractor._nlp()
+    known = spacy_extractor._known_matcher(nlp, ["Ingrid Halvorsen", "Nurse Halvorsen", "the Range"])
+    for words, (start, end, label), person in (
+        (["Nurse", "Halvorsen", "came", "."], (0, 2, "FAC"), True),
+        (["The", "Range", "was", "cold", "."], (0, 2, "LOC"), False),
+    ):
+        doc = Doc(nlp.vocab, words=words)
+        doc.ents = [Span(doc, start, end, label=label)]
+        found = [c.name for c in _known_people(doc, known, [])]
+        assert found == ([" ".join(words[start:end])] if person else []), found
 
 
 def test_a_hyphenated_modifier_stays_whole(extractor: SpacyEntityExtractor) -> None:
