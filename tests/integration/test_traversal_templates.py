@@ -156,14 +156,16 @@ def test_general_is_the_subject_neighbourhood_stories_first(graph, fx):
     ]  # fmt: skip
 
 
-def test_facts_carry_detail_provenance_and_legacies(graph, fx):
+def test_facts_are_the_told_ones_with_provenance_and_legacies(graph, fx):
+    """Known relationships (the brother, FAMILY_OF, known) are not read from the graph:
+    AccessFilter reads them from the store (decision 0030)."""
     rows = _rows(graph, "facts", person_ids=["p-subject"], subject_id="p-subject", limit=20)
     got = {(r["subject"], r["predicate"], r["object"]): r for r in rows}
-    brother = got[("Sam Reed", "FAMILY_OF", "Ben Reed")]
-    assert brother["detail"] == "brother" and brother["known"] is True
-    assert brother["subject_legacy"] == fx.legacy
-    assert _names(got[("Sam Reed", "LIVED_IN", "Heron Lake")]["story_ids"]) == ["s-lake"]
-    assert ("Ben Reed", "FAMILY_OF", "Ada Reed") not in got
+    lived = got[("Sam Reed", "LIVED_IN", "Heron Lake")]
+    assert _names(lived["story_ids"]) == ["s-lake"] and not lived["known"]
+    assert lived["subject_legacy"] == fx.legacy
+    assert [k for k, r in got.items() if r["known"]] == []
+    assert ("Sam Reed", "FAMILY_OF", "Ben Reed") not in got
 
 
 def test_ambient_gives_the_facts_about_named_places_events_and_objects(graph, fx):
@@ -210,7 +212,8 @@ def test_traverse_relational_family_persona_reaches_two_hops_across_the_link(gra
         ("s-friend", "relational", 1, "FRIENDS_WITH"),
         ("s-sil", "relational_2hop", 2, "FAMILY_OF"),
     }
-    assert any(f.predicate == "FAMILY_OF" and f.detail == "brother" and f.known for f in result.facts)
+    assert result.known is not None and result.known.person_ids == ("p-subject",)
+    assert not any(f.known for f in result.facts)  # AccessFilter reads them from the store
 
 
 def test_a_connection_the_message_describes_is_followed_like_a_named_one(graph, fx):

@@ -183,13 +183,15 @@ LIMIT $limit
 #: from the named persons (by the id index) over edges in either direction, oriented back with
 #: startNode/endNode: an OR over both ends of every edge scanned all persons (69 -> 7 ms at 10k).
 #: A derived fact is one edge per supporting story (`story_id`); they are grouped back into
-#: one fact with the list of its stories (a known relationship has none). An edge a merge moved
+#: one fact with the list of its stories. Known relationships are left out: AccessFilter reads
+#: them from the store (decision 0030). An edge a merge moved
 #: carries the name its story used (`name`): the fact reads with that name, grouped apart, so a
 #: user never sees a merged entity under a name only a story they may not read gives it.
 FACTS = f"""
 MATCH (x:Person)
 WHERE x.id IN $person_ids
 MATCH (x)-[r:{SOCIAL}|LIVED_IN|WORKED_AT|PARTICIPATED_IN|OWNED]-(y)
+WHERE r.known IS NULL OR r.known = false
 WITH DISTINCT r, startNode(r) AS a, endNode(r) AS b
 WITH a, b, r.kind AS predicate, r.detail AS detail, r.since AS since, r.until AS until, r.known AS known,
      coalesce(r.name, b.name) AS object, collect(r.story_id) AS story_ids
