@@ -190,18 +190,10 @@ def test_a_weak_place_the_title_names_reaches_the_graph(loaded, tmp_path):
             ExtractedPlace(name="Fenwick Row", type="workplace", confidence=0.6),
         )
     )
-    p = dataclasses.replace(
-        ports, extractor=ScriptedExtractor({"glen": guesses}), extractor_version="scripted-2"
-    )
-    story = _record(mini, mini.public_story, tmp_path)
-    edited = story.model_copy(
-        update={
-            "title": "Summers at Quarry Glen",
-            "content": "Ada spent her summers at the glen, and wrote to Fenwick Row.",
-            "updated_at": story.updated_at + timedelta(hours=1),
-        }
-    )
-    ingestion.apply_story(p, edited)
+    p = _edit_extracted_as(
+        ports, mini, tmp_path, guesses, "Summers at Quarry Glen",
+        "Ada spent her summers at the glen, and wrote to Fenwick Row.",
+    )  # fmt: skip
     nodes, _ = facts(p.graph)
     assert nodes[("Place", "Quarry Glen")] == [mini.public_story]
     assert ("Place", "Fenwick Row") not in nodes
@@ -259,21 +251,26 @@ def test_a_known_persons_name_is_written_as_no_place(loaded, tmp_path):
             ExtractedPlace(name="Quarry Glen", type="landmark", confidence=0.85),
         )
     )
-    p = dataclasses.replace(
-        ports, extractor=ScriptedExtractor({"glen": mistaken}), extractor_version="scripted-4"
+    p = _edit_extracted_as(
+        ports, mini, tmp_path, mistaken, "Summers at Ada Marsh's", "Nana Ada spent her summers at the glen."
     )
-    story = _record(mini, mini.public_story, tmp_path)
-    edited = story.model_copy(
-        update={
-            "title": "Summers at Ada Marsh's",
-            "content": "Nana Ada spent her summers at the glen.",
-            "updated_at": story.updated_at + timedelta(hours=1),
-        }
-    )
-    ingestion.apply_story(p, edited)
     nodes, _ = facts(p.graph)
     assert nodes[("Place", "Quarry Glen")] == [mini.public_story]
     assert not {("Place", "Nana Ada"), ("Place", "Ada Marsh's"), ("Place", "Ada Marsh")} & set(nodes)
+
+
+def _edit_extracted_as(ports, mini, tmp_path, entities, title, content):
+    """The public story edited to `title` and `content` and applied with an extractor that
+    answers `entities` for it (a version of its own): the ports it was applied with."""
+    p = dataclasses.replace(
+        ports, extractor=ScriptedExtractor({"glen": entities}), extractor_version=f"scripted {title}"
+    )
+    story = _record(mini, mini.public_story, tmp_path)
+    edited = story.model_copy(
+        update={"title": title, "content": content, "updated_at": story.updated_at + timedelta(hours=1)}
+    )
+    ingestion.apply_story(p, edited)
+    return p
 
 
 def title_marks(graph, story_id):
