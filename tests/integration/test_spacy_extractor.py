@@ -573,6 +573,8 @@ def test_a_place_name_ends_at_a_function_word(extractor: SpacyEntityExtractor) -
     assert "St. Agatha" in _names(got, "places"), got.places
     assert not any("Grandpa" in p for p in _names(got, "places"))
     assert "Grandpa" in _names(got, "people")
+    raw = extractor.extract("Dad joined the Knights of Columbus in 1950.")  # an ORG guess, whole
+    assert "Knights of Columbus" in _names(raw, "places")
 
 
 def test_a_known_persons_alias_is_not_a_place(extractor: SpacyEntityExtractor) -> None:
