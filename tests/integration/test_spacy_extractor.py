@@ -24,6 +24,7 @@ from heirloom.adapters.spacy.people import _known_people
 from heirloom.adapters.spacy.selection import _entities
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.domain.extraction import extract_entities, postprocess
+from heirloom.domain.kinship import parse_kin
 from heirloom.ports import EntityExtractor
 
 try:
@@ -525,6 +526,55 @@ def test_a_kin_or_honorific_title_makes_no_place(extractor: SpacyEntityExtractor
     got = extract_entities(extractor, kitchen)
     assert not any(p.startswith("Aunt Bea") for p in _names(got, "places"))  # "kitchen" is no place word
     assert "Aunt Bea" in _names(got, "people")
+
+
+def test_a_kin_title_in_any_language_names_a_person(extractor: SpacyEntityExtractor) -> None:
+    """A capitalised kin title of any language of the kin lexicon before a capitalised name is a
+    person mention with the title in the name and the kin word as context, as "Aunt Bea" is,
+    whatever the model tagged it (a building, an organisation, nothing, a person)."""
+    for text, name, gender in (
+        ("Papa lived alone on the farm since Nonna Rosa died, and he would not leave.", "Nonna Rosa", "f"),
+        ("Tonton Marcel played the accordion at every party.", "Tonton Marcel", "m"),
+        ("Avó Lurdes sewed the christening gown.", "Avó Lurdes", "f"),
+        ("Oma Greet baked bread on Saturdays.", "Oma Greet", "f"),
+        ("Opa Willem kept bees behind the house.", "Opa Willem", "m"),
+        ("Tia Maria brought the photographs from Lisbon.", "Tia Maria", "f"),
+    ):
+        got = extract_entities(extractor, text)
+        people = {p.name: p for p in got.people}
+        assert name in people, (text, people)
+        kin = parse_kin(people[name].context)
+        assert kin is not None and kin.gender == gender, (name, people[name].context)
+        assert name not in _names(got, "places")
+
+
+def test_a_kin_title_that_is_also_a_word_leaves_places_alone(extractor: SpacyEntityExtractor) -> None:
+    """A kin title that is also an ordinary word or opens place names ("Gran", Italian "Primo")
+    makes no person where the model tags the name a place or an article precedes it, and the
+    model's place stands."""
+    for text, place in (
+        ("We spent two winters in Gran Canaria.", "Gran Canaria"),
+        ("We drove along the Gran Via in Madrid.", "Gran Via"),
+        ("We ate at Primo Pizza on Friday nights.", "Primo Pizza"),
+    ):
+        got = extract_entities(extractor, text)
+        assert place in _names(got, "places"), (text, got.places)
+        assert not any(p.startswith(place.split()[0]) for p in _names(got, "people")), got.people
+    opera = extract_entities(extractor, "The Prima Donna sang at the opera house.")
+    assert "Prima Donna" not in _names(opera, "people")
+    gran = extract_entities(extractor, "We stayed with Gran Edith in the summer.")
+    assert "Gran Edith" in _names(gran, "people")  # the English title still names a person
+
+
+def test_a_place_name_ends_at_a_function_word(extractor: SpacyEntityExtractor) -> None:
+    """The model runs a saint's place name on over "for Grandpa"; a name ends at its first
+    lower-case function word, other than the "of" of "Knights of Columbus"."""
+    got = extract_entities(extractor, "We lit a candle at St. Agatha for Grandpa every year.")
+    assert "St. Agatha" in _names(got, "places"), got.places
+    assert not any("Grandpa" in p for p in _names(got, "places"))
+    assert "Grandpa" in _names(got, "people")
+    raw = extractor.extract("Dad joined the Knights of Columbus in 1950.")  # an ORG guess, whole
+    assert "Knights of Columbus" in _names(raw, "places")
 
 
 def test_a_known_persons_alias_is_not_a_place(extractor: SpacyEntityExtractor) -> None:

@@ -10,8 +10,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from heirloom.domain.kinship import _KIN_TITLES
 from heirloom.domain.kinship import KIN_TERMS_EN as KIN_TERMS
-from heirloom.domain.kinship import kin_titles
 
 LEXICON = "extraction_en.json"
 
@@ -44,6 +44,10 @@ def _by_pair(name: str) -> dict[tuple[str, str], str]:
 # Penn Treebank tags the rules read (spaCy's fine-grained `tag_`)
 _NOUN = frozenset({"NN", "NNS"})
 _PROPER = frozenset({"NNP", "NNPS"})
+#: the model's entity labels a place can come from (spaCy's OntoNotes labels)
+_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC", "ORG"})
+#: prepositions, "to" and conjunctions: lower-case, they end a name ("St. Agatha for Grandpa")
+_FUNCTION_TAGS = frozenset({"IN", "TO", "CC"})
 _NOMINAL = _NOUN | _PROPER
 _ADJ = frozenset({"JJ", "JJR", "JJS"})
 _MODIFIER_TAGS = _NOMINAL | _ADJ | {"CD", "HYPH", "POS", "VBN"}
@@ -55,9 +59,11 @@ _POSSESSIVE_PRONOUNS = _words("possessive_pronouns")
 _NARRATOR_POSSESSIVES = _words("narrator_possessives")
 _POSSESSIVE_MARKS = _words("possessive_marks")
 _KIN_NEEDS_POSSESSIVE = _words("kin_needs_possessive")
+_KIN_TITLES_ALSO_WORDS = _words("kin_titles_also_words")
 _PROPER_PLACE_HEADS = _by_word("proper_place_heads")
 _PROPER_PLACE_PREFIXES = _by_word("proper_place_prefixes")
 _LOCATIVE_PREPOSITIONS = _words("locative_prepositions")
+_NAME_JOINERS = _words("name_joiners")
 _ROAD_WORDS = _words("road_words")
 _SAINTS = _words("saints")
 _PLACE_HEADS = _by_word("place_heads")
@@ -74,9 +80,11 @@ _LIVE_VERBS = _words("live_verbs")
 _WORK_VERBS = _words("work_verbs")
 _PERSON_STOPWORDS = _words("person_stopwords")
 
-#: kin words (single tokens) and those that can title a name ("Uncle Jim", "Grandma Rose")
+#: English kin words (single tokens); kin titles of any language of the kin lexicon ("Uncle Jim",
+#: "Nonna Rosa"), and those of other languages, read only before a name ("Tonton Marcel")
 _KIN_WORDS = frozenset(KIN_TERMS)
-_KIN_TITLE_WORDS = kin_titles(KIN_TERMS)
+_KIN_TITLE_WORDS = _KIN_TITLES
+_FOREIGN_KIN_TITLES = _KIN_TITLES - _KIN_WORDS
 
 _YEAR = re.compile(r"^(?:19\d\d|20[0-2]\d)$")
 _DECADE_NUMBER = re.compile(r"^(?P<y>(?:19|20)\d0)'?s$")

@@ -1,4 +1,4 @@
-"""People: model entities, capitalised names and kin phrases ("my dad", "Uncle Jim")."""
+"""People: model entities, capitalised names and kin phrases ("my dad", "Uncle Jim", "Nonna Rosa")."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ from typing import Any
 
 from heirloom.adapters.spacy.lexicon import (
     _DETERMINERS,
+    _FOREIGN_KIN_TITLES,
     _KIN_NEEDS_POSSESSIVE,
     _KIN_TITLE_WORDS,
+    _KIN_TITLES_ALSO_WORDS,
     _KIN_WORDS,
     _NARRATOR_POSSESSIVES,
+    _NOMINAL,
     _PERSON_STOPWORDS,
+    _PLACE_LABELS,
     _POSSESSIVE_MARKS,
     _POSSESSIVE_PRONOUNS,
     _PROPER,
@@ -29,10 +33,37 @@ from heirloom.adapters.spacy.tokens import (
 )
 
 
+def _name_word(token: Any) -> bool:
+    """A capitalised proper noun that is no kin word: a word of the name after a kin title."""
+    return token.tag_ in _PROPER and _capitalised(token) and token.lower_ not in _KIN_WORDS
+
+
+def _foreign_title(doc: Any, i: int) -> bool:
+    """ "Nonna Rosa", "Tonton Marcel", "Avó Lurdes": a capitalised kin title of another language
+    of the kin lexicon, right before a name (alone, such a word is left to the model)."""
+    tok = doc[i]
+    return (
+        tok.lower_ in _FOREIGN_KIN_TITLES
+        and tok.tag_ in _NOMINAL
+        and _capitalised(tok)
+        and i + 1 < len(doc)
+        and _name_word(doc[i + 1])
+    )
+
+
+def _title_of_a_place(doc: Any, i: int) -> bool:
+    """ "Gran Canaria", "the Gran Via", "Primo Pizza": a kin title that is also an ordinary word
+    or opens place names is none where the model tags it a place or an article precedes it."""
+    tok = doc[i]
+    if tok.lower_ not in _KIN_TITLES_ALSO_WORDS or not _capitalised(tok):
+        return False
+    return tok.ent_type_ in _PLACE_LABELS or (i > 0 and doc[i - 1].lower_ in _DETERMINERS)
+
+
 @dataclass
 class _KinScan:
-    """Kin references: "Uncle Jim", "my grandmother", "Mom", "my mother's brother", "my
-    grandmother, Edith Marlowe" (the name, with the kin word as context)."""
+    """Kin references: "Uncle Jim", "Nonna Rosa", "my grandmother", "Mom", "my mother's brother",
+    "my grandmother, Edith Marlowe" (the name, with the kin word as context)."""
 
     doc: Any
     out: list[_Cand] = field(default_factory=list)
@@ -42,7 +73,9 @@ class _KinScan:
 
     def scan(self) -> _KinScan:
         for i, tok in enumerate(self.doc):
-            if _is_kin(tok) and i not in self.consumed:
+            if i in self.consumed or _title_of_a_place(self.doc, i):
+                continue
+            if _is_kin(tok) or _foreign_title(self.doc, i):
                 self._at(i)
         return self
 
@@ -50,7 +83,7 @@ class _KinScan:
         doc, n = self.doc, len(self.doc)
         start = _kin_start(doc, i)
         j = i + 1
-        while j < n and doc[j].tag_ in _PROPER and _capitalised(doc[j]) and doc[j].lower_ not in _KIN_WORDS:
+        while j < n and _name_word(doc[j]):
             j += 1
         self.consumed.update(range(start, i + 1))
         if j > i + 1:
@@ -64,7 +97,9 @@ class _KinScan:
             self.out.append(
                 _Cand("people", i + 1, j, _text(doc, i + 1, j), RULE_CONFIDENCE, context=kin_word)
             )
-        elif kin_word in _KIN_TITLE_WORDS:  # "Uncle Jim", "Great-Uncle Bob": the title is in the name
+        elif (
+            kin_word in _KIN_TITLE_WORDS
+        ):  # "Uncle Jim", "Great-Uncle Bob", "Nonna Rosa": the title is in the name
             self.out.append(
                 _Cand("people", start, j, _text(doc, start, j), RULE_CONFIDENCE, context=kin_word)
             )

@@ -10,14 +10,18 @@ from heirloom.adapters.spacy.lexicon import (
     _DETERMINERS,
     _EVENT_HEADS,
     _EVENT_NEEDS_QUALIFIER,
+    _FUNCTION_TAGS,
+    _KIN_TITLES_ALSO_WORDS,
     _LOCATIVE_PREPOSITIONS,
     _MODIFIER_TAGS,
+    _NAME_JOINERS,
     _NOMINAL,
     _NON_DESCRIPTIVE,
     _NOUN,
     _OBJECT_HEADS,
     _OBJECT_PAIRS,
     _PLACE_HEADS,
+    _PLACE_LABELS,
     _POSSESSIVE_MARKS,
     _POSSESSIVE_PRONOUNS,
     _PROPER,
@@ -47,9 +51,12 @@ _ANY_PLACE_HEAD = frozenset(_PROPER_PLACE_HEADS) | frozenset(_PLACE_HEADS) | fro
 def _person_titled(doc: Any, start: int, end: int) -> bool:
     """Does [start, end) open with a kin title in any language of the kinship lexicon ("Aunt",
     "Nonna", "Tonton", "Avó") or an honorific ("Mrs.", "Pastor") and end in no place word? A
-    saint's name is a place's ("St. Agatha"): no saint word is a kin title or an honorific."""
+    saint's name is a place's ("St. Agatha"): no saint word is a kin title or an honorific. Nor
+    is a title that is also an ordinary word or opens place names ("Gran Canaria", "Primo Pizza"):
+    the model's place stands."""
     first = doc[start].lower_.rstrip(".")
-    return first in _KIN_TITLES | _HONORIFICS and doc[end - 1].lower_ not in _ANY_PLACE_HEAD
+    titled = first in _KIN_TITLES - _KIN_TITLES_ALSO_WORDS or first in _HONORIFICS
+    return titled and doc[end - 1].lower_ not in _ANY_PLACE_HEAD
 
 
 def _proper_places(doc: Any) -> list[_Cand]:
@@ -313,14 +320,23 @@ def _corroborated(doc: Any, start: int, end: int) -> bool:
     return len(seen) >= 2
 
 
+def _ends_name(token: Any) -> bool:
+    """A locative preposition, or a lower-case preposition or conjunction that joins no name
+    ("for", "with", "but"; not the "of" of "Knights of Columbus")."""
+    if token.lower_ in _LOCATIVE_PREPOSITIONS:
+        return True
+    return token.tag_ in _FUNCTION_TAGS and token.is_lower and token.lower_ not in _NAME_JOINERS
+
+
 def _ner_name(doc: Any, ent: Any) -> tuple[int, int] | None:
     """The name inside a model entity: no determiner, possessive or trailing punctuation, cut at
-    a locative preposition; None when no capitalised word or a number is left."""
+    a locative preposition or another lower-case function word; None when no capitalised word or
+    a number is left."""
     start, end = ent.start, ent.end
     while start < end and doc[start].lower_ in _DETERMINERS:
         start += 1
-    # "the Starlite Diner on Route 9": a name stops at a locative preposition
-    end = next((k for k in range(start + 1, end) if doc[k].lower_ in _LOCATIVE_PREPOSITIONS), end)
+    # "the Starlite Diner on Route 9", "St. Agatha for Grandpa": the name stops there
+    end = next((k for k in range(start + 1, end) if _ends_name(doc[k])), end)
     while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
         end -= 1
     if start >= end or any(t.like_num for t in doc[start:end]):
@@ -334,7 +350,7 @@ def _ner_places_events(doc: Any) -> list[_Cand]:
     out: list[_Cand] = []
     for ent in doc.ents:
         label = ent.label_
-        if label not in ("GPE", "LOC", "FAC", "ORG", "EVENT") or (span := _ner_name(doc, ent)) is None:
+        if label not in _PLACE_LABELS | {"EVENT"} or (span := _ner_name(doc, ent)) is None:
             continue
         start, end = span
         if label != "EVENT" and _person_titled(doc, start, end):
