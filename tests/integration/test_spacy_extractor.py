@@ -577,6 +577,24 @@ def test_a_place_name_ends_at_a_function_word(extractor: SpacyEntityExtractor) -
     assert "Knights of Columbus" in _names(raw, "places")
 
 
+def test_a_name_runs_on_over_a_function_word_before_no_kin_word(extractor: SpacyEntityExtractor) -> None:
+    """The model's tags set by hand: "for" before a kin word ends a name, "for" inside one
+    ("School for the Deaf") does not."""
+    from spacy.tokens import Doc, Span
+
+    from heirloom.adapters.spacy.things import _ner_name
+
+    nlp = extractor._nlp()
+    for words, tags, (start, end, label), name in (
+        ("at St. Agatha for Grandpa .", "IN NNP NNP IN NNP .", (1, 5, "FAC"), "St. Agatha"),
+        ("at the School for the Deaf .", "IN DT NNP IN DT NNP .", (1, 6, "ORG"), "School for the Deaf"),
+    ):
+        doc = Doc(nlp.vocab, words=words.split(), tags=tags.split())
+        doc.ents = [Span(doc, start, end, label=label)]
+        span = _ner_name(doc, doc.ents[0])
+        assert span is not None and doc[span[0] : span[1]].text == name
+
+
 def test_a_known_persons_alias_is_not_a_place(extractor: SpacyEntityExtractor) -> None:
     """The model tags a titled name FAC here; when the legacy knows the name as a person's
     (decision 0031), it is no place, whether or not the title names it."""

@@ -11,7 +11,9 @@ from heirloom.adapters.spacy.lexicon import (
     _EVENT_HEADS,
     _EVENT_NEEDS_QUALIFIER,
     _FUNCTION_TAGS,
+    _KIN_TITLE_WORDS,
     _KIN_TITLES_ALSO_WORDS,
+    _KIN_WORDS,
     _LOCATIVE_PREPOSITIONS,
     _MODIFIER_TAGS,
     _NAME_JOINERS,
@@ -320,23 +322,27 @@ def _corroborated(doc: Any, start: int, end: int) -> bool:
     return len(seen) >= 2
 
 
-def _ends_name(token: Any) -> bool:
-    """A locative preposition, or a lower-case preposition or conjunction that joins no name
-    ("for", "with", "but"; not the "of" of "Knights of Columbus")."""
+def _ends_name(doc: Any, k: int) -> bool:
+    """A locative preposition, or a lower-case preposition or conjunction before a kin word
+    ("St. Agatha for Grandpa"); not the "of" of "Knights of Columbus", nor the "for" of "School
+    for the Deaf", which carry on a name."""
+    token = doc[k]
     if token.lower_ in _LOCATIVE_PREPOSITIONS:
         return True
-    return token.tag_ in _FUNCTION_TAGS and token.is_lower and token.lower_ not in _NAME_JOINERS
+    if token.tag_ not in _FUNCTION_TAGS or not token.is_lower or token.lower_ in _NAME_JOINERS:
+        return False
+    return k + 1 < len(doc) and doc[k + 1].lower_ in _KIN_TITLE_WORDS | _KIN_WORDS
 
 
 def _ner_name(doc: Any, ent: Any) -> tuple[int, int] | None:
     """The name inside a model entity: no determiner, possessive or trailing punctuation, cut at
-    a locative preposition or another lower-case function word; None when no capitalised word or
+    a locative preposition or a function word before a kin word; None when no capitalised word or
     a number is left."""
     start, end = ent.start, ent.end
     while start < end and doc[start].lower_ in _DETERMINERS:
         start += 1
     # "the Starlite Diner on Route 9", "St. Agatha for Grandpa": the name stops there
-    end = next((k for k in range(start + 1, end) if _ends_name(doc[k])), end)
+    end = next((k for k in range(start + 1, end) if _ends_name(doc, k)), end)
     while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
         end -= 1
     if start >= end or any(t.like_num for t in doc[start:end]):
