@@ -10,11 +10,11 @@ from uuid import uuid4
 import pytest
 
 from heirloom.adapters.embedders import HashingEmbedder
-from heirloom.contracts.context import ContextRequest, Intent, Persona, QueryIntent
+from heirloom.contracts.context import ContextRequest, Intent, Message, Persona, QueryIntent
 from heirloom.domain import intent_model
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-from heirloom.domain.intent import FEATURE_NAMES, entity_features
+from heirloom.domain.intent import FEATURE_NAMES, analyse, entity_features, model_features
 from heirloom.domain.intent_model import (
     IntentModel,
     IntentModelCache,
@@ -104,6 +104,30 @@ def test_the_training_names_give_the_features():
         "linked": 1.0,
         "time": 0.0,
     }
+
+
+def test_the_rules_evidence_enters_the_model_as_features():
+    """The rule-based classifier's score for each intent (noisy-OR of its cues, question heads
+    and names) is one feature per intent, after the named-entity ones: rules as features only."""
+    gaz = training_gazetteer()
+    query = "Where did Opa live after he left Lisbon?"
+    feats = dict(zip(FEATURE_NAMES, model_features(query, (), gaz, "", "primary"), strict=True))
+    answer, scores = analyse(query, (), gaz, "", "primary")
+    assert feats["person"] == 1.0 and feats["place"] == 1.0
+    assert {f"rules_{i.value}": feats[f"rules_{i.value}"] for i in Intent} == {
+        f"rules_{i.value}": scores[i] for i in Intent
+    }
+    assert answer.intent is Intent.SPATIAL and feats["rules_spatial"] > 0.5 > feats["rules_general"]
+    assert feats["rules_temporal"] == 0.0
+
+
+def test_the_rules_evidence_reads_the_conversation():
+    """ "there" resolved to the place the last message named is spatial evidence for the model too."""
+    gaz = training_gazetteer()
+    history = (Message(role="user", content="Oma grew up in Rotterdam."),)
+    alone = dict(zip(FEATURE_NAMES, model_features("What was it like there?", (), gaz, "", "primary")))
+    after = dict(zip(FEATURE_NAMES, model_features("What was it like there?", history, gaz, "", "primary")))
+    assert after["rules_spatial"] > alone["rules_spatial"]
 
 
 def test_the_model_trains_from_the_data_file_and_fits_its_training_split():
