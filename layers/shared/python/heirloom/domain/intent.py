@@ -5,7 +5,9 @@ every full name and alias (case- and accent-insensitive, whole words only, posse
 longest match first), plus first and last names of persons where they are unambiguous.
 `classify` scores the six intents from the matches, time expressions and the cue table below,
 resolves "she"/"there"/"that summer" against the last messages of the conversation, and returns
-a `QueryIntent` (`source="rules"`). The rules are general English cues, not tuned to a dataset.
+a `QueryIntent` (`source="rules"`); `analyse` also returns each intent's score, which the learned
+classifier reads as features (`model_features`, decision 0032). The rules are general English
+cues, not tuned to a dataset.
 """
 
 from __future__ import annotations
