@@ -277,6 +277,40 @@ def test_an_embedder_of_another_dimension_gets_its_own_model(classifier):
     assert result.source == "model"
 
 
+def test_a_model_answer_can_leave_an_intent_out():
+    intents = list(Intent)
+    rows = [[0.0] * (1 + len(FEATURE_NAMES) + 1) for _ in intents]
+    rows[intents.index(Intent.CROSS_LEGACY)][-1] = 3.0  # bias
+    rows[intents.index(Intent.TEMPORAL)][-1] = 1.0
+    model = IntentModel("m", "", tuple(tuple(r) for r in rows))
+    features = [0.0] * len(FEATURE_NAMES)
+    assert model.predict([0.0], features)[0] is Intent.CROSS_LEGACY
+    best, probability = model.predict([0.0], features, exclude={Intent.CROSS_LEGACY})
+    probs = model.probabilities([0.0], features)
+    assert best is Intent.TEMPORAL
+    assert probability == pytest.approx(probs[Intent.TEMPORAL] / (1.0 - probs[Intent.CROSS_LEGACY]))
+
+
+def test_the_learned_classifier_answers_cross_legacy_only_with_a_linked_legacy_in_reach():
+    """A model sure of `cross_legacy` (its bias) answers otherwise for a legacy with no links."""
+    intents = list(Intent)
+
+    class Fixed:
+        def get(self, embedder):
+            rows = [[0.0] * (embedder.dimension + len(FEATURE_NAMES) + 1) for _ in intents]
+            rows[intents.index(Intent.CROSS_LEGACY)][-1] = 3.0
+            return IntentModel(embedder.model_id, "", tuple(tuple(r) for r in rows))
+
+    classifier = EmbeddingIntentClassifier(HashingEmbedder(), Fixed())  # type: ignore[arg-type]
+    alone = IntentRequest("What did he say about it?", (), gazetteer(), "Ada Marsh", "primary")
+    assert classifier.classify(alone).intent is not Intent.CROSS_LEGACY
+    linked = Gazetteer.build(
+        [*gazetteer().entries, GazetteerEntry("p9", "Person", "Tom Reyes", (), "linked")]
+    )
+    across = IntentRequest("What did he say about it?", (), linked, "Ada Marsh", "primary")
+    assert classifier.classify(across).intent is Intent.CROSS_LEGACY
+
+
 def test_a_failing_embedder_falls_back_to_the_rules():
     broken = EmbeddingIntentClassifier(BrokenEmbedder(), IntentModelCache())
     result = analyse_intent(request("Where did Uncle Otto live?"), RULES, broken)

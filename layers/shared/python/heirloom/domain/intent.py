@@ -220,6 +220,15 @@ def _linked_evidence(
     return found
 
 
+def links_in_reach(gazetteer: Gazetteer, primary_legacy_id: str, linked_kin: bool = False) -> bool:
+    """Whether another legacy's account can be asked for: the gazetteer holds a name of a linked
+    legacy (it lists the actively linked ones) or the asker's kin word names a linked subject.
+    Without `primary_legacy_id` nothing is known, so nothing is ruled out."""
+    if linked_kin or not primary_legacy_id:
+        return True
+    return any(e.linked_subject or e.legacy_id not in ("", primary_legacy_id) for e in gazetteer.entries)
+
+
 def _entity_evidence(
     query: str, named: Sequence[EntityMatch], matches: Sequence[EntityMatch]
 ) -> dict[Intent, list[float]]:
@@ -310,6 +319,8 @@ def analyse(
         )
     for intent, weights in _entity_evidence(query, named, matches).items():
         evidence[intent].extend(weights)
+    if not links_in_reach(gazetteer, primary_legacy_id, linked_kin):
+        evidence[Intent.CROSS_LEGACY] = []  # no linked legacy: no other legacy's account to ask for
     scores = _scores(evidence)
     best, confidence = _best(scores)
 

@@ -23,7 +23,7 @@ import math
 import random
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -157,11 +157,16 @@ class IntentModel:
         return {intent: e / total for intent, e in zip(CLASSES, exps, strict=True)}
 
     def predict(
-        self, vector: Sequence[float], feats: Sequence[float], text: str = ""
+        self,
+        vector: Sequence[float],
+        feats: Sequence[float],
+        text: str = "",
+        exclude: Collection[Intent] = (),
     ) -> tuple[Intent, float]:
-        probs = self.probabilities(vector, feats, text)
+        """The likeliest intent not in `exclude`, with its probability among those left."""
+        probs = {i: p for i, p in self.probabilities(vector, feats, text).items() if i not in exclude}
         best = max(probs, key=lambda i: probs[i])
-        return best, probs[best]
+        return best, probs[best] / math.fsum(probs.values())
 
     def to_json(self) -> str:
         return json.dumps(

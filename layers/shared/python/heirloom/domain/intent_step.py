@@ -15,6 +15,7 @@ from uuid import UUID
 
 from heirloom.contracts.context import (
     EntityMatch,
+    Intent,
     Message,
     QueryEntities,
     QueryIntent,
@@ -27,6 +28,7 @@ from heirloom.domain.intent import (
     MIN_CONFIDENCE,
     analyse,
     classify,
+    links_in_reach,
     model_features,
     said_gender,
 )
@@ -236,7 +238,10 @@ class EmbeddingIntentClassifier:
             linked=request.linked_kin,
             scores=scores,
         )
-        intent, probability = model.predict(vector, feats, request.query)
+        # another legacy's account needs a linked legacy in reach (as for the rules)
+        alone = not links_in_reach(request.gazetteer, request.legacy_id, request.linked_kin)
+        exclude = {Intent.CROSS_LEGACY} if alone else set()
+        intent, probability = model.predict(vector, feats, request.query, exclude=exclude)
         return base.model_copy(
             update={
                 "intent": intent,
