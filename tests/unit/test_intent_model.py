@@ -358,3 +358,19 @@ def test_the_shipped_weights_are_of_the_current_data():
     assert shipped
     for file in shipped:
         assert json.loads(file.read_text())["data_sha256"] == intent_model.data_digest(), file.name
+
+
+def test_the_weights_digest_covers_the_rules_whose_scores_they_read(tmp_path):
+    """The rule-based scores are features: weights trained before a cue or weight changed are
+    stale as surely as weights of an older intent set (decision 0032)."""
+    from pathlib import Path
+
+    from heirloom.domain import intent, intent_cues
+
+    cues = tmp_path / "intent_cues.py"
+    cues.write_bytes(Path(intent_cues.__file__).read_bytes())
+    rules = (Path(intent.__file__), cues)
+    assert intent_model.data_digest(rules=rules) == intent_model.data_digest()
+    cues.write_bytes(cues.read_bytes() + b"\n# one more cue\n")
+    assert intent_model.data_digest(rules=rules) != intent_model.data_digest()
+

@@ -240,9 +240,20 @@ def fit(
     return rows
 
 
-def data_digest(path: Path | None = None, names: Path | None = None) -> str:
+def rule_sources() -> tuple[Path, ...]:
+    """The modules whose scores the model reads as features (`intent.analyse` and its cues)."""
+    domain = Path(__file__).parent
+    return (domain / "intent.py", domain / "intent_cues.py")
+
+
+def data_digest(
+    path: Path | None = None, names: Path | None = None, rules: Sequence[Path] | None = None
+) -> str:
+    """What trained weights depend on besides the embedder: the intent set, the training names and
+    the rules whose scores are features (decision 0032)."""
     digest = hashlib.sha256()
-    for file in (path or data_path(), names or data_path(NAMES_RESOURCE)):
+    files = (path or data_path(), names or data_path(NAMES_RESOURCE), *(rules or rule_sources()))
+    for file in files:
         digest.update(file.read_bytes())
     return digest.hexdigest()
 
