@@ -373,4 +373,3 @@ def test_the_weights_digest_covers_the_rules_whose_scores_they_read(tmp_path):
     assert intent_model.data_digest(rules=rules) == intent_model.data_digest()
     cues.write_bytes(cues.read_bytes() + b"\n# one more cue\n")
     assert intent_model.data_digest(rules=rules) != intent_model.data_digest()
-
