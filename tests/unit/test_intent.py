@@ -270,6 +270,21 @@ def test_a_name_only_a_linked_legacy_knows_points_across_the_link():
     assert home.intent is not Intent.CROSS_LEGACY
 
 
+def test_no_linked_legacy_in_reach_no_cross_legacy_answer():
+    """Another legacy's account needs a linked legacy: with none in the gazetteer (and no kin
+    word naming a linked subject), the rules' cross-legacy cues count for nothing."""
+    alone = Gazetteer.build([("p1", "Person", "Ada Marsh", (), "primary")])
+    linked = Gazetteer.build(
+        [("p1", "Person", "Ada Marsh", (), "primary"), ("p2", "Person", "Tom Reyes", (), "linked")]
+    )
+    query = "What do the other families remember about the harvest?"
+    assert classify(query, (), linked, "Ada Marsh", "primary").intent is Intent.CROSS_LEGACY
+    assert classify(query, (), alone, "Ada Marsh", "primary").intent is not Intent.CROSS_LEGACY
+    assert classify(query, (), alone, "Ada Marsh", "primary", linked_kin=True).intent is Intent.CROSS_LEGACY
+    # no legacy given (the intent set, a bare call): nothing is ruled out
+    assert classify(query, (), alone, "Ada Marsh").intent is Intent.CROSS_LEGACY
+
+
 @pytest.mark.parametrize(
     "query,intent",
     [

@@ -10,11 +10,11 @@ from uuid import uuid4
 import pytest
 
 from heirloom.adapters.embedders import HashingEmbedder
-from heirloom.contracts.context import ContextRequest, Intent, Persona, QueryIntent
+from heirloom.contracts.context import ContextRequest, Intent, Message, Persona, QueryIntent
 from heirloom.domain import intent_model
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-from heirloom.domain.intent import FEATURE_NAMES, entity_features
+from heirloom.domain.intent import FEATURE_NAMES, analyse, entity_features, model_features
 from heirloom.domain.intent_model import (
     IntentModel,
     IntentModelCache,
@@ -104,6 +104,30 @@ def test_the_training_names_give_the_features():
         "linked": 1.0,
         "time": 0.0,
     }
+
+
+def test_the_rules_evidence_enters_the_model_as_features():
+    """The rule-based classifier's score for each intent (noisy-OR of its cues, question heads
+    and names) is one feature per intent, after the named-entity ones: rules as features only."""
+    gaz = training_gazetteer()
+    query = "Where did Opa live after he left Lisbon?"
+    feats = dict(zip(FEATURE_NAMES, model_features(query, (), gaz, "", "primary"), strict=True))
+    answer, scores = analyse(query, (), gaz, "", "primary")
+    assert feats["person"] == 1.0 and feats["place"] == 1.0
+    assert {f"rules_{i.value}": feats[f"rules_{i.value}"] for i in Intent} == {
+        f"rules_{i.value}": scores[i] for i in Intent
+    }
+    assert answer.intent is Intent.SPATIAL and feats["rules_spatial"] > 0.5 > feats["rules_general"]
+    assert feats["rules_temporal"] == 0.0
+
+
+def test_the_rules_evidence_reads_the_conversation():
+    """ "there" resolved to the place the last message named is spatial evidence for the model too."""
+    gaz = training_gazetteer()
+    history = (Message(role="user", content="Oma grew up in Rotterdam."),)
+    alone = dict(zip(FEATURE_NAMES, model_features("What was it like there?", (), gaz, "", "primary")))
+    after = dict(zip(FEATURE_NAMES, model_features("What was it like there?", history, gaz, "", "primary")))
+    assert after["rules_spatial"] > alone["rules_spatial"]
 
 
 def test_the_model_trains_from_the_data_file_and_fits_its_training_split():
@@ -253,6 +277,40 @@ def test_an_embedder_of_another_dimension_gets_its_own_model(classifier):
     assert result.source == "model"
 
 
+def test_a_model_answer_can_leave_an_intent_out():
+    intents = list(Intent)
+    rows = [[0.0] * (1 + len(FEATURE_NAMES) + 1) for _ in intents]
+    rows[intents.index(Intent.CROSS_LEGACY)][-1] = 3.0  # bias
+    rows[intents.index(Intent.TEMPORAL)][-1] = 1.0
+    model = IntentModel("m", "", tuple(tuple(r) for r in rows))
+    features = [0.0] * len(FEATURE_NAMES)
+    assert model.predict([0.0], features)[0] is Intent.CROSS_LEGACY
+    best, probability = model.predict([0.0], features, exclude={Intent.CROSS_LEGACY})
+    probs = model.probabilities([0.0], features)
+    assert best is Intent.TEMPORAL
+    assert probability == pytest.approx(probs[Intent.TEMPORAL] / (1.0 - probs[Intent.CROSS_LEGACY]))
+
+
+def test_the_learned_classifier_answers_cross_legacy_only_with_a_linked_legacy_in_reach():
+    """A model sure of `cross_legacy` (its bias) answers otherwise for a legacy with no links."""
+    intents = list(Intent)
+
+    class Fixed:
+        def get(self, embedder):
+            rows = [[0.0] * (embedder.dimension + len(FEATURE_NAMES) + 1) for _ in intents]
+            rows[intents.index(Intent.CROSS_LEGACY)][-1] = 3.0
+            return IntentModel(embedder.model_id, "", tuple(tuple(r) for r in rows))
+
+    classifier = EmbeddingIntentClassifier(HashingEmbedder(), Fixed())  # type: ignore[arg-type]
+    alone = IntentRequest("What did he say about it?", (), gazetteer(), "Ada Marsh", "primary")
+    assert classifier.classify(alone).intent is not Intent.CROSS_LEGACY
+    linked = Gazetteer.build(
+        [*gazetteer().entries, GazetteerEntry("p9", "Person", "Tom Reyes", (), "linked")]
+    )
+    across = IntentRequest("What did he say about it?", (), linked, "Ada Marsh", "primary")
+    assert classifier.classify(across).intent is Intent.CROSS_LEGACY
+
+
 def test_a_failing_embedder_falls_back_to_the_rules():
     broken = EmbeddingIntentClassifier(BrokenEmbedder(), IntentModelCache())
     result = analyse_intent(request("Where did Uncle Otto live?"), RULES, broken)
@@ -300,3 +358,18 @@ def test_the_shipped_weights_are_of_the_current_data():
     assert shipped
     for file in shipped:
         assert json.loads(file.read_text())["data_sha256"] == intent_model.data_digest(), file.name
+
+
+def test_the_weights_digest_covers_the_rules_whose_scores_they_read(tmp_path):
+    """The rule-based scores are features: weights trained before a cue or weight changed are
+    stale as surely as weights of an older intent set (decision 0032)."""
+    from pathlib import Path
+
+    from heirloom.domain import intent, intent_cues
+
+    cues = tmp_path / "intent_cues.py"
+    cues.write_bytes(Path(intent_cues.__file__).read_bytes())
+    rules = (Path(intent.__file__), cues)
+    assert intent_model.data_digest(rules=rules) == intent_model.data_digest()
+    cues.write_bytes(cues.read_bytes() + b"\n# one more cue\n")
+    assert intent_model.data_digest(rules=rules) != intent_model.data_digest()

@@ -5,7 +5,9 @@ every full name and alias (case- and accent-insensitive, whole words only, posse
 longest match first), plus first and last names of persons where they are unambiguous.
 `classify` scores the six intents from the matches, time expressions and the cue table below,
 resolves "she"/"there"/"that summer" against the last messages of the conversation, and returns
-a `QueryIntent` (`source="rules"`). The rules are general English cues, not tuned to a dataset.
+a `QueryIntent` (`source="rules"`); `analyse` also returns each intent's score, which the learned
+classifier reads as features (`model_features`, decision 0032). The rules are general English
+cues, not tuned to a dataset.
 """
 
 from __future__ import annotations
@@ -218,6 +220,15 @@ def _linked_evidence(
     return found
 
 
+def links_in_reach(gazetteer: Gazetteer, primary_legacy_id: str, linked_kin: bool = False) -> bool:
+    """Whether another legacy's account can be asked for: the gazetteer holds a name of a linked
+    legacy (it lists the actively linked ones) or the asker's kin word names a linked subject.
+    Without `primary_legacy_id` nothing is known, so nothing is ruled out."""
+    if linked_kin or not primary_legacy_id:
+        return True
+    return any(e.linked_subject or e.legacy_id not in ("", primary_legacy_id) for e in gazetteer.entries)
+
+
 def _entity_evidence(
     query: str, named: Sequence[EntityMatch], matches: Sequence[EntityMatch]
 ) -> dict[Intent, list[float]]:
@@ -238,8 +249,12 @@ def _entity_evidence(
     return evidence
 
 
-def _best(evidence: dict[Intent, list[float]]) -> tuple[Intent, float]:
-    scores = {intent: _noisy_or(ws) for intent, ws in evidence.items()}
+def _scores(evidence: dict[Intent, list[float]]) -> dict[Intent, float]:
+    """Each intent's evidence combined by noisy-OR (`general` has none: it is what is left)."""
+    return {intent: _noisy_or(evidence.get(intent, ())) for intent in Intent}
+
+
+def _best(scores: dict[Intent, float]) -> tuple[Intent, float]:
     best = max(PRIORITY, key=lambda i: (scores[i], -PRIORITY.index(i)))
     confidence = min(MAX_CONFIDENCE, scores[best])
     if confidence < MIN_CONFIDENCE:
@@ -257,11 +272,25 @@ def classify(
     linked_kin: bool = False,
 ) -> QueryIntent:
     """The intent of `query` with its entities (matches of the gazetteer, time expressions and
-    resolved pronouns). The legacy's subject is left out of the matches: every question is about
-    them, and naming them would tag every story that mentions them. With `primary_legacy_id`,
-    a name known only in a linked legacy is evidence for `cross_legacy`, and so is a linked
-    legacy's subject whose own account is asked for, named or (`linked_kin`) as the asker's
-    kin word (decision 0027)."""
+    resolved pronouns); `analyse`'s answer."""
+    return analyse(query, history, gazetteer, subject_name, primary_legacy_id, linked_kin=linked_kin)[0]
+
+
+def analyse(
+    query: str,
+    history: Sequence[Message],
+    gazetteer: Gazetteer,
+    subject_name: str,
+    primary_legacy_id: str = "",
+    *,
+    linked_kin: bool = False,
+) -> tuple[QueryIntent, dict[Intent, float]]:
+    """The rule-based answer for `query` and each intent's score behind it (the learned
+    classifier reads the scores as features). The legacy's subject is left out of the matches:
+    every question is about them, and naming them would tag every story that mentions them.
+    With `primary_legacy_id`, a name known only in a linked legacy is evidence for
+    `cross_legacy`, and so is a linked legacy's subject whose own account is asked for, named or
+    (`linked_kin`) as the asker's kin word (decision 0027)."""
     started = time.perf_counter()
     subject = _keys(subject_name)
     mentions = gazetteer.find(query)
@@ -290,12 +319,15 @@ def classify(
         )
     for intent, weights in _entity_evidence(query, named, matches).items():
         evidence[intent].extend(weights)
-    best, confidence = _best(evidence)
+    if not links_in_reach(gazetteer, primary_legacy_id, linked_kin):
+        evidence[Intent.CROSS_LEGACY] = []  # no linked legacy: no other legacy's account to ask for
+    scores = _scores(evidence)
+    best, confidence = _best(scores)
 
     def names(*wanted: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(m.name for m in matches if m.label in wanted))
 
-    return QueryIntent(
+    answer = QueryIntent(
         intent=best,
         entities=QueryEntities(
             people=names("Person"),
@@ -310,10 +342,14 @@ def classify(
         latency_ms=round((time.perf_counter() - started) * 1000, 3),
         notes=tuple(notes),
     )
+    return answer, scores
 
 
-#: the rule-derived features the learned classifier weighs next to the query's embedding
-FEATURE_NAMES: tuple[str, ...] = ("person", "place", "thing", "linked", "time")
+#: the rule-derived features the learned classifier weighs next to the query's embedding: what
+#: the gazetteer and the time expressions find (`entity_features`), then the rule-based score of
+#: each intent (`analyse`; rules enter the model as features only, decision 0032)
+ENTITY_FEATURE_NAMES: tuple[str, ...] = ("person", "place", "thing", "linked", "time")
+FEATURE_NAMES: tuple[str, ...] = (*ENTITY_FEATURE_NAMES, *(f"rules_{i.value}" for i in Intent))
 
 
 def entity_features(
@@ -325,7 +361,7 @@ def entity_features(
     linked: bool = False,
 ) -> tuple[float, ...]:
     """What the gazetteer and the time expressions find in `query`, as 0/1 features (in
-    `FEATURE_NAMES` order): a person other than the subject, a place, an event or object, a name
+    `ENTITY_FEATURE_NAMES` order): a person other than the subject, a place, an event or object, a name
     only a linked legacy holds or a linked legacy's subject (`linked`: already known, e.g. the
     asker's kin word named one), a year/range/decade."""
     subject = _keys(subject_name)
@@ -346,3 +382,21 @@ def entity_features(
         float(linked),
         float(time_expression),
     )
+
+
+def model_features(
+    query: str,
+    history: Sequence[Message],
+    gazetteer: Gazetteer,
+    subject_name: str = "",
+    primary_legacy_id: str = "",
+    *,
+    linked: bool = False,
+    scores: dict[Intent, float] | None = None,
+) -> tuple[float, ...]:
+    """The learned classifier's features in `FEATURE_NAMES` order: `entity_features`, then the
+    rule-based score of each intent (`scores` when the caller already has `analyse`'s)."""
+    if scores is None:
+        scores = analyse(query, history, gazetteer, subject_name, primary_legacy_id, linked_kin=linked)[1]
+    named = entity_features(query, gazetteer, subject_name, primary_legacy_id, linked=linked)
+    return (*named, *(scores[i] for i in Intent))

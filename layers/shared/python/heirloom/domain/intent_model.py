@@ -5,8 +5,9 @@ Trained from the project's own intent set (`config/intents/train.jsonl`: questio
 the project over the six intents, kin words in several languages, a fixed held-out split), with
 the embedder the deployment uses, at first use; the weights are cached per embedder model id and
 data files' hash (in memory, and as JSON in a cache directory when one is given). Rules enter only
-as features (`intent.entity_features`): which kinds of known names the gazetteer finds (a person,
-a place, an event or object, a linked legacy's name) and whether a year, range or decade is named.
+as features (`intent.model_features`): which kinds of known names the gazetteer finds (a person,
+a place, an event or object, a linked legacy's name), whether a year, range or decade is named,
+and the rule-based classifier's score for each intent (decision 0032).
 Next to the embedding (which says what a question is about), the model weighs the question's
 words and word pairs (`ngrams`: "how long", "where did", "own stories"), which say how it asks;
 the vocabulary is every word and pair of the training split. For training, the names of
@@ -22,7 +23,7 @@ import math
 import random
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -32,7 +33,7 @@ from typing import Any
 
 from heirloom.contracts.context import Intent
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-from heirloom.domain.intent import FEATURE_NAMES, entity_features
+from heirloom.domain.intent import ENTITY_FEATURE_NAMES, FEATURE_NAMES, model_features
 from heirloom.ports import Embedder
 
 DATA_RESOURCE = "intents/train.jsonl"
@@ -47,10 +48,20 @@ L2 = 1e-3
 STEPS = 400
 LEARNING_RATE = 2.0
 FEATURE_SCALE = 0.3
+#: the rule-based scores' scale (decision 0032: the best mean of three 5-fold cross-validations
+#: of the training split over 0, 0.15, 0.3, 0.45, 0.6 and 1.0)
+RULE_SCALE = 0.45
 #: the length of the question's n-gram vector (unit length before scaling)
 NGRAM_SCALE = 1.0
 
 _WORDS = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def scaled(feats: Sequence[float]) -> list[float]:
+    """The features as the model weighs them: the named-entity ones by `FEATURE_SCALE`, the
+    rule-based scores by `RULE_SCALE` (next to a unit-length embedding)."""
+    named = len(ENTITY_FEATURE_NAMES)
+    return [(FEATURE_SCALE if i < named else RULE_SCALE) * f for i, f in enumerate(feats)]
 
 
 def ngrams(text: str) -> set[str]:
@@ -130,7 +141,7 @@ class IntentModel:
     def probabilities(
         self, vector: Sequence[float], feats: Sequence[float], text: str = ""
     ) -> dict[Intent, float]:
-        dense = [*vector, *(FEATURE_SCALE * f for f in feats)]
+        dense = [*vector, *scaled(feats)]
         index = self._columns
         known = [len(dense) + index[g] for g in ngrams(text) if g in index]
         value = NGRAM_SCALE / math.sqrt(len(known)) if known else 0.0
@@ -146,11 +157,16 @@ class IntentModel:
         return {intent: e / total for intent, e in zip(CLASSES, exps, strict=True)}
 
     def predict(
-        self, vector: Sequence[float], feats: Sequence[float], text: str = ""
+        self,
+        vector: Sequence[float],
+        feats: Sequence[float],
+        text: str = "",
+        exclude: Collection[Intent] = (),
     ) -> tuple[Intent, float]:
-        probs = self.probabilities(vector, feats, text)
+        """The likeliest intent not in `exclude`, with its probability among those left."""
+        probs = {i: p for i, p in self.probabilities(vector, feats, text).items() if i not in exclude}
         best = max(probs, key=lambda i: probs[i])
-        return best, probs[best]
+        return best, probs[best] / math.fsum(probs.values())
 
     def to_json(self) -> str:
         return json.dumps(
@@ -202,7 +218,7 @@ def fit(
     ia, ic, v = np.array(at, dtype=np.intp), np.array(cols, dtype=np.intp), np.array(vals)
     n, classes = len(labels), range(len(CLASSES))
     dense = np.array(
-        [[*e, *(FEATURE_SCALE * x for x in f), 1.0] for e, f in zip(vectors, feats, strict=True)],
+        [[*e, *scaled(f), 1.0] for e, f in zip(vectors, feats, strict=True)],
         dtype=np.float64,
     )
     y = np.zeros((len(labels), len(CLASSES)))
@@ -224,15 +240,26 @@ def fit(
     return rows
 
 
-def data_digest(path: Path | None = None, names: Path | None = None) -> str:
+def rule_sources() -> tuple[Path, ...]:
+    """The modules whose scores the model reads as features (`intent.analyse` and its cues)."""
+    domain = Path(__file__).parent
+    return (domain / "intent.py", domain / "intent_cues.py")
+
+
+def data_digest(
+    path: Path | None = None, names: Path | None = None, rules: Sequence[Path] | None = None
+) -> str:
+    """What trained weights depend on besides the embedder: the intent set, the training names and
+    the rules whose scores are features (decision 0032)."""
     digest = hashlib.sha256()
-    for file in (path or data_path(), names or data_path(NAMES_RESOURCE)):
+    files = (path or data_path(), names or data_path(NAMES_RESOURCE), *(rules or rule_sources()))
+    for file in files:
         digest.update(file.read_bytes())
     return digest.hexdigest()
 
 
 def example_features(examples: Sequence[Example], gazetteer: Gazetteer) -> list[tuple[float, ...]]:
-    return [entity_features(e.text, gazetteer, "", TRAINING_LEGACY) for e in examples]
+    return [model_features(e.text, (), gazetteer, "", TRAINING_LEGACY) for e in examples]
 
 
 def train(

@@ -15,6 +15,7 @@ from uuid import UUID
 
 from heirloom.contracts.context import (
     EntityMatch,
+    Intent,
     Message,
     QueryEntities,
     QueryIntent,
@@ -22,7 +23,15 @@ from heirloom.contracts.context import (
 from heirloom.contracts.records import Visibility
 from heirloom.domain.deadline import call_within
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-from heirloom.domain.intent import MAX_MATCHES, MIN_CONFIDENCE, classify, entity_features, said_gender
+from heirloom.domain.intent import (
+    MAX_MATCHES,
+    MIN_CONFIDENCE,
+    analyse,
+    classify,
+    links_in_reach,
+    model_features,
+    said_gender,
+)
 from heirloom.domain.people import gender_evidence
 from heirloom.ports import Embedder, GraphStore, StoryStore
 
@@ -191,9 +200,10 @@ LOCAL_BUDGET_S = 0.3
 
 
 class EmbeddingIntentClassifier:
-    """The learned classifier (`domain.intent_model`) over the query's embedding, its words and
-    the gazetteer's features; the rule-based analysis still supplies the matches and entities
-    (names, time expressions, resolved pronouns), never the intent."""
+    """The learned classifier (`domain.intent_model`) over the query's embedding, its words, the
+    gazetteer's features and the rule-based scores of each intent; the rule-based analysis
+    supplies the matches and entities (names, time expressions, resolved pronouns) and those
+    scores, never the intent itself."""
 
     version = "embedding"
     #: no deadline from analyse_intent: it bounds its own embedding call (LOCAL_BUDGET_S)
@@ -207,19 +217,31 @@ class EmbeddingIntentClassifier:
 
     def classify(self, request: IntentRequest) -> QueryIntent:
         started = time.perf_counter()
-        base = RULES.classify(request)
+        base, scores = analyse(
+            request.query,
+            request.history,
+            request.gazetteer,
+            request.subject_name,
+            request.legacy_id,
+            linked_kin=request.linked_kin,
+        )
         model = self.models.get(self.embedder)  # trained on first use unless shipped (decision 0008)
         vector = call_within(
             LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
         )
-        feats = entity_features(
+        feats = model_features(
             request.query,
+            request.history,
             request.gazetteer,
             request.subject_name,
             request.legacy_id,
             linked=request.linked_kin,
+            scores=scores,
         )
-        intent, probability = model.predict(vector, feats, request.query)
+        # another legacy's account needs a linked legacy in reach (as for the rules)
+        alone = not links_in_reach(request.gazetteer, request.legacy_id, request.linked_kin)
+        exclude = {Intent.CROSS_LEGACY} if alone else set()
+        intent, probability = model.predict(vector, feats, request.query, exclude=exclude)
         return base.model_copy(
             update={
                 "intent": intent,
