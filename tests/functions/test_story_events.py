@@ -229,6 +229,33 @@ def test_a_relationship_added_later_resolves_the_narrators_kin_words(extracting)
     assert NEW_PERSON in _mentions(ports, sid)
 
 
+def test_a_kin_word_of_another_language_resolves_through_the_narrators_relationships(extracting):
+    send, ports = extracting
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "Every Easter minha avó baked sweet bread in the wood oven."
+    send(story)
+    sid = story["detail"]["story"]["id"]
+    person = sample("person_created")
+    person["detail"]["person"] |= {
+        "id": NEW_PERSON,
+        "legacy_id": story["detail"]["story"]["legacy_id"],
+        "name": "Lurdes Kline",
+        "aliases": [],
+    }
+    send(person)
+    assert NEW_PERSON not in _mentions(ports, sid)  # "minha avó" names no one yet
+    author = ports.stories.get_user(UUID(story["detail"]["story"]["author_user_id"]))
+    rel = sample("relationship_added")
+    rel["detail"]["relationship"] = {
+        "from_person_id": str(author.person_id),
+        "to_person_id": NEW_PERSON,
+        "type": "FAMILY_OF",
+        "detail": "grandmother",
+    }
+    assert send(rel) == "created"
+    assert NEW_PERSON in _mentions(ports, sid)  # as "my grandmother" would
+
+
 def test_with_an_ingestion_workflow_relinking_is_handed_over(extracting):
     _, ports = extracting
     started = []

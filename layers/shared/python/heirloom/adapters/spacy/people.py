@@ -6,13 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heirloom.adapters.spacy.lexicon import (
+    _ADJ,
     _DETERMINERS,
+    _FOREIGN_KIN_ADDRESSES,
     _FOREIGN_KIN_TITLES,
+    _FOREIGN_KIN_WORDS,
     _KIN_NEEDS_POSSESSIVE,
+    _KIN_POSSESSIVES,
     _KIN_TITLE_WORDS,
     _KIN_TITLES_ALSO_WORDS,
     _KIN_WORDS,
-    _NARRATOR_POSSESSIVES,
     _NOMINAL,
     _PERSON_STOPWORDS,
     _PLACE_LABELS,
@@ -44,10 +47,39 @@ def _foreign_title(doc: Any, i: int) -> bool:
     tok = doc[i]
     return (
         tok.lower_ in _FOREIGN_KIN_TITLES
+        and tok.lower_ not in _KIN_NEEDS_POSSESSIVE  # "Pepe Garcia", "Mamie Eisenhower": given names
         and tok.tag_ in _NOMINAL
         and _capitalised(tok)
         and i + 1 < len(doc)
         and _name_word(doc[i + 1])
+    )
+
+
+def _foreign_kin(doc: Any, i: int) -> bool:
+    """A kin word of another language of the kin lexicon read as English ones are: after a
+    possessive ("my nonna", "minha avó", "mijn opa"; the model tags such words anyhow, so any tag
+    but an adjective's or a verb's), or an elder's alone and capitalised as a form of address
+    ("Opa said", "we visited Vovó") unless it is also an English word or name ("Mamie", "Pepe")."""
+    tok = doc[i]
+    if tok.lower_ not in _FOREIGN_KIN_WORDS:
+        return False
+    if i > 0 and doc[i - 1].lower_ in _KIN_POSSESSIVES:
+        return tok.tag_ not in _ADJ and not tok.tag_.startswith("VB")
+    return (
+        tok.lower_ in _FOREIGN_KIN_ADDRESSES
+        and tok.lower_ not in _KIN_NEEDS_POSSESSIVE
+        and (tok.tag_ in _NOMINAL or tok.tag_ == "FW")
+        and _capitalised(tok)
+        and not (i + 1 < len(doc) and _name_word(doc[i + 1]))  # before a name: `_foreign_title`'s
+    )
+
+
+def _foreign_possessive(doc: Any, i: int) -> bool:
+    """ "ma" in "ma mémé": a possessive of the kin lexicon before a kin word, not itself kin."""
+    return (
+        doc[i].lower_ in _KIN_POSSESSIVES
+        and i + 1 < len(doc)
+        and (doc[i + 1].lower_ in _KIN_WORDS or doc[i + 1].lower_ in _FOREIGN_KIN_WORDS)
     )
 
 
@@ -73,9 +105,9 @@ class _KinScan:
 
     def scan(self) -> _KinScan:
         for i, tok in enumerate(self.doc):
-            if i in self.consumed or _title_of_a_place(self.doc, i):
+            if i in self.consumed or _title_of_a_place(self.doc, i) or _foreign_possessive(self.doc, i):
                 continue
-            if _is_kin(tok) or _foreign_title(self.doc, i):
+            if _is_kin(tok) or _foreign_title(self.doc, i) or _foreign_kin(self.doc, i):
                 self._at(i)
         return self
 
@@ -127,7 +159,7 @@ class _KinScan:
         """ "Edith Marlowe, my grandmother": the kin word becomes the entity's context."""
         doc = self.doc
         before = doc[start - 1].lower_ if start > 0 else ""
-        if not (before in _NARRATOR_POSSESSIVES and start >= 3 and doc[start - 2].text == ","):
+        if not (before in _KIN_POSSESSIVES and start >= 3 and doc[start - 2].text == ","):
             return False
         if doc[start - 3].ent_type_ != "PERSON":
             return False
@@ -139,7 +171,7 @@ class _KinScan:
         doc, previous = self.doc, (self.out[-1] if self.out else None)
         if previous is None or start < 1 or doc[start - 1].text not in _POSSESSIVE_MARKS:
             return False
-        if previous.end != start - 1 or doc[previous.start].lower_ not in _NARRATOR_POSSESSIVES:
+        if previous.end != start - 1 or doc[previous.start].lower_ not in _KIN_POSSESSIVES:
             return False
         previous.end = i + 1
         previous.name = _text(doc, previous.start, i + 1)
@@ -150,12 +182,14 @@ class _KinScan:
         doc, tok = self.doc, self.doc[i]
         kin_word = tok.lower_
         before = doc[start - 1].lower_ if start > 0 else ""
-        if before in _NARRATOR_POSSESSIVES:
+        if before in _KIN_POSSESSIVES:
             cand = _Cand(
                 "people", start - 1, i + 1, _text(doc, start - 1, i + 1), RULE_CONFIDENCE, context=kin_word
             )
-        elif before in _POSSESSIVE_PRONOUNS or before in _DETERMINERS or tok.tag_ in ("NNS", "NNPS"):
-            return  # "his mother", "the grandmother", "grandparents": not one of the narrator's kin
+        elif before in _POSSESSIVE_PRONOUNS or before in _DETERMINERS:
+            return  # "his mother", "the grandmother": not one of the narrator's kin
+        elif tok.tag_ in ("NNS", "NNPS") and kin_word in _KIN_WORDS:
+            return  # "grandparents" (the model's plural tags on other languages' words mean nothing)
         elif tok.is_title and kin_word not in _KIN_NEEDS_POSSESSIVE:
             cand = _Cand("people", start, i + 1, _text(doc, start, i + 1), RULE_CONFIDENCE, context=kin_word)
         else:  # a bare lowercase "grandmother's quilt": probably the narrator's, not certain
