@@ -202,58 +202,39 @@ def test_a_person_added_after_the_story_that_names_them_is_linked_to_it(extracti
     assert NEW_PERSON in _mentions(ports, sid)
 
 
-def test_a_relationship_added_later_resolves_the_narrators_kin_words(extracting):
+@pytest.mark.parametrize(
+    ("content", "name", "detail"),
+    [
+        ("My brother fixed the porch roof the summer before the flood.", "Nico Kline", "brother"),
+        # a kin word of another language, as "my grandmother" would be
+        ("Every Easter minha avó baked sweet bread in the wood oven.", "Lurdes Kline", "grandmother"),
+    ],
+)
+def test_a_relationship_added_later_resolves_the_narrators_kin_words(extracting, content, name, detail):
     send, ports = extracting
     story = sample("story_created")
-    story["detail"]["story"]["content"] = "My brother fixed the porch roof the summer before the flood."
+    story["detail"]["story"]["content"] = content
     send(story)
     sid = story["detail"]["story"]["id"]
     person = sample("person_created")
     person["detail"]["person"] |= {
         "id": NEW_PERSON,
         "legacy_id": story["detail"]["story"]["legacy_id"],
-        "name": "Nico Kline",
+        "name": name,
         "aliases": [],
     }
     send(person)
-    assert NEW_PERSON not in _mentions(ports, sid)  # "my brother" names no one yet
+    assert NEW_PERSON not in _mentions(ports, sid)  # the kin word names no one yet
     author = ports.stories.get_user(UUID(story["detail"]["story"]["author_user_id"]))
     rel = sample("relationship_added")
     rel["detail"]["relationship"] = {
         "from_person_id": str(author.person_id),
         "to_person_id": NEW_PERSON,
         "type": "FAMILY_OF",
-        "detail": "brother",
+        "detail": detail,
     }
     assert send(rel) == "created"
     assert NEW_PERSON in _mentions(ports, sid)
-
-
-def test_a_kin_word_of_another_language_resolves_through_the_narrators_relationships(extracting):
-    send, ports = extracting
-    story = sample("story_created")
-    story["detail"]["story"]["content"] = "Every Easter minha avó baked sweet bread in the wood oven."
-    send(story)
-    sid = story["detail"]["story"]["id"]
-    person = sample("person_created")
-    person["detail"]["person"] |= {
-        "id": NEW_PERSON,
-        "legacy_id": story["detail"]["story"]["legacy_id"],
-        "name": "Lurdes Kline",
-        "aliases": [],
-    }
-    send(person)
-    assert NEW_PERSON not in _mentions(ports, sid)  # "minha avó" names no one yet
-    author = ports.stories.get_user(UUID(story["detail"]["story"]["author_user_id"]))
-    rel = sample("relationship_added")
-    rel["detail"]["relationship"] = {
-        "from_person_id": str(author.person_id),
-        "to_person_id": NEW_PERSON,
-        "type": "FAMILY_OF",
-        "detail": "grandmother",
-    }
-    assert send(rel) == "created"
-    assert NEW_PERSON in _mentions(ports, sid)  # as "my grandmother" would
 
 
 def test_with_an_ingestion_workflow_relinking_is_handed_over(extracting):

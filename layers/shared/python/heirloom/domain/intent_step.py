@@ -27,7 +27,6 @@ from heirloom.domain.intent import (
     MAX_MATCHES,
     MIN_CONFIDENCE,
     analyse,
-    classify,
     links_in_reach,
     model_features,
     said_gender,
@@ -166,6 +165,18 @@ class IntentRequest:
     linked_kin: bool = False
 
 
+def analysed(request: IntentRequest) -> tuple[QueryIntent, dict[Intent, float]]:
+    """The rule-based answer for the request and each intent's score (`intent.analyse`)."""
+    return analyse(
+        request.query,
+        request.history,
+        request.gazetteer,
+        request.subject_name,
+        request.legacy_id,
+        linked_kin=request.linked_kin,
+    )
+
+
 class IntentClassifier(Protocol):
     @property
     def budget_s(self) -> float | None:
@@ -183,14 +194,7 @@ class RuleBasedIntentClassifier:
     budget_s: float | None = None
 
     def classify(self, request: IntentRequest) -> QueryIntent:
-        return classify(
-            request.query,
-            request.history,
-            request.gazetteer,
-            request.subject_name,
-            request.legacy_id,
-            linked_kin=request.linked_kin,
-        )
+        return analysed(request)[0]
 
 
 RULES = RuleBasedIntentClassifier()
@@ -217,14 +221,7 @@ class EmbeddingIntentClassifier:
 
     def classify(self, request: IntentRequest) -> QueryIntent:
         started = time.perf_counter()
-        base, scores = analyse(
-            request.query,
-            request.history,
-            request.gazetteer,
-            request.subject_name,
-            request.legacy_id,
-            linked_kin=request.linked_kin,
-        )
+        base, scores = analysed(request)
         model = self.models.get(self.embedder)  # trained on first use unless shipped (decision 0008)
         vector = call_within(
             LOCAL_BUDGET_S, lambda: self.embedder.embed([request.query])[0], name="intent embedding"
