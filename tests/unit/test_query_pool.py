@@ -17,6 +17,8 @@ class RecordingGraph:
         self.threads: set[threading.Thread] = set()
         self.ran: list[str] = []
         self.hold, self.release, self.held = hold, threading.Event(), threading.Semaphore(0)
+        #: released once per query recorded
+        self.done = threading.Semaphore(0)
         self._lock = threading.Lock()
 
     def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -26,6 +28,7 @@ class RecordingGraph:
         with self._lock:
             self.threads.add(threading.current_thread())
             self.ran.append(cypher)
+        self.done.release()
         return [{"q": cypher}]
 
 
@@ -61,5 +64,8 @@ def test_closing_a_request_cancels_only_its_queued_queries():
     answer = second.answer("next", "next", {})
     assert answer is not None and answer[0] == [{"q": "next"}]
     second.close()
-    shared_executor(2).submit(lambda: None).result(30)  # what was running has finished
+    # the two held queries and "next" have finished (a free thread alone does not say that both
+    # held ones have), then whatever was still queued behind them has had its turn
+    assert all(graph.done.acquire(timeout=30) for _ in range(3))
+    shared_executor(2).submit(lambda: None).result(30)
     assert "queued" not in graph.ran and {"slow0", "slow1", "next"} <= set(graph.ran)
