@@ -28,12 +28,15 @@ class Turn:
 
 
 def _speaker(line: str, known_names: frozenset[str]) -> tuple[str, str] | None:
+    """(speaker, rest of the line) when `line` opens a turn."""
     label, colon, rest = line.partition(":")
     label = label.strip()
     if not colon or not label or label != line[: len(label)]:
         return None
     capitalised = label[0].isupper() and all(w[0].isupper() for w in label.split())
-    if (capitalised and _CAPITALISED_SPEAKER.fullmatch(label)) or label.casefold() in known_names:
+    if (capitalised and _CAPITALISED_SPEAKER.fullmatch(label)) or normalize_name(
+        label
+    ).casefold() in known_names:
         return label, rest
     return None
 
