@@ -237,6 +237,35 @@ def test_a_relationship_added_later_resolves_the_narrators_kin_words(extracting,
     assert NEW_PERSON in _mentions(ports, sid)
 
 
+TONY_BROTHER = "0b5c7d9e-2f4a-4c6b-8d1e-3a5f7b9c1d2e"
+
+
+@pytest.mark.parametrize(("speaker", "brother"), [("Tony", TONY_BROTHER), ("Tess", NEW_PERSON)])
+def test_a_kin_word_in_a_transcript_turn_is_the_speakers(extracting, speaker, brother):
+    send, ports = extracting
+    story = sample("story_created")  # by Tess, the author; Tony is a known person
+    story["detail"]["story"]["content"] = (
+        f"Carol: Who fixed the porch roof?\n\n{speaker}: My brother fixed it the summer before the flood."
+    )
+    send(story)
+    legacy, author = story["detail"]["story"]["legacy_id"], story["detail"]["story"]["author_user_id"]
+    tess = str(ports.stories.get_user(UUID(author)).person_id)
+    for pid, name, of in ((NEW_PERSON, "Nico Kline", tess), (TONY_BROTHER, "Ottavio Ferraro", TONY_PERSON)):
+        person = sample("person_created")
+        person["detail"]["person"] |= {"id": pid, "legacy_id": legacy, "name": name, "aliases": []}
+        send(person)
+        rel = sample("relationship_added")
+        rel["detail"]["relationship"] = {
+            "from_person_id": of,
+            "to_person_id": pid,
+            "type": "FAMILY_OF",
+            "detail": "brother",
+        }
+        send(rel)
+    mentioned = _mentions(ports, story["detail"]["story"]["id"]) & {NEW_PERSON, TONY_BROTHER}
+    assert mentioned == {brother}  # the speaker's brother, never the author's for another speaker
+
+
 def test_with_an_ingestion_workflow_relinking_is_handed_over(extracting):
     _, ports = extracting
     started = []

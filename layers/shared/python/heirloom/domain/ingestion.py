@@ -451,13 +451,17 @@ def resolve_mentions(
     ports: GraphWrites, story: Story, entities: ExtractedEntities, known: Sequence[Person]
 ) -> tuple[dict[str, str], list[str]]:
     """The people `entities` name, resolved against the legacy's `known` persons (mention as
-    written -> person id), and the names left unresolved. Reads only."""
-    from heirloom.domain.people import resolve_people
+    written -> person id), and the names left unresolved; a kin phrase through the author's
+    relationships, or in a transcript the turn's speaker's (heirloom.domain.speakers). Reads only."""
+    from heirloom.domain.speakers import resolve_spoken_people
 
     relationships = ports.stories.relationships_of([p.id for p in known])
-    author = ports.stories.get_user(story.author_user_id)
-    resolved, unresolved = resolve_people(
-        [p.name for p in entities.people], known, relationships, author.person_id if author else None
+    user = ports.stories.get_user(story.author_user_id)
+    pid = user.person_id if user else None
+    # the author's own Person names the author when speaking in a transcript, in whatever legacy
+    author = None if pid is None or any(p.id == pid for p in known) else ports.stories.get_person(pid)
+    resolved, unresolved = resolve_spoken_people(
+        [p.name for p in entities.people], story.content, known, relationships, pid, author
     )
     mentions = {r.mention: str(r.person_id) for r in resolved}
     for written, person_id in named_people(story.content, known).items():

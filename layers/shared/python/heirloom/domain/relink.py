@@ -12,6 +12,7 @@ from uuid import UUID
 from heirloom.contracts.records import Person, Relationship, Story
 from heirloom.domain.chunking import story_digest
 from heirloom.domain.ingestion import IngestionPorts, enrich_story, named_people
+from heirloom.domain.speakers import speaker_persons
 
 
 def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
@@ -24,22 +25,25 @@ def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
 
 
 def stories_narrated_by(ports: IngestionPorts, rel: Relationship) -> list[Story]:
-    """Stories whose author is one of the two persons: "my dad" in them may now resolve."""
+    """Stories whose author (or a transcript speaker) is one of the two persons: "my dad" in
+    them may now resolve."""
     return stories_narrated_by_either(ports, rel.from_person_id, rel.to_person_id)
 
 
 def stories_narrated_by_either(ports: IngestionPorts, *person_ids: UUID) -> list[Story]:
-    """Stories whose author is one of these persons (their kin words resolve through them)."""
+    """Stories whose author, or a speaker of whose transcript turns (heirloom.domain.speakers),
+    is one of these persons (their kin words resolve through them)."""
     persons = [p for p in (ports.stories.get_person(i) for i in person_ids) if p]
     ids = {p.id for p in persons}
     authors: dict[UUID, bool] = {}
     out: list[Story] = []
     for legacy_id in dict.fromkeys(p.legacy_id for p in persons):
+        known = ports.stories.persons_of([legacy_id])
         for story in ports.stories.stories_of(legacy_id):
             if story.author_user_id not in authors:
                 user = ports.stories.get_user(story.author_user_id)
                 authors[story.author_user_id] = user is not None and user.person_id in ids
-            if authors[story.author_user_id]:
+            if authors[story.author_user_id] or ids & speaker_persons(story.content, known):
                 out.append(story)
     return out
 

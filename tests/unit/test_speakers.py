@@ -1,0 +1,92 @@
+"""Kin phrases in transcript turns are the speaker's, not the author's (decision 0033)."""
+
+import uuid
+
+import pytest
+
+from heirloom.contracts.records import Person, Relationship, RelationshipType
+from heirloom.domain.people import ResolutionMethod, resolve_people
+from heirloom.domain.speakers import resolve_spoken_people, transcript_turns
+
+LEGACY = uuid.uuid4()
+
+
+def person(name: str, *aliases: str) -> Person:
+    return Person(id=uuid.uuid4(), legacy_id=LEGACY, name=name, aliases=aliases)
+
+
+def family(a: Person, b: Person, detail: str) -> Relationship:
+    return Relationship(
+        from_person_id=a.id, to_person_id=b.id, type=RelationshipType.FAMILY_OF, detail=detail
+    )
+
+
+ODILE, BEA = person("Odile Marchand", "Odie"), person("Beata Nowak", "Bea")
+ODILES_DAUGHTER, BEAS_DAUGHTER, ODILES_BROTHER = (
+    person("Claire Marchand"),
+    person("Ewa Nowak"),
+    person("Paul Roy"),
+)
+KNOWN = [ODILE, BEA, ODILES_DAUGHTER, BEAS_DAUGHTER, ODILES_BROTHER]
+RELS = [family(ODILE, ODILES_DAUGHTER, "daughter"), family(BEA, BEAS_DAUGHTER, "daughter"),
+        family(ODILE, ODILES_BROTHER, "brother")]  # fmt: skip
+
+
+def resolve(text: str, *mentions: str) -> dict[str, uuid.UUID | None]:
+    resolved, unresolved = resolve_spoken_people(list(mentions), text, KNOWN, RELS, ODILE.id)
+    return {r.mention: r.person_id for r in resolved} | dict.fromkeys(unresolved)
+
+
+def test_a_kin_phrase_in_another_speakers_turn_is_the_speakers_kin():
+    text = "Odile: Did you hear from anyone?\n\nBea: My daughter rang on Tuesday."
+    assert resolve(text, "My daughter") == {"My daughter": BEAS_DAUGHTER.id}  # not the author's
+
+
+def test_the_author_speaking_resolves_as_today():
+    text = "Bea: How are you keeping?\nOdile: My brother fixed the gate at last."
+    assert resolve(text, "My brother") == {"My brother": ODILES_BROTHER.id}
+
+
+def test_an_unknown_speaker_leaves_the_kin_phrase_unresolved():
+    text = "Odile: Who was at the door?\nMarguerite: My daughter, with the shopping."
+    assert resolve(text, "My daughter") == {"My daughter": None}
+
+
+def test_a_kin_phrase_two_speakers_say_links_both_persons():
+    text = "Odile: My daughter is coming Sunday.\nBea: My daughter too!"
+    got = resolve(text, "My daughter")
+    assert got == {"My daughter": ODILES_DAUGHTER.id, "Bea: My daughter": BEAS_DAUGHTER.id}
+
+
+def test_names_resolve_in_a_transcript_as_anywhere():
+    text = "Odile: Claire phoned.\nBea: Ewa Nowak did too."
+    assert resolve(text, "Claire", "Ewa Nowak") == {
+        "Claire": ODILES_DAUGHTER.id,
+        "Ewa Nowak": BEAS_DAUGHTER.id,
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My daughter rang on Tuesday. We talked about the garden for an hour.",
+        "Note: my daughter rang on Tuesday.",  # one labelled line is no transcript
+        "Bea said it at the door: my daughter rang on Tuesday.\nWe laughed: the line was bad.",
+    ],
+)
+def test_a_story_that_is_not_a_transcript_is_read_as_today(text):
+    assert transcript_turns(text, KNOWN) is None
+    expected = resolve_people(["my daughter"], KNOWN, RELS, ODILE.id)
+    assert resolve_spoken_people(["my daughter"], text, KNOWN, RELS, ODILE.id) == expected
+    assert expected[0][0].method is ResolutionMethod.KINSHIP
+
+
+def test_turns_take_known_names_lines_that_continue_and_the_authors_preamble():
+    text = "Recorded on Sunday.\nbea: Hello!\nStill Bea talking.\nFather Tom Reilly: Bless you."
+    turns = transcript_turns(text, KNOWN)
+    assert turns is not None
+    assert [(t.speaker, t.text.strip()) for t in turns] == [
+        ("", "Recorded on Sunday."),
+        ("bea", "Hello!\nStill Bea talking."),  # a known alias, lower-case
+        ("Father Tom Reilly", "Bless you."),
+    ]
