@@ -22,26 +22,13 @@ from heirloom.contracts.extraction import (
     extraction_json_schema,
     extraction_prompt,
 )
-from heirloom.contracts.records import Person, Relationship, RelationshipType
 from heirloom.domain.extraction import MIN_CONFIDENCE, ExtractionLimits, extract_entities, postprocess
 from heirloom.domain.kinship import Kin, inverse_relation, parse_kin
 from heirloom.domain.names import name_key, normalize_name
 from heirloom.domain.people import ResolutionMethod, resolve_people
 from heirloom.domain.pii import has_contact_data, scrub_pii
 from heirloom.ports import EntityExtractor
-
-LEGACY = uuid.uuid4()
-
-
-def person(name: str, *aliases: str) -> Person:
-    return Person(id=uuid.uuid4(), legacy_id=LEGACY, name=name, aliases=aliases)
-
-
-def family(a: Person, b: Person, detail: str) -> Relationship:
-    """`b` is `detail` to `a` (the FAMILY_OF reading used by the records)."""
-    return Relationship(
-        from_person_id=a.id, to_person_id=b.id, type=RelationshipType.FAMILY_OF, detail=detail
-    )
+from tests.support.kin import family, person
 
 
 def people(*pairs: tuple[str, float]) -> ExtractedEntities:

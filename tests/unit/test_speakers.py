@@ -4,22 +4,9 @@ import uuid
 
 import pytest
 
-from heirloom.contracts.records import Person, Relationship, RelationshipType
 from heirloom.domain.people import ResolutionMethod, resolve_people
 from heirloom.domain.speakers import resolve_spoken_people, transcript_turns
-
-LEGACY = uuid.uuid4()
-
-
-def person(name: str, *aliases: str) -> Person:
-    return Person(id=uuid.uuid4(), legacy_id=LEGACY, name=name, aliases=aliases)
-
-
-def family(a: Person, b: Person, detail: str) -> Relationship:
-    return Relationship(
-        from_person_id=a.id, to_person_id=b.id, type=RelationshipType.FAMILY_OF, detail=detail
-    )
-
+from tests.support.kin import family, person
 
 ODILE, BEA = person("Odile Marchand", "Odie"), person("Beata Nowak", "Bea")
 ODILES_DAUGHTER, BEAS_DAUGHTER, ODILES_BROTHER = (
