@@ -7,8 +7,9 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
 from importlib import resources
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from heirloom.domain.names import _APOSTROPHES, normalize_name
 
@@ -30,12 +31,19 @@ def _fold(word: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
 
 
+@cache
+def _lexicon() -> dict[str, Any]:
+    """config/lexicons/kin.json, read once."""
+    text = resources.files("heirloom.config").joinpath("lexicons", KIN_LEXICON).read_text(encoding="utf-8")
+    lexicon: dict[str, Any] = json.loads(text)
+    return lexicon
+
+
 def _load(languages: Iterable[str] | None = None) -> dict[str, Kin]:
     """The kin words of `languages` (all when None), with their accent-folded forms ("mãe" and
     "mae"). A word two languages read as different relations is dropped; read with different
     genders, it keeps none."""
-    text = resources.files("heirloom.config").joinpath("lexicons", KIN_LEXICON).read_text(encoding="utf-8")
-    table: dict[str, dict[str, list[str | None]]] = json.loads(text)["languages"]
+    table: dict[str, dict[str, list[str | None]]] = _lexicon()["languages"]
     seen: dict[str, set[tuple[str, str | None]]] = {}
     for language, words in table.items():
         if languages is not None and language not in languages:
@@ -61,8 +69,7 @@ KIN_TERMS_EN: dict[str, Kin] = _load(["en"])
 
 
 def _possessives() -> frozenset[str]:
-    text = resources.files("heirloom.config").joinpath("lexicons", KIN_LEXICON).read_text(encoding="utf-8")
-    table: dict[str, list[str]] = json.loads(text)["possessives"]
+    table: dict[str, list[str]] = _lexicon()["possessives"]
     return frozenset(w for words in table.values() for w in words)
 
 
