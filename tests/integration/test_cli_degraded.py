@@ -92,10 +92,10 @@ def _ask(monkeypatch, capsys, loaded, database_url, prefix, falkor_socket):
         code = main(["ask", "What did Ada plant by the river?", "--legacy", loaded.legacy,
                      "--user", loaded.creator, "--persona", "family", "--debug"])  # fmt: skip
         seconds = time.monotonic() - started
-        out = capsys.readouterr().out
+        captured = capsys.readouterr()
     get_settings.cache_clear()
     default_services.cache_clear()
-    return code, out, seconds
+    return code, captured.out, captured.err, seconds
 
 
 @pytest.mark.parametrize("state", ["hung", "stopped"])
@@ -103,7 +103,7 @@ def test_ask_with_the_graph_hung_or_stopped_answers_within_budget_marked_degrade
     state, hung_socket, loaded, database_url, graph, tmp_path, monkeypatch, capsys
 ):
     falkor = hung_socket if state == "hung" else str(tmp_path / "nobody-listens.sock")
-    done: list[tuple[int, str, float]] = []
+    done: list[tuple[int, str, str, float]] = []
     # in a thread, so that a CLI that hangs fails the test instead of holding it
     ask = threading.Thread(
         target=lambda: done.append(_ask(monkeypatch, capsys, loaded, database_url, graph.prefix, falkor)),
@@ -113,11 +113,14 @@ def test_ask_with_the_graph_hung_or_stopped_answers_within_budget_marked_degrade
     ask.join(WITHIN_S)
     assert not ask.is_alive(), f"heirloom ask still running after {WITHIN_S} s"
     assert done, "heirloom ask raised instead of answering without the graph"
-    code, out, seconds = done[0]
+    code, out, err, seconds = done[0]
     assert code == 0, out
     assert seconds < WITHIN_S, seconds
     print(f"ask with the graph {state}: {seconds:.2f} s")
-    # (the handlers' JSON log lines go to stdout too)
+    # the handlers' JSON log lines (the graph's failure among them) go to stderr: stdout is the answer
+    logs = [json.loads(line) for line in err.splitlines() if line.startswith('{"level"')]
+    assert any(log["level"] == "WARNING" for log in logs), err
+    assert not [line for line in out.splitlines() if line.startswith('{"level"')], out
     assert any(line.startswith("Note: known connections (the family") for line in out.splitlines()), out
     assert "Ada planted apple trees by the river." in out  # the vector branch still answers
     debug = json.loads("{" + out.rpartition("\n{\n")[2])

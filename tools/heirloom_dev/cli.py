@@ -27,9 +27,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command; the environment it sets for the handlers (Powertools defaults, the
     stack's URLs) is the command's: a caller in the same process, such as a test, gets its own
     back."""
+    from heirloom_dev.functions import logs_to
+
     saved = dict(os.environ)
     try:
-        return _run(argv)
+        with logs_to(sys.stderr):  # stdout holds the command's output alone (eval's table)
+            return _run(argv)
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -3,18 +3,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import logging
+import os
+import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from heirloom_dev.runtime import project_root
 
 Handler = Callable[..., Any]
+
+#: the streams of the `logs_to` blocks open now, innermost last
+_log_streams: list[IO[str]] = []
 
 
 def function_names() -> list[str]:
@@ -48,7 +56,42 @@ def load_handler(function: str) -> Handler:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     handler: Handler = module.handler
+    _point_logs()
     return handler
+
+
+@contextmanager
+def logs_to(stream: IO[str]) -> Iterator[None]:
+    """Within the block, the handlers' logs (the service's Powertools logger, which every
+    `heirloom.*` logger propagates to) go to `stream`, for handlers loaded in it too; after it,
+    where they went before (Powertools' default: stdout, as in Lambda). The CLI passes stderr,
+    so a command's stdout holds its own output alone (`eval`'s table, `ask`'s answer)."""
+    before = {h: h.stream for h in _stream_handlers()}
+    _log_streams.append(stream)
+    _point_logs()
+    try:
+        yield
+    finally:
+        _log_streams.pop()
+        for handler in _stream_handlers():
+            _set_stream(handler, before.get(handler, sys.stdout))
+
+
+def _stream_handlers() -> list[logging.StreamHandler[IO[str]]]:
+    service = os.environ.get("POWERTOOLS_SERVICE_NAME", "heirloom")
+    return [h for h in logging.getLogger(service).handlers if type(h) is logging.StreamHandler]
+
+
+def _point_logs() -> None:
+    if _log_streams:
+        for handler in _stream_handlers():
+            _set_stream(handler, _log_streams[-1])
+
+
+def _set_stream(handler: logging.StreamHandler[IO[str]], stream: IO[str]) -> None:
+    # not `setStream`: it flushes the old stream, which may be closed (a finished test's capture)
+    with handler.lock or contextlib.nullcontext():
+        handler.stream = stream
 
 
 @dataclass
