@@ -484,26 +484,6 @@ def test_forgetting_a_member_waits_for_a_write_to_one_of_their_conversations(db)
     assert store.deleted_owner(first) == store.deleted_owner(second) == (legacy, user)
 
 
-def test_relationships_are_read_by_their_keys(pair):
-    store, _ = pair
-    legacy, person, _ = _seed(store)
-    other = uuid4()
-    store.upsert_person(Person(id=other, legacy_id=legacy, name="Bo"))
-    knew = Relationship(from_person_id=person, to_person_id=other, type=RelationshipType.KNEW, detail="b")
-    store.upsert_relationship(knew)
-    assert store.relationships_keyed([]) == []
-    # the key as stored; the same pair with another type, the other direction, a stranger: none
-    keys = [
-        (person, other, "KNEW"),
-        (person, other, "FRIENDS_WITH"),
-        (other, person, "KNEW"),
-        (uuid4(), other, "KNEW"),
-    ]
-    assert store.relationships_keyed(keys + keys[:1]) == [knew]
-    store.remove_relationship(person, other, "KNEW")
-    assert store.relationships_keyed(keys) == []
-
-
 def test_known_relationships_are_read_by_either_person_with_both_names_and_legacies(pair):
     store, _ = pair
     legacy, person, _ = _seed(store)

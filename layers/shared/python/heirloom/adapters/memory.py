@@ -312,9 +312,6 @@ class MemoryStoryStore:
             r for r in self.relationships.values() if r.from_person_id in wanted or r.to_person_id in wanted
         ]
 
-    def relationships_keyed(self, keys: Iterable[tuple[UUID, UUID, str]]) -> list[Relationship]:
-        return [self.relationships[k] for k in dict.fromkeys(keys) if k in self.relationships]
-
     def known_relationships(self, person_ids: Sequence[UUID]) -> list[KnownRelationship]:
         out = []
         for r in sorted(

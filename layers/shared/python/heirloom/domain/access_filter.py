@@ -33,7 +33,7 @@ from heirloom.contracts.context import (
     QueryIntent,
     TraversalStat,
 )
-from heirloom.contracts.records import Legacy, Relationship, Role
+from heirloom.contracts.records import Legacy, Role
 from heirloom.domain.access import not_a_member, resolve_scope
 from heirloom.errors import AccessDenied
 from heirloom.ports import Chunk, StoryStore, VectorIndex
@@ -152,17 +152,13 @@ def known_now(store: StoryStore, graph: GraphResults) -> tuple[tuple[GraphFact, 
     read: those of the persons the `facts` template asked for (`graph.known`) come from the
     records, whatever the graph or a neighbourhood cache answered, so an added one shows at once
     and a removed or retyped one is gone; merged with the told facts in the template's order and
-    cut at its limit. Without a scope, each known fact stands only if its record (read by key)
-    backs it, as does an ambient known fact (none today: known edges join two persons); either
-    reads as its record says."""
+    cut at its limit. The graph's own known facts count for nothing (its templates return told
+    facts only, decision 0030): without a scope they are dropped, and an ambient known fact
+    (none today: known edges join two persons) stands only if a record read for the scope backs
+    it, as that record says."""
     scope = graph.known
     if scope is None:
-        keys = {
-            k for f in (*graph.facts, *graph.ambient_facts) if f.known and (k := _known_key(f)) is not None
-        }
-        records = store.relationships_keyed(keys) if keys else []
-        stamped = {(r.from_person_id, r.to_person_id, r.type.value): r for r in records}
-        return _confirmed(graph.facts, stamped), _confirmed(graph.ambient_facts, stamped)
+        return _confirmed(graph.facts, {}), _confirmed(graph.ambient_facts, {})
     persons = _person_ids(scope.person_ids)
     known = store.known_relationships(persons) if persons else []
     by_key = {(r.from_person_id, r.to_person_id, r.type): r for r in known}
@@ -177,7 +173,7 @@ def known_now(store: StoryStore, graph: GraphResults) -> tuple[tuple[GraphFact, 
 
 
 def _confirmed(
-    facts: Iterable[GraphFact], records: Mapping[tuple[UUID, UUID, str], Relationship | KnownRelationship]
+    facts: Iterable[GraphFact], records: Mapping[tuple[UUID, UUID, str], KnownRelationship]
 ) -> tuple[GraphFact, ...]:
     """The told facts as they are; the known ones as their records say, dropped without one."""
     out = []

@@ -149,24 +149,6 @@ class AccessReads(StoreBase):
         )
         return [Relationship(**{**r, "type": RelationshipType(r["type"])}) for r in rows]
 
-    def relationships_keyed(self, keys: Iterable[tuple[UUID, UUID, str]]) -> list[Relationship]:
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return []
-        froms, tos, types = (list(column) for column in zip(*wanted, strict=True))
-        rows = (
-            self.db.connection()
-            .execute(
-                "SELECT r.from_person_id, r.to_person_id, r.type, r.detail, r.since, r.until"
-                " FROM unnest(%s::uuid[], %s::uuid[], %s::text[]) AS k (from_person_id, to_person_id, type)"
-                " JOIN person_relationships r USING (from_person_id, to_person_id, type)"
-                " ORDER BY r.from_person_id, r.to_person_id, r.type",
-                (froms, tos, types),
-            )
-            .fetchall()
-        )
-        return [Relationship(**{**r, "type": RelationshipType(r["type"])}) for r in rows]
-
     def known_relationships(self, person_ids: Sequence[UUID]) -> list[KnownRelationship]:
         ids = list(person_ids)
         if not ids:
