@@ -44,7 +44,7 @@ from heirloom.adapters.spacy.tokens import (
     _capitalised,
     _text,
 )
-from heirloom.domain.kinship import _HONORIFICS, _KIN_TITLES
+from heirloom.domain.kinship import _HONORIFICS
 
 #: last words that make a name a place's even after a person's title ("Uncle Sam's Diner")
 _ANY_PLACE_HEAD = frozenset(_PROPER_PLACE_HEADS) | frozenset(_PLACE_HEADS) | frozenset(_WEAK_PLACE_HEADS)
@@ -57,7 +57,7 @@ def _person_titled(doc: Any, start: int, end: int) -> bool:
     is a title that is also an ordinary word or opens place names ("Gran Canaria", "Primo Pizza"):
     the model's place stands."""
     first = doc[start].lower_.rstrip(".")
-    titled = first in _KIN_TITLES - _KIN_TITLES_ALSO_WORDS or first in _HONORIFICS
+    titled = first in _KIN_TITLE_WORDS - _KIN_TITLES_ALSO_WORDS or first in _HONORIFICS
     return titled and doc[end - 1].lower_ not in _ANY_PLACE_HEAD
 
 
