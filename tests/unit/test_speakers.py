@@ -1,9 +1,15 @@
 """Kin phrases in transcript turns are the speaker's, not the author's (decision 0033)."""
 
 import uuid
+from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pytest
 
+from heirloom.adapters.memory import MemoryStoryStore
+from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.contracts.records import Person, Story, User, Visibility
+from heirloom.domain.ingestion import resolve_mentions
 from heirloom.domain.people import ResolutionMethod, resolve_people
 from heirloom.domain.speakers import resolve_spoken_people, transcript_turns
 from tests.support.kin import family, person
@@ -77,3 +83,34 @@ def test_turns_take_known_names_lines_that_continue_and_the_authors_preamble():
         ("bea", "Hello!\nStill Bea talking."),  # a known alias, lower-case
         ("Father Tom Reilly", "Bless you."),
     ]
+
+
+class _CountingStore(MemoryStoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.person_reads = 0
+
+    def get_person(self, person_id: uuid.UUID) -> Person | None:
+        self.person_reads += 1
+        return super().get_person(person_id)
+
+
+@pytest.mark.parametrize(
+    ("text", "reads"),
+    [("Odile: Did you hear from Bea?\n\nLuc: She rang on Tuesday.", 1), ("Bea rang on Tuesday.", 0)],
+)
+def test_the_authors_person_outside_the_legacy_is_read_for_a_transcript_only(text, reads):
+    """In a transcript the author may speak under their own name, so their Person is read when
+    it is not among the legacy's persons; any other story is the author's as it stands."""
+    store = _CountingStore()
+    luc = person("Luc Marchand")
+    author = User(id=uuid.uuid4(), name="Luc", person_id=luc.id)
+    store.upsert_user(author)
+    store.upsert_person(luc)
+    now = datetime.now(UTC)
+    story = Story(id=uuid.uuid4(), legacy_id=ODILE.legacy_id, author_user_id=author.id, title="A call",
+                  content=text, visibility=Visibility.PUBLIC, created_at=now, updated_at=now)  # fmt: skip
+    ports = SimpleNamespace(stories=store)
+    mentions, _ = resolve_mentions(ports, story, ExtractedEntities(), [ODILE, BEA])  # type: ignore[arg-type]
+    assert store.person_reads == reads
+    assert "Bea" in mentions

@@ -453,13 +453,15 @@ def resolve_mentions(
     """The people `entities` name, resolved against the legacy's `known` persons (mention as
     written -> person id), and the names left unresolved; a kin phrase through the author's
     relationships, or in a transcript the turn's speaker's (heirloom.domain.speakers). Reads only."""
-    from heirloom.domain.speakers import resolve_spoken_people
+    from heirloom.domain.speakers import resolve_spoken_people, transcript_turns
 
     relationships = ports.stories.relationships_of([p.id for p in known])
     user = ports.stories.get_user(story.author_user_id)
     pid = user.person_id if user else None
     # the author's own Person names the author when speaking in a transcript, in whatever legacy
-    author = None if pid is None or any(p.id == pid for p in known) else ports.stories.get_person(pid)
+    author = None
+    if pid is not None and all(p.id != pid for p in known) and transcript_turns(story.content, known):
+        author = ports.stories.get_person(pid)
     resolved, unresolved = resolve_spoken_people(
         [p.name for p in entities.people], story.content, known, relationships, pid, author
     )
