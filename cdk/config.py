@@ -77,8 +77,9 @@ class HeirloomConfig:
     neptune_max_ncu: float = 8.0
     #: one of 7, 14, 30, 90, 180, 365
     log_retention_days: int = 30
-    #: IntentAnalysis: `rules` (gazetteer + rule-based classifier) or `bedrock` (then Claude
-    #: Haiku within INTENT_BUDGET_MS; the grant and INTENT_PROVIDER follow this)
+    #: IntentAnalysis: `rules` (gazetteer + rule-based classifier), `auto` (the learned classifier
+    #: where the layer ships weights for Titan, which it does not: the rules) or `bedrock` (then
+    #: Claude Haiku within INTENT_BUDGET_MS; the grant and INTENT_PROVIDER follow this)
     intent_provider: str = "rules"
     #: RankAssemble's reranking stage (RERANKER): `off`, `lexical` (no model) or `bedrock` (the
     #: Rerank API with amazon.rerank-v1:0; the grant follows this)
@@ -125,8 +126,8 @@ class HeirloomConfig:
             raise ValueError(f"graph_prefix {self.graph_prefix!r} must match [a-z0-9_]+ (GRAPH_ENV_PREFIX)")
         if self.graph not in {"neptune", "none"}:
             raise ValueError(f"graph {self.graph!r} is not neptune or none")
-        if self.intent_provider not in {"rules", "bedrock"}:
-            raise ValueError(f"intent_provider {self.intent_provider!r} is not rules or bedrock")
+        if self.intent_provider not in {"rules", "auto", "bedrock"}:
+            raise ValueError(f"intent_provider {self.intent_provider!r} is not rules, auto or bedrock")
         if self.reranker not in {"off", "lexical", "bedrock"}:
             raise ValueError(f"reranker {self.reranker!r} is not off, lexical or bedrock")
         if not 5 <= self.aurora_auto_pause_minutes <= 1440:

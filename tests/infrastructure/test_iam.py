@@ -231,6 +231,16 @@ def test_intent_analysis_may_call_haiku_only_when_configured(built, variant):
     assert env(bedrock)["BEDROCK_INTENT_MODEL_ID"] == f"us.{HAIKU_MODEL_ID}"
 
 
+def test_intent_provider_auto_reaches_intent_analysis_without_a_model_grant(variant):
+    """`auto` picks the learned classifier only where weights for the embedder are shipped (none
+    for Titan: the rules), so it needs no Bedrock grant (decision 0034)."""
+    auto = variant(**{"heirloom:intentProvider": "auto"})
+    function = auto.stack.node.find_child("IntentAnalysis")
+    env = auto.resources[auto.logical_id(function)]["Properties"]["Environment"]["Variables"]
+    assert env["INTENT_PROVIDER"] == "auto"
+    assert resources_for(auto, "IntentAnalysis", "bedrock:InvokeModel") == []
+
+
 def test_rank_assemble_may_call_rerank_only_when_configured(built, variant):
     def env(b):
         function = b.stack.node.find_child("RankAssemble")

@@ -106,6 +106,46 @@ def test_the_intent_model_gets_the_intent_budget_and_no_retries():
     assert config.retries["total_max_attempts"] == 1
 
 
+AUTO = {"INTENT_PROVIDER": "auto"}
+
+
+@pytest.mark.parametrize(
+    ("env", "local"),
+    [
+        # auto: the learned classifier where the layer ships its weights for the configured
+        # embedder (all-MiniLM-L6-v2, 384), the rules elsewhere (decision 0034)
+        (AUTO, "embedding"),
+        ({**AUTO, "EMBEDDING_PROVIDER": "local", "EMBEDDING_DIM": "384"}, "embedding"),
+        ({**AUTO, "EMBEDDING_PROVIDER": "fake"}, "rules"),
+        ({**AUTO, **AWS, "EMBEDDING_PROVIDER": "bedrock"}, "rules"),
+        # explicit values are honoured whatever is shipped
+        ({}, "rules"),
+        ({"INTENT_PROVIDER": "rules"}, "rules"),
+        ({"EMBEDDING_PROVIDER": "fake", "INTENT_PROVIDER": "embedding"}, "embedding"),
+        ({**AWS, "EMBEDDING_PROVIDER": "bedrock", "INTENT_PROVIDER": "embedding"}, "embedding"),
+        ({**AWS, "EMBEDDING_PROVIDER": "bedrock", "INTENT_PROVIDER": "bedrock"}, "embedding"),
+    ],
+)
+def test_auto_picks_the_learned_classifier_only_where_its_weights_are_shipped(env, local):
+    assert factory.local_intent_provider(settings_from_env(env)) == local
+
+
+def test_auto_without_shipped_weights_builds_the_rules_and_no_model_call():
+    s = settings_from_env({**AUTO, "EMBEDDING_PROVIDER": "fake"})
+    assert factory.build_local_intent_classifier(s, factory.build_embedder(s)) is RULES
+    assert factory.build_intent_classifier(s) is RULES
+
+
+def test_auto_with_shipped_weights_builds_the_learned_classifier():
+    from heirloom.adapters.embedders import HashingEmbedder
+    from heirloom.domain.intent_step import EmbeddingIntentClassifier
+
+    s = settings_from_env(AUTO)
+    local = factory.build_local_intent_classifier(s, HashingEmbedder())  # not called here
+    assert isinstance(local, EmbeddingIntentClassifier)
+    assert factory.build_intent_classifier(s, local) is local
+
+
 def test_the_bedrock_embedder_speaks_titan_v2_only():
     s = settings_from_env(
         {**AWS, "EMBEDDING_PROVIDER": "bedrock", "BEDROCK_EMBED_MODEL_ID": "cohere.embed-english-v3"}

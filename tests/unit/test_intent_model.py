@@ -317,6 +317,24 @@ def test_a_failing_embedder_falls_back_to_the_rules():
     assert result.source == "rules" and result.intent is Intent.SPATIAL
 
 
+def test_the_auto_learned_classifier_falls_back_to_the_rules_when_its_embedder_fails():
+    """INTENT_PROVIDER=auto with MiniLM's shipped weights: the learned classifier, and the rules'
+    answer when embedding the message fails (decision 0034)."""
+    from heirloom.adapters import factory
+    from heirloom.settings import settings_from_env
+
+    class BrokenMiniLm(BrokenEmbedder):
+        model_id = "all-MiniLM-L6-v2-onnx-int8"
+
+    settings = settings_from_env({"INTENT_PROVIDER": "auto"})
+    local = factory.build_local_intent_classifier(settings, BrokenMiniLm())
+    assert isinstance(local, EmbeddingIntentClassifier)
+    result = analyse_intent(
+        request("Where did Uncle Otto live?"), factory.build_intent_classifier(settings, local), local
+    )
+    assert result.source == "rules" and result.intent is Intent.SPATIAL
+
+
 def test_a_failing_llm_falls_back_to_the_learned_classifier(classifier):
     class Throttled:
         def classify(self, request: IntentRequest) -> QueryIntent:

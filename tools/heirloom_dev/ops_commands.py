@@ -213,14 +213,14 @@ def _cmd_invoke(args: argparse.Namespace) -> int:
 
 def _cmd_intent_model(args: argparse.Namespace) -> int:
     from heirloom.adapters import factory
-    from heirloom.domain.intent_model import summary, train, weights_file
+    from heirloom.domain.intent_model import model_key, summary, train, weights_file
 
     embedder = factory.build_embedder(get_settings())
     result = summary(embedder)
     print("  ".join(f"{k} {v}" for k, v in result.items()))
     if args.out:
         model = train(embedder)
-        path = weights_file(Path(args.out), f"{model.model_id}-{embedder.dimension}", model.data_sha256)
+        path = weights_file(Path(args.out), model_key(model.model_id, embedder.dimension), model.data_sha256)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(model.to_json())
         print(f"weights written to {path}")

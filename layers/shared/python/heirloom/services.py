@@ -176,7 +176,7 @@ class Services:
         """The learned classifier over the query's embedding (or the rule-based one)."""
         from heirloom.adapters import factory
 
-        rules = self.settings.intent.provider == "rules"  # no embedder needed
+        rules = factory.local_intent_provider(self.settings) == "rules"  # no embedder needed
         return factory.build_local_intent_classifier(self.settings, None if rules else self.embedder)
 
     @cached_property

@@ -219,11 +219,13 @@ class ExtractionSettings(_Frozen):
 
 
 class IntentSettings(_Frozen):
-    #: embedding: gazetteer + the learned classifier over the query's embedding (trained from
-    #: config/intents at first use); rules: gazetteer + the rule-based classifier, no embedder;
-    #: bedrock: the embedding classifier, then Claude Haiku with the gazetteer's matches as hints
-    #: (falls back to the embedding classifier's result on any failure)
-    provider: Literal["embedding", "rules", "bedrock"] = env("INTENT_PROVIDER", default="rules")
+    #: rules: gazetteer + the rule-based classifier, no embedder; auto: the learned classifier
+    #: where the layer ships its weights for the configured embedder (model id and dimension),
+    #: else the rules (decision 0034: the recommended default, one line away); embedding: the
+    #: learned classifier over the query's embedding (trained from config/intents at first use
+    #: unless shipped); bedrock: the embedding classifier, then Claude Haiku with the gazetteer's
+    #: matches as hints (falls back to the embedding classifier's result on any failure)
+    provider: Literal["auto", "embedding", "rules", "bedrock"] = env("INTENT_PROVIDER", default="rules")
     #: a directory for the learned classifier's weights per embedder model ("": in memory only)
     model_cache_dir: str = env("INTENT_MODEL_CACHE_DIR", default="")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from heirloom.adapters.postgres import PgDatabase, PgStoryStore, PgVectorIndex
 from heirloom.domain.intent_step import RULES, IntentClassifier
@@ -199,10 +199,34 @@ def build_extractor(settings: Settings) -> EntityExtractor | None:
     raise SettingsError(f"extractor provider {provider!r} is not available in this build")
 
 
+def embedder_model_id(settings: Settings) -> str:
+    """The configured embedder's model id, without building it (no model load, no client)."""
+    provider = settings.embedding.provider
+    if provider == "bedrock":
+        return settings.bedrock.embed_model_id
+    from heirloom.adapters.embedders import HashingEmbedder, OnnxMiniLmEmbedder
+
+    return HashingEmbedder.model_id if provider == "fake" else OnnxMiniLmEmbedder.model_id
+
+
+def local_intent_provider(settings: Settings) -> Literal["embedding", "rules"]:
+    """The local classifier INTENT_PROVIDER selects: the rule-based one, or the learned one
+    (`embedding`, also before Haiku with `bedrock`). `auto` is the learned one where the layer
+    ships its weights for the configured embedder, the rules elsewhere (decision 0034)."""
+    provider = settings.intent.provider
+    if provider == "auto":
+        from heirloom.domain.intent_model import has_shipped_weights
+
+        shipped = has_shipped_weights(embedder_model_id(settings), settings.embedding.dimension)
+        return "embedding" if shipped else "rules"
+    return "rules" if provider == "rules" else "embedding"
+
+
 def build_local_intent_classifier(settings: Settings, embedder: Embedder | None) -> IntentClassifier:
-    """The learned classifier over `embedder`'s vectors (weights trained from config/intents at
-    first use, kept per model id), or the rule-based one when INTENT_PROVIDER=rules."""
-    if settings.intent.provider == "rules" or embedder is None:
+    """The learned classifier over `embedder`'s vectors (weights shipped in the layer or trained
+    from config/intents at first use, kept per model id), or the rule-based one
+    (`local_intent_provider`)."""
+    if embedder is None or local_intent_provider(settings) == "rules":
         return RULES
     from pathlib import Path
 
@@ -224,7 +248,7 @@ def build_intent_classifier(settings: Settings, local: IntentClassifier = RULES)
     here only) is the model call's deadline and its read timeout, without retries: the local
     classifier's result is the fallback."""
     provider = settings.intent.provider
-    if provider in ("rules", "embedding"):
+    if provider in ("auto", "rules", "embedding"):
         return local
     if provider == "bedrock":
         from heirloom.adapters.bedrock import BedrockIntentClassifier

@@ -325,6 +325,17 @@ def weights_file(directory: Path, model_id: str, digest: str) -> Path:
 SHIPPED_RESOURCE = "intents/models"
 
 
+def model_key(model_id: str, dimension: int) -> str:
+    """An embedder's name among the weights: its model id and vector dimension."""
+    return f"{model_id}-{dimension}"
+
+
+def has_shipped_weights(model_id: str, dimension: int) -> bool:
+    """Whether the layer ships weights of the current data for this embedder (no training at
+    first use; INTENT_PROVIDER=auto, decision 0034)."""
+    return weights_file(data_path(SHIPPED_RESOURCE), model_key(model_id, dimension), data_digest()).is_file()
+
+
 class IntentModelCache:
     """One trained model per embedder (model id and dimension) and data files, trained once per container
     unless the layer ships its weights (`config/intents/models/`); with `directory`, the weights
@@ -348,7 +359,7 @@ class IntentModelCache:
         return model if fits and (model.model_id, model.data_sha256) == (embedder.model_id, digest) else None
 
     def get(self, embedder: Embedder) -> IntentModel:
-        key = f"{embedder.model_id}-{embedder.dimension}"
+        key = model_key(embedder.model_id, embedder.dimension)
         with self._lock:
             hit = self._models.get(key)
             if hit is not None:
