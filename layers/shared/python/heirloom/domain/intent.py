@@ -262,20 +262,6 @@ def _best(scores: dict[Intent, float]) -> tuple[Intent, float]:
     return best, confidence
 
 
-def classify(
-    query: str,
-    history: Sequence[Message],
-    gazetteer: Gazetteer,
-    subject_name: str,
-    primary_legacy_id: str = "",
-    *,
-    linked_kin: bool = False,
-) -> QueryIntent:
-    """The intent of `query` with its entities (matches of the gazetteer, time expressions and
-    resolved pronouns); `analyse`'s answer."""
-    return analyse(query, history, gazetteer, subject_name, primary_legacy_id, linked_kin=linked_kin)[0]
-
-
 def analyse(
     query: str,
     history: Sequence[Message],
