@@ -22,9 +22,9 @@ NEPTUNE_SUITES := tests/integration/test_load.py tests/integration/test_access_f
 	tests/integration/test_labelled_anchors.py tests/functions/test_record_graph_ordering.py \
 	tests/functions/test_known_relationship_cache.py
 
-#: pytest-xdist workers for `make test`: `auto` is one per core; PYTEST_WORKERS=0 runs in one
-#: process. loadfile keeps a module's tests on one worker, so a module-scoped
-#: fixture (a loaded sample, a synthesized stack) is built once (docs/testing.md)
+#: pytest-xdist workers for `make test`: `auto` is one per core, PYTEST_WORKERS=0 one process;
+#: loadfile keeps a file's tests on one worker, so a module-scoped fixture is built once (and
+#: tests/conftest.py keeps the infrastructure tier together; docs/testing.md)
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 
