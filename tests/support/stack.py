@@ -28,7 +28,7 @@ from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.ports import GraphStore
 from heirloom_dev.stack import LocalStack, StackStatus
-from tests.support.neptune import GRAPH_NAME, REGION, shared_server, stop_shared_servers
+from tests.support.neptune import GRAPH_NAME, READ_TIMEOUT_S, REGION, shared_server, stop_shared_servers
 
 GRAPH_MODES = ("falkordb", "neptune-local")
 GRAPH_MODE = os.environ.get("HEIRLOOM_GRAPH") or "falkordb"
@@ -113,8 +113,9 @@ def new_graph(status: StackStatus, prefix: str | None = None) -> GraphStore:
     direct.ensure_indexes()  # on Neptune the engine indexes by itself; here FalkorDB needs them
     if GRAPH_MODE == "falkordb":
         return direct
-    # a longer read timeout than production's: two cores shared by the whole suite
-    return NeptuneGraphStore(shared_server(status).endpoint, REGION, direct.prefix, read_timeout_s=15.0)
+    return NeptuneGraphStore(
+        shared_server(status).endpoint, REGION, direct.prefix, read_timeout_s=READ_TIMEOUT_S
+    )
 
 
 @pytest.fixture
