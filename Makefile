@@ -22,6 +22,12 @@ NEPTUNE_SUITES := tests/integration/test_load.py tests/integration/test_access_f
 	tests/integration/test_labelled_anchors.py tests/functions/test_record_graph_ordering.py \
 	tests/functions/test_known_relationship_cache.py
 
+#: pytest-xdist workers for `make test`: `auto` is one per core, PYTEST_WORKERS=0 one process;
+#: loadfile keeps a file's tests on one worker, so a module-scoped fixture is built once (and
+#: tests/conftest.py keeps the infrastructure tier together; docs/testing.md)
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+
 $(STAMP): pyproject.toml requirements/models.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -40,8 +46,8 @@ demo: setup
 ## test: lint, type-check, synthesize the stack, run the whole suite, then the graph-heavy
 ## suites again through the Neptune adapter and the local openCypher server
 test: setup lint synth
-	$(BIN)/pytest
-	HEIRLOOM_GRAPH=neptune-local $(BIN)/pytest $(NEPTUNE_SUITES)
+	$(BIN)/pytest $(PYTEST_PARALLEL)
+	HEIRLOOM_GRAPH=neptune-local $(BIN)/pytest $(PYTEST_PARALLEL) $(NEPTUNE_SUITES)
 
 ## test-neptune: every integration, functions and statemachines test through the Neptune path
 test-neptune: setup

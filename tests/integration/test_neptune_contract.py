@@ -62,7 +62,7 @@ from heirloom_dev.neptune_server import LocalNeptuneServer
 from tests.integration.test_entity_sync import ILLNESS, ORCHARD, ScriptedExtractor
 from tests.support.dataset import MiniDataset
 from tests.support.graph_fixture import build_fixture_graph, fid
-from tests.support.neptune import CREDENTIALS, REGION
+from tests.support.neptune import CREDENTIALS, READ_TIMEOUT_S, REGION
 from tests.support.stack import _with_database
 
 PACKAGE = Path(heirloom.__file__).parent
@@ -162,7 +162,9 @@ def twin(local_stack):
     name = uuid.uuid4().hex[:10]
     direct = FalkorGraphStore(socket, f"twin_falkor_{name}", "prod")
     with LocalNeptuneServer(socket, f"twin_neptune_{name}", region=REGION, credentials=CREDENTIALS) as server:
-        yield TwinGraph(direct, NeptuneGraphStore(server.endpoint, REGION, "prod"))
+        yield TwinGraph(
+            direct, NeptuneGraphStore(server.endpoint, REGION, "prod", read_timeout_s=READ_TIMEOUT_S)
+        )
     client = FalkorDB(unix_socket_path=socket)
     for graph in (f"twin_falkor_{name}", f"twin_neptune_{name}"):
         if graph in client.list_graphs():

@@ -20,6 +20,9 @@ GRAPH_NAME = "heirloom_test"
 REGION = "us-east-1"
 #: access key -> secret key the server accepts: the suite's fake credentials and moto's
 CREDENTIALS = {"testing": "testing", "FOOBARKEY": "FOOBARSECRET"}
+#: the suite's Neptune read timeout, longer than production's 3 s: two cores shared by the whole
+#: suite (two xdist workers, each with its engines); tests of the timeout itself set their own
+READ_TIMEOUT_S = 15.0
 
 
 #: one server per FalkorDB socket, for the session (`shared_server`)
@@ -49,6 +52,7 @@ def neptune_server(local_stack: StackStatus) -> LocalNeptuneServer:
 def new_neptune_graph(
     server: LocalNeptuneServer, prefix: str | None = None, **kw: object
 ) -> NeptuneGraphStore:
+    kw.setdefault("read_timeout_s", READ_TIMEOUT_S)
     return NeptuneGraphStore(
         server.endpoint,
         REGION,

@@ -16,7 +16,7 @@ from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.ports import Embedder
 from heirloom_dev.stack import StackStatus
-from tests.support.stack import _with_database, new_graph
+from tests.support.stack import create_database, new_graph
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
 
@@ -40,10 +40,9 @@ def fresh_ports(
     """Ingestion ports over a new database and a private graph prefix, dropped afterwards."""
     assert stack.postgres_uri
     dbname = f"{name}_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(stack.postgres_uri, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {dbname}")
     embedder = embedder or real_embedder()
-    db = PgDatabase(_with_database(stack.postgres_uri, dbname), embedding_dim=embedder.dimension)
+    url = create_database(stack.postgres_uri, dbname, migrated_for=embedder.dimension)
+    db = PgDatabase(url, embedding_dim=embedder.dimension)
     db.migrate()
     graph = new_graph(stack)
     extractor = real_extractor() if extract else None

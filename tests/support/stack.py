@@ -28,7 +28,7 @@ from heirloom.adapters.tokenizer import TiktokenTokenizer
 from heirloom.domain.ingestion import IngestionPorts
 from heirloom.ports import GraphStore
 from heirloom_dev.stack import LocalStack, StackStatus
-from tests.support.neptune import GRAPH_NAME, REGION, shared_server, stop_shared_servers
+from tests.support.neptune import GRAPH_NAME, READ_TIMEOUT_S, REGION, shared_server, stop_shared_servers
 
 GRAPH_MODES = ("falkordb", "neptune-local")
 GRAPH_MODE = os.environ.get("HEIRLOOM_GRAPH") or "falkordb"
@@ -58,13 +58,42 @@ def _with_database(uri: str, name: str) -> str:
     return f"{base.rsplit('/', 1)[0]}/{name}?{query}"
 
 
+#: (server, embedding dimension) -> the session's migrated template database
+_TEMPLATES: dict[tuple[str, int], str] = {}
+
+
+def migrated_template(server_uri: str, embedding_dim: int) -> str:
+    """A database with every migration applied for `embedding_dim`, built on first use in this
+    session (each session, and each xdist worker, has its own stack, so it is never stale)."""
+    key = (server_uri, embedding_dim)
+    if key not in _TEMPLATES:
+        name = f"template_{embedding_dim}"
+        with psycopg.connect(server_uri, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        template = PgDatabase(_with_database(server_uri, name), embedding_dim=embedding_dim)
+        template.migrate()
+        template.close()  # CREATE DATABASE ... TEMPLATE needs it without connections
+        _TEMPLATES[key] = name
+    return _TEMPLATES[key]
+
+
+def create_database(server_uri: str, name: str, *, migrated_for: int | None = None) -> str:
+    """A new database `name`: empty, or a copy of the migrated template for that embedding
+    dimension (PostgreSQL copies its files: far faster than running every migration again)."""
+    template = f" TEMPLATE {migrated_template(server_uri, migrated_for)}" if migrated_for else ""
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}{template}")
+    return _with_database(server_uri, name)
+
+
 @pytest.fixture
-def database_url(local_stack: StackStatus) -> Iterator[str]:
+def database_url(local_stack: StackStatus, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh database: empty, or already migrated for 64 dimensions when the test also uses
+    `db` (which then finds nothing left to apply)."""
     assert local_stack.postgres_uri
     name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(local_stack.postgres_uri, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield _with_database(local_stack.postgres_uri, name)
+    migrated_for = 64 if "db" in request.fixturenames else None
+    yield create_database(local_stack.postgres_uri, name, migrated_for=migrated_for)
     with psycopg.connect(local_stack.postgres_uri, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
@@ -84,8 +113,9 @@ def new_graph(status: StackStatus, prefix: str | None = None) -> GraphStore:
     direct.ensure_indexes()  # on Neptune the engine indexes by itself; here FalkorDB needs them
     if GRAPH_MODE == "falkordb":
         return direct
-    # a longer read timeout than production's: two cores shared by the whole suite
-    return NeptuneGraphStore(shared_server(status).endpoint, REGION, direct.prefix, read_timeout_s=15.0)
+    return NeptuneGraphStore(
+        shared_server(status).endpoint, REGION, direct.prefix, read_timeout_s=READ_TIMEOUT_S
+    )
 
 
 @pytest.fixture
