@@ -199,16 +199,6 @@ def build_extractor(settings: Settings) -> EntityExtractor | None:
     raise SettingsError(f"extractor provider {provider!r} is not available in this build")
 
 
-def embedder_model_id(settings: Settings) -> str:
-    """The configured embedder's model id, without building it (no model load, no client)."""
-    provider = settings.embedding.provider
-    if provider == "bedrock":
-        return settings.bedrock.embed_model_id
-    from heirloom.adapters.embedders import HashingEmbedder, OnnxMiniLmEmbedder
-
-    return HashingEmbedder.model_id if provider == "fake" else OnnxMiniLmEmbedder.model_id
-
-
 def local_intent_provider(settings: Settings) -> Literal["embedding", "rules"]:
     """The local classifier INTENT_PROVIDER selects: the rule-based one, or the learned one
     (`embedding`, also before Haiku with `bedrock`). `auto` is the learned one where the layer
@@ -217,7 +207,7 @@ def local_intent_provider(settings: Settings) -> Literal["embedding", "rules"]:
     if provider == "auto":
         from heirloom.domain.intent_model import has_shipped_weights
 
-        shipped = has_shipped_weights(embedder_model_id(settings), settings.embedding.dimension)
+        shipped = has_shipped_weights(embedding_model_id(settings), settings.embedding.dimension)
         return "embedding" if shipped else "rules"
     return "rules" if provider == "rules" else "embedding"
 
