@@ -453,17 +453,19 @@ def resolve_mentions(
     """The people `entities` name, resolved against the legacy's `known` persons (mention as
     written -> person id), and the names left unresolved; a kin phrase through the author's
     relationships, or in a transcript the turn's speaker's (heirloom.domain.speakers). Reads only."""
-    from heirloom.domain.speakers import resolve_spoken_people, transcript_turns
+    from heirloom.domain.speakers import resolve_spoken_people
 
     relationships = ports.stories.relationships_of([p.id for p in known])
     user = ports.stories.get_user(story.author_user_id)
-    pid = user.person_id if user else None
-    # the author's own Person names the author when speaking in a transcript, in whatever legacy
-    author = None
-    if pid is not None and all(p.id != pid for p in known) and transcript_turns(story.content, known):
-        author = ports.stories.get_person(pid)
+    # the author's own Person (read only for a transcript turn no known person speaks) names
+    # the author speaking under their own name, in whatever legacy it is
     resolved, unresolved = resolve_spoken_people(
-        [p.name for p in entities.people], story.content, known, relationships, pid, author
+        [p.name for p in entities.people],
+        story.content,
+        known,
+        relationships,
+        user.person_id if user else None,
+        ports.stories.get_person,
     )
     mentions = {r.mention: str(r.person_id) for r in resolved}
     for written, person_id in named_people(story.content, known).items():

@@ -7,7 +7,7 @@ contain it and resolved with that turn's speaker as the narrator."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -68,15 +68,24 @@ def _said_in(mention: str, turn: Turn) -> bool:
 
 
 def _narrators(
-    turns: Sequence[Turn], known: Sequence[Person], author_person_id: UUID | None, author: Person | None
+    turns: Sequence[Turn],
+    known: Sequence[Person],
+    author_person_id: UUID | None,
+    read_person: Callable[[UUID], Person | None] | None,
 ) -> dict[str, UUID | None]:
-    """Each speaker's person: the one known person the speaker's name resolves to (or the
-    author's, when the name is the author's), else None; "" (text outside turns): the author."""
+    """Each speaker's person: the one known person the speaker's name resolves to, else the
+    author's when the name is the author's (their Person, outside `known`, read by `read_person`
+    at most once and only then), else None; "" (text outside turns): the author."""
     out: dict[str, UUID | None] = {"": author_person_id}
+    outside = author_person_id is not None and all(p.id != author_person_id for p in known)
+    author: list[Person] | None = None
     for speaker in dict.fromkeys(t.speaker for t in turns if t.speaker):
         found, _ = resolve_people([speaker], known, ())
-        if not found and author is not None and author.id == author_person_id:
-            found, _ = resolve_people([speaker], [author], ())
+        if not found and outside and read_person is not None and author_person_id is not None:
+            if author is None:
+                person = read_person(author_person_id)
+                author = [person] if person is not None else []
+            found, _ = resolve_people([speaker], author, ())
         out[speaker] = found[0].person_id if found else None
     return out
 
@@ -93,17 +102,17 @@ def resolve_spoken_people(
     known: Sequence[Person],
     relationships: Sequence[Relationship],
     author_person_id: UUID | None = None,
-    author: Person | None = None,
+    read_person: Callable[[UUID], Person | None] | None = None,
 ) -> tuple[list[ResolvedMention], list[str]]:
     """`resolve_people` with each mention's narrator the speaker of the turns it is said in
-    (`_narrators`; `author`: the author's Person when not in `known`; an unknown speaker is no
-    one, so a kin phrase stays unresolved). A story that
+    (`_narrators`; `read_person` reads the author's Person when it is not in `known`; an unknown
+    speaker is no one, so a kin phrase stays unresolved). A story that
     is not a transcript is the author's, as `resolve_people` reads it. A mention two speakers
     resolve to different persons links both, the second written "Speaker: mention"."""
     turns = transcript_turns(text, known)
     if turns is None:
         return resolve_people(mentions, known, relationships, author_person_id)
-    narrators = _narrators(turns, known, author_person_id, author)
+    narrators = _narrators(turns, known, author_person_id, read_person)
     first: dict[str, str] = {}  # each distinct mention once, as resolve_people reports it
     for mention in mentions:
         first.setdefault(normalize_name(mention, possessive=True).casefold(), mention)
