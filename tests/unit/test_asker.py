@@ -29,7 +29,9 @@ from heirloom.domain.asker import (
     AskerKin,
     asker_kin,
     kin_phrases,
+    named_kin_phrases,
     resolve_kin,
+    resolve_named_kin,
     with_asker_kin,
     with_asker_names,
 )
@@ -115,6 +117,39 @@ def test_phrases_resolve_through_the_known_relationships(text, expected):
     assert names(resolve_kin(kin_phrases(text), ME, PERSONS, RELATIONSHIPS)) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "phrases"),
+    [
+        ("Carlos's grandson: how did his test go?", [("Carlos", "Carlos's grandson")]),
+        ("How did Tomás's mãe help?", [("Tomás", "Tomás's mãe")]),
+        ("Who was Carlos’s second wife?", [("Carlos", "Carlos's second wife")]),
+        ("Mum's brother lent us the van", []),  # a kin word as the name: the asker's
+        ("Carlos's knee got worse", []),  # no kin word after the name
+        ("the mill's owner", []),  # not a name
+    ],
+)
+def test_kin_phrases_relative_to_a_named_person(text, phrases):
+    assert [(anchor, p.text) for anchor, p in named_kin_phrases(text)] == phrases
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Who was Carlos's wife?", ["Marta Silva"]),
+        ("What did Rosa's father do?", ["Henk de Vries"]),  # first name, into the linked legacy
+        ("What did Rosinha's father do?", ["Henk de Vries"]),  # an alias
+        ("Who was Ana's uncle?", ["Carlos Silva"]),  # composed: her father's brother
+        ("Who was Marco's wife?", []),  # nobody is Marco
+        ("Who was Carlos's daughter?", []),  # none recorded: nothing, never a guess
+    ],
+)
+def test_named_phrases_resolve_from_the_named_person(text, expected):
+    persons = [p if p.id != MUM else person(MUM, "Rosa Silva", aliases=("Rosinha",)) for p in PERSONS]
+    found = resolve_named_kin(named_kin_phrases(text), persons, RELATIONSHIPS)
+    assert names(found) == expected
+    assert all(k.anchor is not None for k in found)
+
+
 def test_a_gendered_word_never_takes_a_relative_recorded_as_the_other_gender():
     # Inês is recorded as a daughter: "my brother" is Tomás only
     assert names(resolve_kin(kin_phrases("my brother"), ME, PERSONS, RELATIONSHIPS)) == ["Tomás Silva"]
@@ -130,6 +165,10 @@ def test_the_retrieval_text_names_the_relatives_and_drops_the_subject():
     text = with_asker_names("What did my brother build for Dad?", kin, DAD)
     assert "Tomás Silva" in text and "Dad" not in text and "João" not in text
     assert with_asker_names("Dad?", kin[1:], DAD) == "Dad?"  # nothing left: the text as it was
+    # someone named relative to another person seeds the graph, not the retrieval text
+    named = resolve_named_kin(named_kin_phrases("Who was Carlos's wife?"), PERSONS, RELATIONSHIPS)
+    assert names(named) == ["Marta Silva"]
+    assert with_asker_names("Who was Carlos's wife?", named, DAD) == "Who was Carlos's wife?"
 
 
 def test_the_intent_gets_the_relatives_as_person_matches():
@@ -173,9 +212,13 @@ def test_asker_kin_reads_the_store_only_for_a_kin_phrase(services):
     assert asker_kin("What happened at the mill?", ASKER, LEGACY, store) == []
     assert store.reads == 0
     assert names(asker_kin("Did Opa ever go back?", ASKER, LEGACY, store)) == ["Henk de Vries"]
-    # a user who is no known person: nothing
+    # a user who is no known person: nothing relative to them, but a named person's kin still
     services.stories.upsert_user(User(id=ASKER, name="Ana", person_id=None))
     assert asker_kin("Did Opa ever go back?", ASKER, LEGACY, services.stories) == []
+    found = asker_kin("Did Opa meet Carlos's wife?", ASKER, LEGACY, services.stories)
+    assert [(k.mention, k.person.name, k.anchor) for k in found] == [
+        ("Carlos's wife", "Marta Silva", "Carlos")
+    ]
 
 
 def test_the_steps_seed_traversal_and_vector_search_with_the_relatives(services):
@@ -196,3 +239,17 @@ def test_the_steps_seed_traversal_and_vector_search_with_the_relatives(services)
     by_story = {h.story_id: h.lexical for h in hits}
     assert by_story[shed] > 0 and by_story.get(garden, 0.0) == 0.0
     assert hits[0].story_id == shed
+
+
+def test_a_named_persons_relative_seeds_traversal_but_not_the_search_text(services):
+    beans = uuid4()
+    story_events.run(
+        story_created(beans, LEGACY, ASKER, "The garden", "Marta planted beans by the wall."), services
+    )
+    request = ContextRequest(
+        legacy_id=LEGACY, user_id=ASKER, persona="family", query="What did Carlos's wife grow?"
+    )
+    intent = intent_analysis.run(IntentAnalysisInput(request=request), services)
+    assert (str(UNCLE_WIFE), "Carlos's wife") in {(m.node_id, m.mention) for m in intent.matches}
+    hits = vector_search.run(VectorSearchInput(request=request), services).hits
+    assert all(h.lexical == 0.0 for h in hits if h.story_id == beans)  # "Marta" is not searched

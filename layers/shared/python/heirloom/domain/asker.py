@@ -1,6 +1,8 @@
 """People a question names relative to the person asking ("my brother", "Dad", "Pai", "Opa",
 "my uncle's wife"), resolved through the asker's Person node and the known relationships
-(docs/design.md §6). The resolved people seed graph traversal and vector search alike."""
+(docs/design.md §6), and people named relative to someone the question names ("Bea's
+grandson", "Tomek's mãe"), resolved from that person. The resolved people seed graph traversal
+and vector search alike."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ _NOT_THE_ASKERS = frozenset({"his", "her", "their", "your", "its", "whose"})
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 #: longest kin phrase looked at after "my" ("my late great-uncle's second wife")
 _MAX_WORDS = 5
+#: a possessive name that may open a kin phrase ("Bea's grandson")
+_POSSESSIVE = re.compile(r"([^\W\d_][\w-]*)['’]s\s+")
 #: resolved people kept per question
 MAX_PEOPLE = 4
 
@@ -37,6 +41,8 @@ class KinPhrase:
 class AskerKin:
     mention: str
     person: Person
+    #: the named person the mention is relative to ("Bea" in "Bea's grandson"); None: the asker
+    anchor: str | None = None
 
 
 def _chain(phrase: str) -> tuple[Kin, ...] | None:
@@ -87,6 +93,21 @@ def kin_phrases(text: str) -> list[KinPhrase]:
     return found
 
 
+def named_kin_phrases(text: str) -> list[tuple[str, KinPhrase]]:
+    """Kin phrases after a capitalised name's possessive, with that name: "Bea's grandson" ->
+    ("Bea", grandson). A kin word as the name ("Mum's brother") is the asker's (`kin_phrases`)."""
+    found: list[tuple[str, KinPhrase]] = []
+    for m in _POSSESSIVE.finditer(text):
+        anchor = m.group(1)
+        if not anchor[:1].isupper() or parse_kin(anchor, mention=True) is not None:
+            continue
+        words = [w.group().rstrip("'’-") for w in _WORD.finditer(text[m.end() :])]
+        hit = _longest(words, 0, "")
+        if hit is not None:
+            found.append((anchor, KinPhrase(f"{anchor}'s {hit[0]}", hit[1])))
+    return found
+
+
 def _direct(
     people: set[UUID], kin: Kin, relationships: Sequence[Relationship], genders: dict[UUID, str | None]
 ) -> set[UUID]:
@@ -123,9 +144,7 @@ def resolve_kin(
     genders = gender_evidence(persons, relationships)
     out: list[AskerKin] = []
     for phrase in phrases:
-        people = {asker}
-        for kin in phrase.chain:
-            people = _step(people, kin, relationships, genders)
+        people = _follow({asker}, phrase.chain, relationships, genders)
         if not people and len(phrase.chain) > 1:
             composed = parse_kin(phrase.text, mention=True)
             people = _step({asker}, composed, relationships, genders) if composed else set()
@@ -135,37 +154,80 @@ def resolve_kin(
     return out[:MAX_PEOPLE]
 
 
+def _follow(
+    people: set[UUID],
+    chain: Sequence[Kin],
+    relationships: Sequence[Relationship],
+    genders: dict[UUID, str | None],
+) -> set[UUID]:
+    for kin in chain:
+        people = _step(people, kin, relationships, genders)
+    return people
+
+
+def _names(person: Person) -> set[str]:
+    """How a question may name `person`: full name, first name, aliases (case folded)."""
+    return {
+        person.name.casefold(),
+        *person.name.casefold().split()[:1],
+        *(a.casefold() for a in person.aliases),
+    }
+
+
+def resolve_named_kin(
+    phrases: Sequence[tuple[str, KinPhrase]], persons: Sequence[Person], relationships: Sequence[Relationship]
+) -> list[AskerKin]:
+    """Each phrase followed from the people its name is (full name, alias or first name):
+    "Bea's grandson" -> the grandsons of every Bea."""
+    by_id = {p.id: p for p in persons}
+    genders = gender_evidence(persons, relationships)
+    out: list[AskerKin] = []
+    for anchor, phrase in phrases:
+        key = anchor.casefold()
+        named = {p.id for p in persons if key in _names(p)}
+        found = _follow(named, phrase.chain, relationships, genders) - named if named else set()
+        for pid in sorted(found, key=str):
+            if pid in by_id and all(a.person.id != pid for a in out):
+                out.append(AskerKin(phrase.text, by_id[pid], anchor))
+    return out
+
+
 def asker_kin(
     text: str, user_id: UUID, legacy_id: UUID, store: StoryStore, *, cross_legacy: bool = True
 ) -> list[AskerKin]:
-    """The people `text` names relative to the user asking, among the persons of the legacy,
-    its actively linked legacies and the asker's own relatives; nothing when the text has no
-    kin phrase (and then no store read) or the user is no known person. `cross_legacy=False`:
-    the persons of the legacy alone (the persona stays in it)."""
-    phrases = kin_phrases(text)
-    if not phrases:
+    """The people `text` names relative to the user asking (when the user is a known person)
+    or to a person it names ("Bea's grandson"), among the persons of the legacy, its actively
+    linked legacies and the asker's own relatives; nothing when the text has no kin phrase (and
+    then no store read). `cross_legacy=False`: the persons of the legacy alone (the persona
+    stays in it)."""
+    phrases, named = kin_phrases(text), named_kin_phrases(text)
+    if not phrases and not named:
         return []
-    user = store.get_user(user_id)
-    if user is None or user.person_id is None:
-        return []
+    user = store.get_user(user_id) if phrases else None
+    asker = user.person_id if user is not None else None
     legacy_ids = [legacy_id] + [
         other
         for link in (store.links_of(legacy_id) if cross_legacy else ())
         if link.status == "active" and (other := link.other_side(legacy_id)) is not None
     ]
     persons = {p.id: p for p in store.persons_of(legacy_ids)}
-    own = persons.get(user.person_id) or store.get_person(user.person_id)
-    if own is None:
-        return []
-    persons[own.id] = own
+    own = (persons.get(asker) or store.get_person(asker)) if asker is not None else None
+    if own is not None:
+        persons[own.id] = own
     relationships = store.relationships_of(sorted(persons, key=str))
-    for rel in relationships:  # the asker's relatives in legacies outside the request's
-        for pid in (rel.from_person_id, rel.to_person_id):
-            if pid not in persons and own.id in (rel.from_person_id, rel.to_person_id):
-                person = store.get_person(pid)
-                if person is not None and (cross_legacy or person.legacy_id == legacy_id):
-                    persons[pid] = person
-    return resolve_kin(phrases, own.id, list(persons.values()), relationships)
+    if own is not None:  # the asker's relatives in legacies outside the request's
+        for rel in relationships:
+            for pid in (rel.from_person_id, rel.to_person_id):
+                if pid not in persons and own.id in (rel.from_person_id, rel.to_person_id):
+                    person = store.get_person(pid)
+                    if person is not None and (cross_legacy or person.legacy_id == legacy_id):
+                        persons[pid] = person
+    everyone = list(persons.values())
+    out = resolve_kin(phrases, own.id, everyone, relationships) if own is not None and phrases else []
+    for found in resolve_named_kin(named, everyone, relationships):
+        if all(a.person.id != found.person.id for a in out):
+            out.append(found)
+    return out[:MAX_PEOPLE]
 
 
 def with_asker_kin(intent: QueryIntent, kin: Sequence[AskerKin]) -> QueryIntent:
@@ -193,9 +255,12 @@ def with_asker_kin(intent: QueryIntent, kin: Sequence[AskerKin]) -> QueryIntent:
 def with_asker_names(text: str, kin: Sequence[AskerKin], subject_id: UUID | None) -> str:
     """The retrieval text with the asker's relatives named: "What did my brother build?" + "Tomás
     Silva". A phrase naming the legacy's subject goes, as the subject's names do (every story is
-    about them); with nothing left, the text as it was."""
+    about them); with nothing left, the text as it was. People named relative to someone else
+    ("Bea's grandson") seed the graph only (docs/evaluation.md, "Named kin")."""
     out = text
     for k in kin:
+        if k.anchor is not None:  # measured: their name in the text pulled other stories ahead
+            continue
         if k.person.id == subject_id:
             out = re.sub(rf"\b{re.escape(k.mention)}(?:['’]s?)?(?!\w)", " ", out, flags=re.IGNORECASE)
         elif k.person.name.casefold() not in out.casefold():
