@@ -13,6 +13,8 @@ from uuid import UUID, uuid4
 
 import pytest
 
+from heirloom.contracts.records import Legacy, Role
+from heirloom.domain.graph_sync import DROP_STALE_REMEMBERS, sync_membership
 from heirloom.errors import NotFound
 from heirloom_dev.functions import LambdaContext, load_handler
 from tests.support.containers import containers, run_until_waiting
@@ -209,3 +211,105 @@ def test_a_user_s_edge_re_sync_waits_for_the_membership_s_lock(deliver, db, port
         assert world.edges(ports.graph) == world.edge()
     run.finish()
     assert world.edges(ports.graph) == world.edge(person=other)
+
+
+class TwoLegacies:
+    """Legacy A (subject S1, now S2) and legacy B, one user a member of both (person P1, now P2),
+    with every kind of stale REMEMBERS edge in both; `others` more members of B."""
+
+    def __init__(self, graph, others=0):
+        self.a, self.b, self.user, self.p1, self.p2, self.s1, self.s2, self.sb, self.q, self.u2 = (
+            str(uuid4()) for _ in range(10)
+        )
+        people = [self.p1, self.p2, self.s1, self.s2, self.sb, self.q]
+        graph.run("UNWIND $ids AS id MERGE (:Person {id: id})", {"ids": people})
+        edges = [
+            (self.p1, self.s1, self.a, self.user),  # both ends changed since it was written
+            (self.p1, self.s2, self.a, self.user),  # the user's earlier person
+            (self.p2, self.s1, self.a, self.user),  # the legacy's earlier subject
+            (self.p2, self.s2, self.a, self.user),  # the one kept
+            (self.q, self.s2, self.a, self.u2),  # another member's
+            (self.p2, self.s2, self.a, None),  # written before edges carried the user
+            (self.p1, self.s2, self.a, None),  # ... by another person: kept
+            (self.p1, self.s1, self.b, self.user),
+            (self.p2, self.sb, self.b, self.user),
+            (self.p2, self.sb, self.b, None),
+        ]
+        for i in range(others):
+            member = str(uuid4())
+            graph.run("MERGE (:Person {id: $id})", {"id": member})
+            edges.append((member, self.sb, self.b, str(uuid4())))
+        for a, b, legacy, user in edges:
+            props = {"legacy_id": legacy, "kind": "REMEMBERS", "role": "admirer"}
+            props |= {"user_id": user} if user else {}
+            graph.run(
+                "MATCH (a:Person {id: $a}) MATCH (b:Person {id: $b}) CREATE (a)-[r:REMEMBERS]->(b) SET r = $props",
+                {"a": a, "b": b, "props": props},
+            )
+
+    def sync_a(self, graph, role=Role.ADVOCATE):
+        legacy = Legacy(id=UUID(self.a), name="A", subject_person_id=UUID(self.s2))
+        sync_membership(graph, legacy, UUID(self.user), UUID(self.p2), role)
+
+    @staticmethod
+    def edges(graph):
+        rows = graph.run(
+            "MATCH (a:Person)-[r:REMEMBERS]->(b:Person)"
+            " RETURN a.id AS a, b.id AS b, r.legacy_id AS legacy, r.user_id AS user, r.role AS role"
+        )
+        return sorted((r["a"], r["b"], r["legacy"], r["user"] or "", r["role"]) for r in rows)
+
+
+def test_a_membership_sync_drops_its_legacy_s_stale_edges_and_no_other_legacy_s(graph):
+    world = TwoLegacies(graph)
+    before = TwoLegacies.edges(graph)
+    world.sync_a(graph)
+    a, b, user = world.a, world.b, world.user
+    assert [e for e in TwoLegacies.edges(graph) if e[2] == a] == sorted(
+        [
+            (world.p2, world.s2, a, user, "advocate"),
+            (world.q, world.s2, a, world.u2, "admirer"),
+            (world.p1, world.s2, a, "", "admirer"),
+        ]
+    )
+    assert [e for e in TwoLegacies.edges(graph) if e[2] != a] == [e for e in before if e[2] == b]
+    world.sync_a(graph, role=None)  # the membership ended: none of its edges left
+    assert {(e[2], e[3]) for e in TwoLegacies.edges(graph) if e[2] == a} == {(a, world.u2), (a, "")}
+
+
+def test_the_stale_edge_drop_reads_only_its_legacy_s_edges(graph, local_stack):
+    """FalkorDB's plan (the engine the tests and the bench run on; Neptune looks properties up
+    by its own indexes): no operation of the drop produces more rows than legacy A has edges,
+    though B has many more."""
+    from falkordb import FalkorDB
+
+    from heirloom.adapters.cypher import prefix_query
+    from tests.support.neptune import GRAPH_NAME
+
+    world = TwoLegacies(graph, others=30)
+    a_edges = sum(1 for e in TwoLegacies.edges(graph) if e[2] == world.a)
+    client = FalkorDB(unix_socket_path=local_stack.falkor_socket).select_graph(GRAPH_NAME)
+    plans = []
+
+    class Profiled:
+        """The graph, with the stale-edge drop run under GRAPH.PROFILE (which runs it)."""
+
+        def run(self, cypher, params=None):
+            if cypher != DROP_STALE_REMEMBERS:
+                return graph.run(cypher, params)
+            plans.append(client.profile(prefix_query(cypher, graph.prefix), params))
+            return []
+
+    world.sync_a(Profiled())
+    assert len(plans) == 1
+
+    def produced(op):
+        yield op.name, op.records_produced
+        for child in op.children:
+            yield from produced(child)
+
+    rows = dict(produced(plans[0].structured_plan))
+    assert max(rows.values()) <= a_edges, rows
+    assert [e[:2] for e in TwoLegacies.edges(graph) if e[2] == world.a and e[3] == world.user] == [
+        (world.p2, world.s2)
+    ]

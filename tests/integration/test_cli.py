@@ -246,3 +246,36 @@ def test_backfill_rebuild_graph_twice_gives_the_same_graph(cli_env, capsys):
     assert graph_state(graph) == loaded
     assert main(["backfill", "--rebuild-graph"]) == 0
     assert graph_state(graph) == loaded
+
+
+def test_bench_cold_path_no_write_keeps_every_docs_file(cli_env, capsys, monkeypatch):
+    """`--no-write`: a measurement under other settings leaves docs/ as committed (cold-path.json
+    included); without it, both files the cold path writes are rewritten. The measurement itself
+    (two layers built, 18 fresh interpreters, ~40 s) stands in as main's committed figures."""
+    from heirloom_dev import coldpath, runtime
+
+    real = runtime.project_root()
+    root = cli_env / "checkout"  # the checkout, with a docs/ of its own
+    root.mkdir()
+    for entry in real.iterdir():
+        if entry.name not in {"docs", ".git"}:
+            (root / entry.name).symlink_to(entry)
+    (root / "docs").mkdir()
+    for name in ("cold-path.json", "benchmarks.md"):
+        (root / "docs" / name).write_bytes((real / "docs" / name).read_bytes())
+    committed = json.loads((real / "docs" / "cold-path.json").read_text())
+    measured = {k: committed[k] for k in ("runs", "functions", "precompiled", "no_bytecode")}
+    monkeypatch.setattr(runtime, "project_root", lambda: root)
+    monkeypatch.setattr(coldpath, "cold_path", lambda *_a, **_k: measured)
+
+    def docs() -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted((root / "docs").iterdir())}
+
+    before = docs()
+    assert main(["bench", "--cold-path", "--runs", "1", "--no-write"]) == 0
+    assert "## Cold path per function" in capsys.readouterr().out
+    assert docs() == before
+    assert main(["bench", "--cold-path", "--runs", "1"]) == 0
+    after = docs()
+    assert after.keys() == before.keys()
+    assert all(after[name] != before[name] for name in before)

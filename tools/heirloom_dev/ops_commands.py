@@ -98,9 +98,9 @@ def _cmd_cold_path(args: argparse.Namespace) -> int:
     result["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     result["load_avg"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     result["cpus"] = os.cpu_count()
-    (root / "docs" / "cold-path.json").write_text(json.dumps(result, indent=2) + "\n")
     section = coldpath.render_section(result)
-    if not args.no_write:
+    if not args.no_write:  # a measurement under other settings leaves the committed figures alone
+        (root / "docs" / "cold-path.json").write_text(json.dumps(result, indent=2) + "\n")
         docs = root / "docs" / "benchmarks.md"
         docs.write_text(coldpath.merge_section(docs.read_text(), section))
     print(section)
@@ -252,7 +252,11 @@ def add_commands(sub: Any) -> None:
     bench.add_argument("--stories", type=int, default=10_000)
     bench.add_argument("--queries", type=int, default=200)
     bench.add_argument("--json")
-    bench.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    bench.add_argument(
+        "--no-write",
+        action="store_true",
+        help="write no docs file (docs/benchmarks.md, docs/cold-path.json): print the figures only",
+    )
     bench.add_argument(
         "--cold-path",
         action="store_true",

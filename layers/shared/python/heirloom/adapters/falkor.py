@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from heirloom.adapters.cypher import logical_name, prefix_query, validate_prefix
-from heirloom.domain.graph_schema import NODE_LABELS
+from heirloom.domain.graph_schema import EDGE_INDEXES, NODE_LABELS
 from heirloom.errors import GraphQueryRejected, GraphTimeout, GraphUnavailable
 
 
@@ -99,9 +99,11 @@ class FalkorGraphStore:
         return self._raw(prefix_query(cypher, self.prefix), params)
 
     def ensure_indexes(self) -> None:
-        for label in sorted(NODE_LABELS):
+        statements = [f"CREATE INDEX FOR (n:{label}) ON (n.id)" for label in sorted(NODE_LABELS)]
+        statements += [f"CREATE INDEX FOR ()-[r:{rel}]-() ON (r.{prop})" for rel, prop in EDGE_INDEXES]
+        for statement in statements:
             try:
-                self._raw(prefix_query(f"CREATE INDEX FOR (n:{label}) ON (n.id)", self.prefix))
+                self._raw(prefix_query(statement, self.prefix))
             except GraphQueryRejected as exc:
                 if "already indexed" not in exc.detail:
                     raise

@@ -24,6 +24,11 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
     }
 )
 
+#: (relationship type, property) pairs FalkorDB indexes (`FalkorGraphStore.ensure_indexes`;
+#: Neptune indexes every property itself): a legacy's membership edges are found by their
+#: `legacy_id` (graph_sync.DROP_STALE_REMEMBERS, decision 0035)
+EDGE_INDEXES: tuple[tuple[str, str], ...] = (("REMEMBERS", "legacy_id"),)
+
 #: joins the names of a display-only string property (`aliases`, `periods`, `unresolved_people`):
 #: Neptune's openCypher has no list property values (docs/decisions/0007)
 DISPLAY_SEPARATOR = "; "

@@ -102,9 +102,12 @@ def drop_relationship(
 
 #: a membership's REMEMBERS edges but the one it keeps (from `keep_from` to `keep_to`; "" keeps
 #: none): left by the user's earlier person, the legacy's earlier subject or the membership's
-#: end; and the member's person's edges for the legacy written before edges carried the user
+#: end; and the member's person's edges for the legacy written before edges carried the user.
+#: Found by the legacy's id on the edges (an edge index; decision 0035), not by either end: a
+#: stale edge's ends may both be persons the legacy and user no longer name. Unlabelled ends
+#: (REMEMBERS joins only persons): with `:Person` FalkorDB scans every person first.
 DROP_STALE_REMEMBERS = """
-MATCH (a:Person)-[r:REMEMBERS]->(b:Person)
+MATCH (a)-[r:REMEMBERS]->(b)
 WHERE r.legacy_id = $legacy_id
   AND (r.user_id = $user_id AND (a.id <> $keep_from OR b.id <> $keep_to)
        OR r.user_id IS NULL AND a.id = $person_id)

@@ -12,7 +12,7 @@ from uuid import UUID
 from heirloom.contracts.records import Person, Relationship, Story
 from heirloom.domain.chunking import story_digest
 from heirloom.domain.ingestion import IngestionPorts, enrich_story, named_people
-from heirloom.domain.speakers import speaker_persons
+from heirloom.domain.speakers import KnownPersons, speaker_persons
 
 
 def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
@@ -38,7 +38,7 @@ def stories_narrated_by_either(ports: IngestionPorts, *person_ids: UUID) -> list
     authors: dict[UUID, bool] = {}
     out: list[Story] = []
     for legacy_id in dict.fromkeys(p.legacy_id for p in persons):
-        known = ports.stories.persons_of([legacy_id])
+        known = KnownPersons.of(ports.stories.persons_of([legacy_id]))  # once, not once a story
         for story in ports.stories.stories_of(legacy_id):
             if story.author_user_id not in authors:
                 user = ports.stories.get_user(story.author_user_id)

@@ -27,6 +27,24 @@ class Turn:
     text: str  # the turn's lines, the speaker's label left out
 
 
+@dataclass(frozen=True)
+class KnownPersons:
+    """A legacy's known persons with their names and aliases normalised once: built once for
+    the many stories a relink reads (heirloom.domain.relink)."""
+
+    persons: tuple[Person, ...]
+    names: frozenset[str]  # each name and alias, normalised and casefolded
+
+    @classmethod
+    def of(cls, known: Sequence[Person]) -> KnownPersons:
+        names = frozenset(normalize_name(n).casefold() for p in known for n in (p.name, *p.aliases))
+        return cls(tuple(known), names)
+
+
+def _prepared(known: Sequence[Person] | KnownPersons) -> KnownPersons:
+    return known if isinstance(known, KnownPersons) else KnownPersons.of(known)
+
+
 def _speaker(line: str, known_names: frozenset[str]) -> tuple[str, str] | None:
     """(speaker, rest of the line) when `line` opens a turn."""
     label, colon, rest = line.partition(":")
@@ -41,10 +59,10 @@ def _speaker(line: str, known_names: frozenset[str]) -> tuple[str, str] | None:
     return None
 
 
-def transcript_turns(text: str, known: Sequence[Person]) -> list[Turn] | None:
+def transcript_turns(text: str, known: Sequence[Person] | KnownPersons) -> list[Turn] | None:
     """The turns of a transcript, or None when `text` is not one. A line that opens no turn
     continues the turn before it; text before the first turn has no speaker (the author's)."""
-    known_names = frozenset(normalize_name(n).casefold() for p in known for n in (p.name, *p.aliases))
+    known_names = _prepared(known).names
     turns: list[Turn] = []
     lines: list[str] = []
     speaker = ""
@@ -90,10 +108,13 @@ def _narrators(
     return out
 
 
-def speaker_persons(text: str, known: Sequence[Person]) -> set[UUID]:
+def speaker_persons(text: str, known: Sequence[Person] | KnownPersons) -> set[UUID]:
     """The known persons who speak in `text` (none when it is not a transcript)."""
-    turns = transcript_turns(text, known)
-    return {pid for pid in _narrators(turns, known, None, None).values() if pid} if turns else set()
+    prepared = _prepared(known)
+    turns = transcript_turns(text, prepared)
+    if not turns:
+        return set()
+    return {pid for pid in _narrators(turns, prepared.persons, None, None).values() if pid}
 
 
 def resolve_spoken_people(
