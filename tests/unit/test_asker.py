@@ -150,6 +150,22 @@ def test_named_phrases_resolve_from_the_named_person(text, expected):
     assert all(k.anchor is not None for k in found)
 
 
+def test_a_name_two_people_of_one_legacy_share_resolves_nothing():
+    phrases = named_kin_phrases("Who was Carlos's wife?")
+    assert names(resolve_named_kin(phrases, PERSONS, RELATIONSHIPS)) == ["Marta Silva"]
+    # the same Carlos in the linked legacy, married there too: both sides followed
+    linked, linked_wife = (
+        person(uuid4(), "Carlos Silva", legacy=LINKED),
+        person(uuid4(), "Marta S.", legacy=LINKED),
+    )
+    more = [*RELATIONSHIPS, family(linked.id, linked_wife.id, "wife")]
+    found = resolve_named_kin(phrases, [*PERSONS, linked, linked_wife], more)
+    assert sorted(names(found)) == ["Marta S.", "Marta Silva"]
+    # another Carlos in the same legacy: which one is meant is a guess
+    other = person(uuid4(), "Carlos Pereira")
+    assert names(resolve_named_kin(phrases, [*PERSONS, other], RELATIONSHIPS)) == []
+
+
 def test_a_gendered_word_never_takes_a_relative_recorded_as_the_other_gender():
     # Inês is recorded as a daughter: "my brother" is Tomás only
     assert names(resolve_kin(kin_phrases("my brother"), ME, PERSONS, RELATIONSHIPS)) == ["Tomás Silva"]

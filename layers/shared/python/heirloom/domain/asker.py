@@ -177,15 +177,20 @@ def _names(person: Person) -> set[str]:
 def resolve_named_kin(
     phrases: Sequence[tuple[str, KinPhrase]], persons: Sequence[Person], relationships: Sequence[Relationship]
 ) -> list[AskerKin]:
-    """Each phrase followed from the people its name is (full name, alias or first name):
-    "Bea's grandson" -> the grandsons of every Bea."""
+    """Each phrase followed from the person its name is (full name, first name or alias; the
+    same person's node in each linked legacy): "Bea's grandson" -> Bea's grandsons. A name two
+    people of one legacy share resolves nothing."""
     by_id = {p.id: p for p in persons}
     genders = gender_evidence(persons, relationships)
     out: list[AskerKin] = []
     for anchor, phrase in phrases:
         key = anchor.casefold()
-        named = {p.id for p in persons if key in _names(p)}
-        found = _follow(named, phrase.chain, relationships, genders) - named if named else set()
+        named = [p for p in persons if key in _names(p)]
+        legacies = [p.legacy_id for p in named]
+        if len(set(legacies)) != len(legacies):  # two people of one legacy: better nothing than a guess
+            continue
+        ids = {p.id for p in named}  # one per legacy: the same person in linked legacies
+        found = _follow(ids, phrase.chain, relationships, genders) - ids if ids else set()
         for pid in sorted(found, key=str):
             if pid in by_id and all(a.person.id != pid for a in out):
                 out.append(AskerKin(phrase.text, by_id[pid], anchor))
