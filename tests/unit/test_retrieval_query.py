@@ -1,11 +1,14 @@
-"""The retrieval query leaves the legacy's subject out: every story is about them."""
+"""The retrieval query leaves the legacy's subject out: every story is about them; a follow-up
+that leans on the conversation borrows the previous user message."""
 
 from uuid import uuid4
 
+import pytest
+
 from heirloom.adapters.embedders import HashingEmbedder
-from heirloom.contracts.context import ContextRequest, Persona
+from heirloom.contracts.context import ContextRequest, Message, Persona
 from heirloom.contracts.records import Legacy, Person, Role
-from heirloom.domain.retrieval import subject_forms, without_subject
+from heirloom.domain.retrieval import query_text, subject_forms, without_subject
 from heirloom.steps.vector_search import vector_search
 
 
@@ -92,3 +95,40 @@ def test_vector_search_reads_the_legacy_once_for_the_scope_and_the_subject():
     vector_search(request, store, index, HashingEmbedder(16))
     assert store.legacy_reads == 1
     assert index.texts == ["What did grow in the garden?"]
+
+
+def _asked(query: str) -> str:
+    history = (
+        Message(role="user", content="When was Stan's knee operation?"),
+        Message(role="assistant", content="Wednesday 24 January 2024."),
+    )
+    request = ContextRequest(
+        legacy_id=uuid4(), user_id=uuid4(), persona="friend", query=query, history=history
+    )
+    return query_text(request)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What happened to him the following Sunday?",  # a pronoun, a day is no name
+        "And who helped her then, and in the days after?",
+        "What did the family do that summer?",
+        "What did he do after that, I wonder?",  # "I" names no one
+        "And her sister?",  # short
+    ],
+)
+def test_a_follow_up_that_names_nothing_borrows_the_previous_user_message(query):
+    assert _asked(query) == f"When was Stan's knee operation? {query}"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Why did they stop speaking after Grandpa Sal died?",  # names its own anchor
+        "And what did she sing on her own at Christmas?",
+        "Where did the bakery on the corner buy its flour?",  # leans on nothing
+    ],
+)
+def test_a_question_that_stands_alone_is_searched_alone(query):
+    assert _asked(query) == query

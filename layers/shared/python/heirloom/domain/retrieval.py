@@ -16,6 +16,16 @@ from heirloom.ports import StoryStore
 #: a query this short borrows the previous user message for context ("and her sister?")
 SHORT_QUERY_WORDS = 6
 
+#: words that lean on what was said before ("what happened to him the following Sunday?",
+#: "what did the family do that summer?"): a query with one that names nothing borrows the
+#: previous user message whatever its length (docs/evaluation.md, "Follow-up questions")
+LEANS_ON_HISTORY = re.compile(
+    r"\b(?:he|him|his|she|her|hers|they|them|their|then|after that|in between"
+    r"|the (?:following|next|same) \w+|that (?:year|day|week|month|summer|winter|spring|autumn|fall"
+    r"|time|night|morning|evening|afternoon|weekend|trip|visit))\b",
+    re.IGNORECASE,
+)
+
 
 def subject_forms(store: StoryStore, legacy_id: UUID, *, legacy: Legacy | None = None) -> tuple[str, ...]:
     """The names the legacy's subject goes by (name, aliases, first name). `legacy`: its row,
@@ -39,8 +49,51 @@ def without_subject(text: str, forms: tuple[str, ...]) -> str:
     return " ".join(text.split())
 
 
+#: calendar words are capitalised without naming anyone
+_CALENDAR = frozenset(
+    [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+
+
+def names_something(query: str) -> bool:
+    """A capitalised word after the first (not "I", not a day or month): the query has its own
+    anchor ("Why did they stop speaking after Grandpa Sal died?")."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", query)[1:]
+    return any(
+        w[:1].isupper() and re.sub(r"['’].*", "", w) != "I" and w.casefold() not in _CALENDAR for w in words
+    )
+
+
+def leans_on_history(query: str) -> bool:
+    """A follow-up that names nothing and leans on what was said ("What did he do after that?")."""
+    return bool(LEANS_ON_HISTORY.search(query)) and not names_something(query)
+
+
 def query_text(request: ContextRequest) -> str:
-    if len(request.query.split()) >= SHORT_QUERY_WORDS:
+    """The text searched: the query, after the previous user message when the query is short or
+    a follow-up that names nothing ("What happened to him the following Sunday?" after "When
+    was Stan's knee operation?")."""
+    if len(request.query.split()) >= SHORT_QUERY_WORDS and not leans_on_history(request.query):
         return request.query
     previous = [m.content for m in request.history if m.role == "user"]
     return f"{previous[-1]} {request.query}" if previous else request.query
