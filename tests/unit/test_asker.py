@@ -228,9 +228,12 @@ def test_asker_kin_reads_the_store_only_for_a_kin_phrase(services):
     assert asker_kin("What happened at the mill?", ASKER, LEGACY, store) == []
     assert store.reads == 0
     assert names(asker_kin("Did Opa ever go back?", ASKER, LEGACY, store)) == ["Henk de Vries"]
-    # a user who is no known person: nothing relative to them, but a named person's kin still
+    # a user who is no known person: nothing relative to them (one read: the user), but a
+    # named person's kin still
     services.stories.upsert_user(User(id=ASKER, name="Ana", person_id=None))
-    assert asker_kin("Did Opa ever go back?", ASKER, LEGACY, services.stories) == []
+    store.reads = 0
+    assert asker_kin("Did Opa ever go back?", ASKER, LEGACY, store) == []
+    assert store.reads == 1
     found = asker_kin("Did Opa meet Carlos's wife?", ASKER, LEGACY, services.stories)
     assert [(k.mention, k.person.name, k.anchor) for k in found] == [
         ("Carlos's wife", "Marta Silva", "Carlos")

@@ -1,8 +1,8 @@
 """People a question names relative to the person asking ("my brother", "Dad", "Pai", "Opa",
 "my uncle's wife"), resolved through the asker's Person node and the known relationships
 (docs/design.md §6), and people named relative to someone the question names ("Bea's
-grandson", "Tomek's mãe"), resolved from that person. The resolved people seed graph traversal
-and vector search alike."""
+grandson", "Tomek's mãe"), resolved from that person. The asker's relatives seed graph traversal
+and vector search alike; the others, traversal only."""
 
 from __future__ import annotations
 
@@ -210,6 +210,8 @@ def asker_kin(
         return []
     user = store.get_user(user_id) if phrases else None
     asker = user.person_id if user is not None else None
+    if asker is None and not named:  # the user is no known person: no one is their relative
+        return []
     legacy_ids = [legacy_id] + [
         other
         for link in (store.links_of(legacy_id) if cross_legacy else ())
