@@ -5,6 +5,7 @@ the same entity)."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -137,10 +138,10 @@ def test_evidence_is_between_zero_and_one_and_zero_without_topic_hits(
         value = topic_evidence(c.graph_hits, CONFIG, counts)
         assert 0.0 <= value <= 1.0
         assert (value > 0) == is_topic
-    # the stories without topic hits keep their vector order among themselves
+    # the stories without topic hits keep their vector order among themselves (up to the
+    # ranking's rounding of scores to 6 places: two nearly equal similarities tie, by story id)
     plain = [i for i in order(cands, weight) if not topics[i]]
-    by_similarity = sorted(plain, key=lambda i: (-sims[i], i))
-    assert plain == [i for i in by_similarity]
+    assert all(sims[a] >= sims[b] - 1e-5 for a, b in itertools.pairwise(plain))
 
 
 def test_traversal_keeps_the_topic_hit_of_a_story_reached_twice_by_one_template() -> None:
