@@ -19,7 +19,8 @@ from heirloom.domain.graph_queries import TEMPLATES, finish
 
 LEGACY, OTHER = "leg-a", "leg-b"
 
-#: the templates as they were before the labelled anchors (their semantics the new ones keep)
+#: the templates as they were before the labelled anchors (their semantics the new ones keep;
+#: entity_focused with the titled stories first, as since)
 OLD = {
     "entity_focused": """
 MATCH (e)
@@ -28,7 +29,7 @@ MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
 RETURN s.id AS story_id, coalesce(r.name, e.name) AS entity, r.kind AS relationship,
        coalesce(r.in_title, false) AS topic
-ORDER BY story_id
+ORDER BY topic DESC, story_id
 LIMIT $limit
 """,
     "story_facts": """
@@ -73,7 +74,7 @@ Key = Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[Any, ...]]
 
 #: the old ORDER BY of each, as values (compared for equality only)
 OLD_KEYS: dict[str, Key] = {
-    "entity_focused": lambda r, p: (r["story_id"],),
+    "entity_focused": lambda r, p: (r["topic"], r["story_id"]),
     "story_facts": lambda r, p: (r["linked"], r["story_id"], r["relationship"], r["via"]),
     "fact_sentences": lambda r, p: (
         p["subject_id"] in (r["subject_id"], r["object_id"]),

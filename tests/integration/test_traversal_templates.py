@@ -127,6 +127,45 @@ def test_person_mentions_entity_focused_and_spatial(graph, fx):
     ]
 
 
+@pytest.mark.parametrize(
+    ("template", "label", "edge"),
+    [("person_mentions", "Person", "MENTIONS"), ("entity_focused", "Object", "REFERENCES")],
+)
+def test_a_story_about_the_entity_is_never_cut_by_the_limit(graph, template, label, edge):
+    # more stories than the limit name the entity; the one titled with it has the largest id
+    legacy, node = str(uuid.uuid4()), str(uuid.uuid4())
+    graph.run(f"CREATE (:{label} {{id: $id, name: 'Jim', legacy_id: $l}})", {"id": node, "l": legacy})
+    stories = sorted(str(uuid.uuid4()) for _ in range(4))
+    for i, sid in enumerate(stories):
+        graph.run(
+            f"MATCH (x:{label} {{id: $x}}) CREATE (s:Story {{id: $s, legacy_id: $l}})-[:{edge} "
+            "{kind: $kind, in_title: $titled}]->(x)",
+            {"x": node, "s": sid, "l": legacy, "kind": edge, "titled": i == len(stories) - 1},
+        )
+    rows = _rows(graph, template, ids=[node], legacy_ids=[legacy], limit=2)
+    assert len(rows) == 2
+    assert (stories[-1], True) in {(r["story_id"], r["topic"]) for r in rows}
+
+
+def test_entity_focused_keeps_the_story_about_an_entity_across_its_labels(graph):
+    # the union of the per-label branches is cut once more: a titled story is not cut there either
+    legacy, thing, event = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    titled, *others = sorted((str(uuid.uuid4()) for _ in range(3)), reverse=True)
+    graph.run("CREATE (:Object {id: $id, name: 'watch', legacy_id: $l})", {"id": thing, "l": legacy})
+    graph.run("CREATE (:Event {id: $id, name: 'flood', legacy_id: $l})", {"id": event, "l": legacy})
+    for sid, node, label, in_title in (
+        (titled, thing, "Object", True),
+        *((o, event, "Event", False) for o in others),
+    ):
+        graph.run(
+            f"MATCH (x:{label} {{id: $x}}) CREATE (s:Story {{id: $s, legacy_id: $l}})-[:REFERENCES "
+            "{kind: 'REFERENCES', in_title: $titled}]->(x)",
+            {"x": node, "s": sid, "l": legacy, "titled": in_title},
+        )
+    rows = _rows(graph, "entity_focused", ids=[thing, event], legacy_ids=[legacy], limit=2)
+    assert [(r["story_id"], r["topic"]) for r in rows] == [(titled, True), (min(others), False)]
+
+
 def test_temporal_finds_story_years_and_dated_events(graph, fx):
     rows = _rows(graph, "temporal", legacy_ids=[fx.legacy], years=year_keys(1960, 1979), limit=10)
     assert sorted(_names(r["story_id"] for r in rows)) == ["s-flood", "s-sixties"]
