@@ -240,6 +240,14 @@ def test_asker_kin_reads_the_store_only_for_a_kin_phrase(services):
     ]
 
 
+def _asked(services, query):
+    """(node id, mention) of the intent's matches, and VectorSearch's hits, for `query`."""
+    request = ContextRequest(legacy_id=LEGACY, user_id=ASKER, persona="family", query=query)
+    intent = intent_analysis.run(IntentAnalysisInput(request=request), services)
+    hits = vector_search.run(VectorSearchInput(request=request), services).hits
+    return {(m.node_id, m.mention) for m in intent.matches}, hits
+
+
 def test_the_steps_seed_traversal_and_vector_search_with_the_relatives(services):
     shed, garden = uuid4(), uuid4()
     story_events.run(
@@ -248,13 +256,9 @@ def test_the_steps_seed_traversal_and_vector_search_with_the_relatives(services)
     story_events.run(
         story_created(garden, LEGACY, ASKER, "The garden", "We planted beans by the wall."), services
     )
-    request = ContextRequest(
-        legacy_id=LEGACY, user_id=ASKER, persona="family", query="What did my brother make?"
-    )
-    intent = intent_analysis.run(IntentAnalysisInput(request=request), services)
-    assert (str(BRO), "my brother") in {(m.node_id, m.mention) for m in intent.matches}
+    matches, hits = _asked(services, "What did my brother make?")
+    assert (str(BRO), "my brother") in matches
     # the words of the question name no one; the brother's name does
-    hits = vector_search.run(VectorSearchInput(request=request), services).hits
     by_story = {h.story_id: h.lexical for h in hits}
     assert by_story[shed] > 0 and by_story.get(garden, 0.0) == 0.0
     assert hits[0].story_id == shed
@@ -265,10 +269,6 @@ def test_a_named_persons_relative_seeds_traversal_but_not_the_search_text(servic
     story_events.run(
         story_created(beans, LEGACY, ASKER, "The garden", "Marta planted beans by the wall."), services
     )
-    request = ContextRequest(
-        legacy_id=LEGACY, user_id=ASKER, persona="family", query="What did Carlos's wife grow?"
-    )
-    intent = intent_analysis.run(IntentAnalysisInput(request=request), services)
-    assert (str(UNCLE_WIFE), "Carlos's wife") in {(m.node_id, m.mention) for m in intent.matches}
-    hits = vector_search.run(VectorSearchInput(request=request), services).hits
+    matches, hits = _asked(services, "What did Carlos's wife grow?")
+    assert (str(UNCLE_WIFE), "Carlos's wife") in matches
     assert all(h.lexical == 0.0 for h in hits if h.story_id == beans)  # "Marta" is not searched
