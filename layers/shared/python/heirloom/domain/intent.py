@@ -380,7 +380,7 @@ def name_masked(text: str, gazetteer: Gazetteer, subject_name: str = "") -> str:
     possessive and a place's article included ("What did someone keep at that place?" for "...
     Nell keep at the cabin?", "someone quilt"): the learned classifier reads these words beside the
     question's own, so that a question's shape weighs the same whatever names it uses (decision
-    0035)."""
+    0036)."""
     subject = _keys(subject_name)
     out, last = [], 0
     for mention in gazetteer.find(text):

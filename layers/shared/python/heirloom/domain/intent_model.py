@@ -11,9 +11,9 @@ and the rule-based classifier's score for each intent (decision 0032).
 Next to the embedding (which says what a question is about), the model weighs the question's
 words and word pairs (`ngrams`: "how long", "where did", "own stories"), which say how it asks;
 the vocabulary is every word and pair of the training split. The words are read twice: as
-written and with known persons' and places' names as "someone" / "that place" (`intent.name_masked`,
-decision 0035), so that a question's shape counts the same whatever names it uses. For training, the names of
-`config/intents/names.jsonl` stand in for a legacy's graph. Inference is plain Python (six dot
+written and with known persons' and places' names as "someone" / "that place"
+(`intent.name_masked`, decision 0036), so that a question's shape counts the same whatever names
+it uses. For training, the names of `config/intents/names.jsonl` stand in for a legacy's graph. Inference is plain Python (six dot
 products and a look-up per word), so the Lambda does not import numpy; training needs numpy.
 """
 
