@@ -14,7 +14,7 @@ from heirloom.contracts.context import ContextRequest, Intent, Message, Persona,
 from heirloom.domain import intent_model
 from heirloom.domain.breaker import CircuitBreaker, InMemoryBreakerStore
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-from heirloom.domain.intent import FEATURE_NAMES, analyse, entity_features, model_features
+from heirloom.domain.intent import FEATURE_NAMES, analyse, entity_features, model_features, name_masked
 from heirloom.domain.intent_model import (
     IntentModel,
     IntentModelCache,
@@ -134,9 +134,14 @@ def test_the_model_trains_from_the_data_file_and_fits_its_training_split():
     embedder = HashingEmbedder()
     model = train(embedder)
     assert model.model_id == "hashing-bow" and len(model.weights) == len(Intent)
-    # 384 embedding dimensions + the features + one per word or word pair of the training split + a bias
+    # 384 embedding dimensions + the features + one per word or word pair of the training split
+    # (as written and with the training names masked) + a bias
     trained = [e for e in load_examples() if e.split == "train"]
-    assert set(model.vocabulary) == {g for e in trained for g in ngrams(e.text)}
+    names = training_gazetteer()
+    assert set(model.vocabulary) == {
+        g for e in trained for g in ngrams(e.text) | ngrams(name_masked(e.text, names))
+    }
+    assert "someone" in model.vocabulary and "that place" in model.vocabulary
     assert all(len(row) == 384 + len(FEATURE_NAMES) + len(model.vocabulary) + 1 for row in model.weights)
     assert accuracy(model, embedder, trained) > 0.9
 
@@ -179,6 +184,56 @@ def test_training_learns_from_the_words_alone_when_the_embedding_says_nothing():
     assert temporal[when] > spatial[when] and spatial[where] > temporal[where]
     assert model.predict([0.0, 0.0], none, "When did the war end?")[0] is Intent.TEMPORAL
     assert model.predict([0.0, 0.0], none, "Where did the war end?")[0] is Intent.SPATIAL
+
+
+def _names() -> Gazetteer:
+    return Gazetteer.build(
+        [
+            GazetteerEntry("p1", "Person", "Marguerite"),
+            GazetteerEntry("p2", "Person", "Tonton Rémy"),
+            GazetteerEntry("p3", "Person", "Bea"),
+            GazetteerEntry("l1", "Place", "Lisbon"),
+            GazetteerEntry("l2", "Place", "Porto"),
+            GazetteerEntry("o1", "Object", "quilt"),
+        ]
+    )
+
+
+def test_known_persons_and_places_read_as_neutral_words_the_subject_and_things_as_written():
+    names = _names()
+    assert (
+        name_masked("Did Tonton Rémy's wife keep Marguerite's quilt in Lisbon?", names)
+        == "Did someone wife keep someone quilt in that place?"
+    )
+    assert (
+        name_masked("What did Marguerite give Bea?", names, "Marguerite")
+        == "What did Marguerite give someone?"
+    )
+    assert name_masked("Tell me about the war.", names) == "Tell me about the war."
+    assert name_masked("Was the cottage in the Porto?", names) == "Was the cottage in that place?"
+    # the model reads both forms' words
+    masked = name_masked("Who visited Porto?", names)
+    assert intent_model.model_grams("Who visited Porto?", masked) == ngrams("Who visited Porto?") | ngrams(
+        masked
+    )
+
+
+def test_a_question_about_a_name_never_seen_in_training_reads_as_its_kind():
+    """Trained on two names, asked about two others: only the masked words tell a person from a
+    place, so the model answers by the kind of name, not by the name."""
+    names = _names()
+    texts = ["Tell me about Marguerite.", "Tell me about Lisbon."]
+    masked = [name_masked(t, names) for t in texts]
+    labels = [Intent.RELATIONAL, Intent.SPATIAL]
+    vocabulary = intent_model.vocabulary_of(texts, masked)
+    none = [0.0] * len(FEATURE_NAMES)
+    weights = intent_model.fit([[0.0]] * 2, [none] * 2, labels, texts, vocabulary, masked)
+    model = IntentModel("m", "", tuple(tuple(r) for r in weights), vocabulary)
+    for question, expected in (
+        ("Tell me about Bea.", Intent.RELATIONAL),
+        ("Tell me about Porto.", Intent.SPATIAL),
+    ):
+        assert model.predict([0.0], none, question, masked=name_masked(question, names))[0] is expected
 
 
 @pytest.fixture

@@ -148,7 +148,7 @@ def test_the_learned_classifier_is_given_the_asker_kin_as_its_linked_feature():
     seen: list[tuple[float, ...]] = []
 
     class Spy:
-        def predict(self, vector, feats, query, exclude=()):
+        def predict(self, vector, feats, query, exclude=(), masked=""):
             seen.append(feats)
             return Intent.CROSS_LEGACY, 0.9
 

@@ -370,6 +370,33 @@ def entity_features(
     )
 
 
+#: what a known person's or place's name reads as among the learned classifier's words
+NAME_WORDS = {"Person": "someone", "Place": "that place"}
+_ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+$", re.IGNORECASE)
+
+
+def name_masked(text: str, gazetteer: Gazetteer, subject_name: str = "") -> str:
+    """`text` with each known person's or place's name (not the subject's) as a neutral word, a
+    possessive and a place's article included ("What did someone keep at that place?" for "...
+    Nell keep at the cabin?", "someone quilt"): the learned classifier reads these words beside the
+    question's own, so that a question's shape weighs the same whatever names it uses (decision
+    0036)."""
+    subject = _keys(subject_name)
+    out, last = [], 0
+    for mention in gazetteer.find(text):
+        kept = [e for e in mention.entries if not _is_subject(e, subject)]
+        word = NAME_WORDS.get(kept[0].label) if kept else None
+        if word is None:
+            continue
+        before = text[last : mention.start]
+        if kept[0].label == "Place":
+            before = _ARTICLE_BEFORE.sub("", before)
+        out += [before, word]
+        last = mention.end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def model_features(
     query: str,
     history: Sequence[Message],

@@ -10,8 +10,10 @@ a place, an event or object, a linked legacy's name), whether a year, range or d
 and the rule-based classifier's score for each intent (decision 0032).
 Next to the embedding (which says what a question is about), the model weighs the question's
 words and word pairs (`ngrams`: "how long", "where did", "own stories"), which say how it asks;
-the vocabulary is every word and pair of the training split. For training, the names of
-`config/intents/names.jsonl` stand in for a legacy's graph. Inference is plain Python (six dot
+the vocabulary is every word and pair of the training split. The words are read twice: as
+written and with known persons' and places' names as "someone" / "that place"
+(`intent.name_masked`, decision 0036), so that a question's shape counts the same whatever names
+it uses. For training, the names of `config/intents/names.jsonl` stand in for a legacy's graph. Inference is plain Python (six dot
 products and a look-up per word), so the Lambda does not import numpy; training needs numpy.
 """
 
@@ -33,7 +35,7 @@ from typing import Any
 
 from heirloom.contracts.context import Intent
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-from heirloom.domain.intent import ENTITY_FEATURE_NAMES, FEATURE_NAMES, model_features
+from heirloom.domain.intent import ENTITY_FEATURE_NAMES, FEATURE_NAMES, model_features, name_masked
 from heirloom.ports import Embedder
 
 DATA_RESOURCE = "intents/train.jsonl"
@@ -69,6 +71,11 @@ def ngrams(text: str) -> set[str]:
     marked as the opening one ("^ where")."""
     words = ["^", *_WORDS.findall(text.replace("’", "'").casefold())]
     return set(words[1:]) | {f"{a} {b}" for a, b in pairwise(words)}
+
+
+def model_grams(text: str, masked: str = "") -> set[str]:
+    """The n-grams the model weighs: those of the question and of its name-masked form."""
+    return ngrams(text) | ngrams(masked) if masked else ngrams(text)
 
 
 @dataclass(frozen=True)
@@ -139,11 +146,11 @@ class IntentModel:
         return dimension + len(FEATURE_NAMES) + len(self.vocabulary) + 1
 
     def probabilities(
-        self, vector: Sequence[float], feats: Sequence[float], text: str = ""
+        self, vector: Sequence[float], feats: Sequence[float], text: str = "", masked: str = ""
     ) -> dict[Intent, float]:
         dense = [*vector, *scaled(feats)]
         index = self._columns
-        known = [len(dense) + index[g] for g in ngrams(text) if g in index]
+        known = [len(dense) + index[g] for g in model_grams(text, masked) if g in index]
         value = NGRAM_SCALE / math.sqrt(len(known)) if known else 0.0
         logits = [
             math.fsum(w * v for w, v in zip(row, dense, strict=False))
@@ -162,9 +169,11 @@ class IntentModel:
         feats: Sequence[float],
         text: str = "",
         exclude: Collection[Intent] = (),
+        masked: str = "",
     ) -> tuple[Intent, float]:
-        """The likeliest intent not in `exclude`, with its probability among those left."""
-        probs = {i: p for i, p in self.probabilities(vector, feats, text).items() if i not in exclude}
+        """The likeliest intent not in `exclude`, with its probability among those left (`masked`:
+        the question with known names as neutral words, `intent.name_masked`)."""
+        probs = {i: p for i, p in self.probabilities(vector, feats, text, masked).items() if i not in exclude}
         best = max(probs, key=lambda i: probs[i])
         return best, probs[best] / math.fsum(probs.values())
 
@@ -190,8 +199,9 @@ class IntentModel:
         )
 
 
-def vocabulary_of(texts: Sequence[str]) -> tuple[str, ...]:
-    return tuple(sorted({g for t in texts for g in ngrams(t)}))
+def vocabulary_of(texts: Sequence[str], masked: Sequence[str] = ()) -> tuple[str, ...]:
+    forms = masked or [""] * len(texts)
+    return tuple(sorted({g for t, m in zip(texts, forms, strict=True) for g in model_grams(t, m)}))
 
 
 def fit(
@@ -200,6 +210,7 @@ def fit(
     labels: Sequence[Intent],
     texts: Sequence[str] = (),
     vocabulary: Sequence[str] = (),
+    masked: Sequence[str] = (),
 ) -> list[list[float]]:
     """Softmax regression by full-batch gradient descent (numpy; build or first use only). The
     n-gram columns are sparse (a dozen of thousands per question), so they are kept as index
@@ -210,8 +221,9 @@ def fit(
     at: list[int] = []  # question of each n-gram entry
     cols: list[int] = []
     vals: list[float] = []
-    for row, text in enumerate(texts):
-        known = sorted({index[g] for g in ngrams(text) if g in index})
+    forms = masked or [""] * len(texts)
+    for row, (text, form) in enumerate(zip(texts, forms, strict=True)):
+        known = sorted({index[g] for g in model_grams(text, form) if g in index})
         at += [row] * len(known)
         cols += known
         vals += [NGRAM_SCALE / math.sqrt(len(known))] * len(known)
@@ -262,6 +274,10 @@ def example_features(examples: Sequence[Example], gazetteer: Gazetteer) -> list[
     return [model_features(e.text, (), gazetteer, "", TRAINING_LEGACY) for e in examples]
 
 
+def example_masked(examples: Sequence[Example], gazetteer: Gazetteer) -> list[str]:
+    return [name_masked(e.text, gazetteer) for e in examples]
+
+
 def train(
     embedder: Embedder, path: Path | None = None, split: str = "train", names: Path | None = None
 ) -> IntentModel:
@@ -269,9 +285,11 @@ def train(
     examples = [e for e in load_examples(path) if split in ("all", e.split)]
     texts = [e.text for e in examples]
     vectors = embedder.embed(texts)
-    feats = example_features(examples, training_gazetteer(names))
-    vocabulary = vocabulary_of(texts)
-    weights = fit(vectors, feats, [e.intent for e in examples], texts, vocabulary)
+    gazetteer = training_gazetteer(names)
+    feats = example_features(examples, gazetteer)
+    masked = example_masked(examples, gazetteer)
+    vocabulary = vocabulary_of(texts, masked)
+    weights = fit(vectors, feats, [e.intent for e in examples], texts, vocabulary, masked)
     # six decimals: the shipped JSON stays small and reads back as the same model
     rounded = tuple(tuple(round(w, 6) for w in r) for r in weights)
     return IntentModel(embedder.model_id, data_digest(path, names), rounded, vocabulary)
@@ -281,9 +299,12 @@ def accuracy(model: IntentModel, embedder: Embedder, examples: Sequence[Example]
     if not examples:
         return 0.0
     vectors = embedder.embed([e.text for e in examples])
-    feats = example_features(examples, training_gazetteer())
+    gazetteer = training_gazetteer()
+    feats = example_features(examples, gazetteer)
+    masked = example_masked(examples, gazetteer)
     right = sum(
-        model.predict(v, f, e.text)[0] is e.intent for v, f, e in zip(vectors, feats, examples, strict=True)
+        model.predict(v, f, e.text, masked=m)[0] is e.intent
+        for v, f, m, e in zip(vectors, feats, masked, examples, strict=True)
     )
     return right / len(examples)
 
@@ -294,23 +315,28 @@ def cross_validate(embedder: Embedder, folds: int = 5, seed: int = 0) -> float:
     order = list(range(len(examples)))
     random.Random(seed).shuffle(order)  # noqa: S311 (a fold assignment, not a secret)
     vectors = embedder.embed([e.text for e in examples])
-    feats = example_features(examples, training_gazetteer())
+    gazetteer = training_gazetteer()
+    feats = example_features(examples, gazetteer)
+    masked = example_masked(examples, gazetteer)
     scores: list[float] = []
     for k in range(folds):
         test = set(order[k::folds])
         train_ix = [i for i in order if i not in test]
         texts = [examples[i].text for i in train_ix]
-        vocabulary = vocabulary_of(texts)
+        forms = [masked[i] for i in train_ix]
+        vocabulary = vocabulary_of(texts, forms)
         weights = fit(
             [vectors[i] for i in train_ix],
             [feats[i] for i in train_ix],
             [examples[i].intent for i in train_ix],
             texts,
             vocabulary,
+            forms,
         )
         model = IntentModel(embedder.model_id, "", tuple(tuple(r) for r in weights), vocabulary)
         right = sum(
-            model.predict(vectors[i], feats[i], examples[i].text)[0] is examples[i].intent for i in test
+            model.predict(vectors[i], feats[i], examples[i].text, masked=masked[i])[0] is examples[i].intent
+            for i in test
         )
         scores.append(right / len(test))
     return sum(scores) / len(scores)

@@ -29,6 +29,7 @@ from heirloom.domain.intent import (
     analyse,
     links_in_reach,
     model_features,
+    name_masked,
     said_gender,
 )
 from heirloom.domain.people import gender_evidence
@@ -238,7 +239,8 @@ class EmbeddingIntentClassifier:
         # another legacy's account needs a linked legacy in reach (as for the rules)
         alone = not links_in_reach(request.gazetteer, request.legacy_id, request.linked_kin)
         exclude = {Intent.CROSS_LEGACY} if alone else set()
-        intent, probability = model.predict(vector, feats, request.query, exclude=exclude)
+        masked = name_masked(request.query, request.gazetteer, request.subject_name)
+        intent, probability = model.predict(vector, feats, request.query, exclude=exclude, masked=masked)
         return base.model_copy(
             update={
                 "intent": intent,
