@@ -433,16 +433,19 @@ def test_the_shipped_weights_are_of_the_current_data():
         assert json.loads(file.read_text())["data_sha256"] == intent_model.data_digest(), file.name
 
 
-def test_the_weights_digest_covers_the_rules_whose_scores_they_read(tmp_path):
-    """The rule-based scores are features: weights trained before a cue or weight changed are
-    stale as surely as weights of an older intent set (decision 0032)."""
+@pytest.mark.parametrize("edited", ["intent_cues", "intent_model"])
+def test_the_weights_digest_covers_the_rules_and_the_feature_code(tmp_path, edited):
+    """The rule-based scores are features, and intent_model builds the features and n-grams the
+    weights are columns of: weights trained before a cue, a weight or the n-grams changed are
+    stale as surely as weights of an older intent set (decisions 0032, 0036)."""
     from pathlib import Path
 
     from heirloom.domain import intent, intent_cues
 
-    cues = tmp_path / "intent_cues.py"
-    cues.write_bytes(Path(intent_cues.__file__).read_bytes())
-    rules = (Path(intent.__file__), cues)
+    sources = {"intent_cues": Path(intent_cues.__file__), "intent_model": Path(intent_model.__file__)}
+    copy = tmp_path / f"{edited}.py"
+    copy.write_bytes(sources[edited].read_bytes())
+    rules = tuple(copy if s == sources[edited] else s for s in (Path(intent.__file__), *sources.values()))
     assert intent_model.data_digest(rules=rules) == intent_model.data_digest()
-    cues.write_bytes(cues.read_bytes() + b"\n# one more cue\n")
+    copy.write_bytes(copy.read_bytes() + b"\n# one more line\n")
     assert intent_model.data_digest(rules=rules) != intent_model.data_digest()

@@ -13,8 +13,9 @@ words and word pairs (`ngrams`: "how long", "where did", "own stories"), which s
 the vocabulary is every word and pair of the training split. The words are read twice: as
 written and with known persons' and places' names as "someone" / "that place"
 (`intent.name_masked`, decision 0036), so that a question's shape counts the same whatever names
-it uses. For training, the names of `config/intents/names.jsonl` stand in for a legacy's graph. Inference is plain Python (six dot
-products and a look-up per word), so the Lambda does not import numpy; training needs numpy.
+it uses. For training, the names of `config/intents/names.jsonl` stand in for a legacy's graph.
+Inference is plain Python (six dot products and a look-up per word), so the Lambda does not
+import numpy; training needs numpy.
 """
 
 from __future__ import annotations
@@ -253,16 +254,17 @@ def fit(
 
 
 def rule_sources() -> tuple[Path, ...]:
-    """The modules whose scores the model reads as features (`intent.analyse` and its cues)."""
+    """The modules whose scores the model reads as features (`intent.analyse` and its cues), and
+    this one, which builds the features and the n-grams the weights are columns of."""
     domain = Path(__file__).parent
-    return (domain / "intent.py", domain / "intent_cues.py")
+    return (domain / "intent.py", domain / "intent_cues.py", Path(__file__))
 
 
 def data_digest(
     path: Path | None = None, names: Path | None = None, rules: Sequence[Path] | None = None
 ) -> str:
     """What trained weights depend on besides the embedder: the intent set, the training names and
-    the rules whose scores are features (decision 0032)."""
+    the rules whose scores are features (decision 0032), and the code that builds the features."""
     digest = hashlib.sha256()
     files = (path or data_path(), names or data_path(NAMES_RESOURCE), *(rules or rule_sources()))
     for file in files:
