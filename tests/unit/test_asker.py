@@ -234,6 +234,10 @@ def test_asker_kin_reads_the_store_only_for_a_kin_phrase(services):
     store.reads = 0
     assert asker_kin("Did Opa ever go back?", ASKER, LEGACY, store) == []
     assert store.reads == 1
+    # VectorSearch asks for the asker's relatives only: a named person's kin reads nothing
+    store.reads = 0
+    assert asker_kin("Who was Carlos's wife?", ASKER, LEGACY, store, others=False) == []
+    assert store.reads == 0
     found = asker_kin("Did Opa meet Carlos's wife?", ASKER, LEGACY, services.stories)
     assert [(k.mention, k.person.name, k.anchor) for k in found] == [
         ("Carlos's wife", "Marta Silva", "Carlos")

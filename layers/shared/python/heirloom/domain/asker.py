@@ -198,14 +198,20 @@ def resolve_named_kin(
 
 
 def asker_kin(
-    text: str, user_id: UUID, legacy_id: UUID, store: StoryStore, *, cross_legacy: bool = True
+    text: str,
+    user_id: UUID,
+    legacy_id: UUID,
+    store: StoryStore,
+    *,
+    cross_legacy: bool = True,
+    others: bool = True,
 ) -> list[AskerKin]:
     """The people `text` names relative to the user asking (when the user is a known person)
-    or to a person it names ("Bea's grandson"), among the persons of the legacy, its actively
-    linked legacies and the asker's own relatives; nothing when the text has no kin phrase (and
-    then no store read). `cross_legacy=False`: the persons of the legacy alone (the persona
-    stays in it)."""
-    phrases, named = kin_phrases(text), named_kin_phrases(text)
+    or, with `others`, to a person it names ("Bea's grandson"), among the persons of the legacy,
+    its actively linked legacies and the asker's own relatives; nothing when the text has no kin
+    phrase (and then no store read). `cross_legacy=False`: the persons of the legacy alone (the
+    persona stays in it)."""
+    phrases, named = kin_phrases(text), named_kin_phrases(text) if others else []
     if not phrases and not named:
         return []
     user = store.get_user(user_id) if phrases else None

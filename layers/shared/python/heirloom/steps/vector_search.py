@@ -46,7 +46,8 @@ def vector_search(
     text = query_text(request)
     # the subject's names would pull every story titled with them ahead of the answer
     focus = without_subject(text, subject_forms(store, request.legacy_id, legacy=legacy)) or text
-    kin = asker_kin(text, request.user_id, request.legacy_id, store, cross_legacy=cross)
+    # the asker's relatives only: others named relative to someone seed the graph, not the text
+    kin = asker_kin(text, request.user_id, request.legacy_id, store, cross_legacy=cross, others=False)
     focus = with_asker_names(focus, kin, legacy.subject_person_id if legacy else None)
     # the query is embedded while the words are searched (that search needs no embedding)
     pending = _query_embeddings().submit(embedder.embed, [focus])
