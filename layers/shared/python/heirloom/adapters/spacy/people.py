@@ -19,11 +19,13 @@ from heirloom.adapters.spacy.lexicon import (
     _NOMINAL,
     _PERSON_STOPWORDS,
     _PLACE_LABELS,
+    _PLACE_PREPOSITIONS,
     _POSSESSIVE_MARKS,
     _POSSESSIVE_PRONOUNS,
     _PROPER,
 )
 from heirloom.adapters.spacy.tokens import (
+    GIVEN_NAME,
     KNOWN_NAME_CONFIDENCE,
     NER_CONFIDENCE,
     RULE_CONFIDENCE,
@@ -216,19 +218,31 @@ def _ner_person(doc: Any, ent: Any, consumed: set[int], apposed: dict[int, str])
     )
 
 
+def _place_evidence(doc: Any, start: int) -> bool:
+    """ "moved to Virginia", "back from Georgia": a preposition of place right before a name,
+    unless an owner's "'s" follows it ("in Fernanda's car", "at Nadia's")."""
+    owner = start + 1 < len(doc) and doc[start + 1].text in _POSSESSIVE_MARKS
+    return start > 0 and doc[start - 1].lower_ in _PLACE_PREPOSITIONS and not owner
+
+
 def _known_people(doc: Any, known: Any, out: list[_Cand]) -> list[_Cand]:
     """Names the legacy already knows, where the model and the rules found nothing; a name of two
-    or more capitalised words whatever the model tagged it ("Nurse Halvorsen" as a building)."""
+    or more capitalised words whatever the model tagged it ("Nurse Halvorsen" as a building); one
+    word (a known name or a known person's given name) the model tagged a place, unless a
+    preposition of place comes right before it ("Virginia said", not "moved to Virginia")."""
     found: list[_Cand] = []
     taken = {t for c in out for t in range(c.start, c.end)}
-    for _, start, end in known(doc):
+    for kind, start, end in known(doc):
         if any(t in taken for t in range(start, end)):
             continue
         tagged = {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}
         words = [t for t in doc[start:end] if _capitalised(t) and t.lower_ not in _DETERMINERS]
-        if tagged and len(words) < 2:
-            continue  # "May" the month, "Virginia" the state, "the Range" a region
         conf = KNOWN_NAME_CONFIDENCE if end - start > 1 else RULE_CONFIDENCE
+        if len(words) < 2 and (tagged or kind == GIVEN_NAME):
+            place = tagged and tagged <= _PLACE_LABELS and end - start == 1
+            if not place or _place_evidence(doc, start):
+                continue  # "May" the month, "Virginia" after "to", "the Range" a region
+            conf = KNOWN_NAME_CONFIDENCE  # against the model's place of the same word
         found.append(_Cand("people", start, end, _text(doc, start, end), conf))
         taken.update(range(start, end))
     return found

@@ -13,6 +13,8 @@ KNOWN_NAME_CONFIDENCE = 0.9
 RULE_CONFIDENCE = 0.8
 RELATION_CONFIDENCE = 0.75
 WEAK_CONFIDENCE = 0.6
+#: what a known-name match is: a known name or alias, or only a known person's given name
+KNOWN_NAME, GIVEN_NAME = 0, 1
 
 
 # Candidates
