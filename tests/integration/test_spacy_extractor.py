@@ -688,6 +688,29 @@ def test_a_one_word_known_name_the_model_tagged_a_place(extractor: SpacyEntityEx
     assert "May" not in _names(got, "people") and "May" not in _names(got, "places")
 
 
+def test_a_place_name_after_a_or_a_possessive_is_a_thing(extractor: SpacyEntityExtractor) -> None:
+    """A proper name that heads its phrase after "a"/"an" or a possessive pronoun is a make, a
+    family or a feast, not a place ("a Nash", the model's GPE); one that modifies a noun after
+    them ("a Minnesota winter") and one after a preposition stay places."""
+    from spacy.tokens import Doc, Span
+
+    from heirloom.adapters.spacy.things import _ner_places_events
+
+    nlp = extractor._nlp()
+    text = "Uncle Ted bought a Nash in 1952."
+    assert ("Nash", "GPE") in {(e.text, e.label_) for e in nlp(text).ents}
+    assert "Nash" not in _names(extract_entities(extractor, text), "places")
+    text = "We spent a Minnesota winter in a cabin near Ely."
+    assert {"Minnesota", "Ely"} <= set(_names(extract_entities(extractor, text), "places"))
+    for words, tags, place in (
+        ("Our Midsummer was always at the lake .", "PRP$ NNP VBD RB IN DT NN .", False),
+        ("We drove to Nash that summer .", "PRP VBD IN NNP DT NN .", True),
+    ):
+        doc = Doc(nlp.vocab, words=words.split(), tags=tags.split())
+        doc.ents = [Span(doc, 1 if not place else 3, 2 if not place else 4, label="GPE")]
+        assert bool(_ner_places_events(doc)) is place, words
+
+
 def test_a_hyphenated_modifier_stays_whole(extractor: SpacyEntityExtractor) -> None:
     """'an assisted-living place' is not the place '-living place': a name never starts with
     punctuation, and a hyphenated compound is one modifier."""

@@ -46,6 +46,7 @@ from heirloom.adapters.spacy.tokens import (
 )
 from heirloom.domain.kinship import _HONORIFICS
 
+_INDEFINITE = frozenset({"a", "an"})
 #: last words that make a name a place's even after a person's title ("Uncle Sam's Diner")
 _ANY_PLACE_HEAD = frozenset(_PROPER_PLACE_HEADS) | frozenset(_PLACE_HEADS) | frozenset(_WEAK_PLACE_HEADS)
 
@@ -352,6 +353,18 @@ def _ner_name(doc: Any, ent: Any) -> tuple[int, int] | None:
     return start, end
 
 
+def _a_thing(doc: Any, start: int, end: int) -> bool:
+    """ "a Nash", "an old Plymouth", "our Midsummer": a proper name heading its phrase after "a",
+    "an" or a possessive pronoun (adjectives between) names a make, a family or a feast; a place
+    name takes neither. Not one that modifies a noun ("a Minnesota winter")."""
+    k = start - 1
+    while k >= 0 and doc[k].tag_ in _ADJ:
+        k -= 1
+    if k < 0 or doc[k].lower_ not in _INDEFINITE | _POSSESSIVE_PRONOUNS:
+        return False
+    return not (end < len(doc) and doc[end].tag_ in _NOMINAL)
+
+
 def _ner_places_events(doc: Any) -> list[_Cand]:
     out: list[_Cand] = []
     for ent in doc.ents:
@@ -359,8 +372,8 @@ def _ner_places_events(doc: Any) -> list[_Cand]:
         if label not in _PLACE_LABELS | {"EVENT"} or (span := _ner_name(doc, ent)) is None:
             continue
         start, end = span
-        if label != "EVENT" and _person_titled(doc, start, end):
-            continue  # "Nonna Rosa", "Pastor Lund" tagged FAC or GPE: a person, not a place
+        if label != "EVENT" and (_person_titled(doc, start, end) or _a_thing(doc, start, end)):
+            continue  # "Nonna Rosa", "Pastor Lund" tagged FAC or GPE: a person; "a Nash": a thing
         name = _text(doc, start, end)
         last = doc[end - 1].lower_
         if label == "EVENT":
