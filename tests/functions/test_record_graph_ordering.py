@@ -9,12 +9,14 @@ import threading
 from datetime import UTC, datetime
 from itertools import permutations
 from pathlib import Path
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
+from heirloom.contracts.records import Link, LinkStatus, ShareMode
 from heirloom.domain import ingestion
 from heirloom.domain.graph_rebuild import rebuild_graph
+from heirloom.domain.graph_sync import DROP_MOVED_LINK, sync_link
 from heirloom_dev.functions import LambdaContext, load_handler
 from tests.support.containers import containers, run_until_waiting
 from tests.support.services import services_with
@@ -256,3 +258,99 @@ def test_a_graph_rebuild_waits_for_a_record_s_lock_and_writes_what_is_stored_the
     assert member_state(ports) == (None, [])
     assert person_state(ports)[1] == []  # Rosa was never created; the rest was rebuilt
     assert ports.graph.run("MATCH (p:Person) RETURN count(p) AS n")[0]["n"] > 0
+
+
+class TwoLinks:
+    """Link X (now from legacy L1 to L2) with LINKED_TO edges its earlier ends left, and link Y
+    with edges between the same legacies, X's kept pair included; `others` more links."""
+
+    def __init__(self, graph, others=0):
+        self.x, self.y, self.l1, self.l2, self.l3, self.l4 = (str(uuid4()) for _ in range(6))
+        legacies = [self.l1, self.l2, self.l3, self.l4]
+        edges = [
+            (self.l1, self.l2, self.x),  # the one kept
+            (self.l1, self.l3, self.x),  # its earlier second legacy
+            (self.l3, self.l2, self.x),  # its earlier first legacy
+            (self.l4, self.l3, self.x),  # both ends changed since it was written
+            (self.l1, self.l2, self.y),  # another link between the same legacies
+            (self.l1, self.l3, self.y),
+            (self.l4, self.l3, self.y),
+        ]
+        for _ in range(others):
+            a, b = str(uuid4()), str(uuid4())
+            legacies += [a, b]
+            edges.append((a, b, str(uuid4())))
+        graph.run("UNWIND $ids AS id MERGE (:Legacy {id: id})", {"ids": legacies})
+        for a, b, link_id in edges:
+            graph.run(
+                "MATCH (a:Legacy {id: $a}) MATCH (b:Legacy {id: $b})"
+                " CREATE (a)-[r:LINKED_TO]->(b) SET r = $props",
+                {"a": a, "b": b, "props": {"link_id": link_id, "kind": "LINKED_TO", "status": "pending"}},
+            )
+
+    def sync_x(self, graph, status=LinkStatus.ACTIVE):
+        link = Link(
+            id=UUID(self.x),
+            legacy_a_id=UUID(self.l1),
+            legacy_b_id=UUID(self.l2),
+            status=status,
+            share_mode=ShareMode.ALL,
+        )
+        sync_link(graph, link)
+
+    @staticmethod
+    def edges(graph):
+        rows = graph.run(
+            "MATCH (a:Legacy)-[r:LINKED_TO]->(b:Legacy) RETURN a.id AS a, b.id AS b, r.link_id AS link, r.status AS s"
+        )
+        return sorted((r["a"], r["b"], r["link"], r["s"]) for r in rows)
+
+
+def test_a_link_sync_drops_its_moved_edges_and_no_other_link_s(graph):
+    world = TwoLinks(graph)
+    before = TwoLinks.edges(graph)
+    world.sync_x(graph)
+    assert [e for e in TwoLinks.edges(graph) if e[2] == world.x] == [(world.l1, world.l2, world.x, "active")]
+    assert [e for e in TwoLinks.edges(graph) if e[2] != world.x] == [e for e in before if e[2] != world.x]
+    world.sync_x(graph, LinkStatus.REVOKED)  # a revoked link joins nothing
+    assert [e for e in TwoLinks.edges(graph) if e[2] == world.x] == []
+    assert TwoLinks.edges(graph) == [e for e in before if e[2] != world.x]
+
+
+def test_a_link_s_edge_drops_read_only_its_own_edges(graph, local_stack):
+    """FalkorDB's plan (the engine the tests and the bench run on; Neptune looks properties up
+    by its own indexes): no operation of either drop (moved, revoked) produces more rows than
+    link X has edges, though the graph holds many more links (decision 0035)."""
+    from falkordb import FalkorDB
+
+    from heirloom.adapters.cypher import prefix_query
+    from tests.support.neptune import GRAPH_NAME
+
+    world = TwoLinks(graph, others=30)
+    x_edges = sum(1 for e in TwoLinks.edges(graph) if e[2] == world.x)
+    client = FalkorDB(unix_socket_path=local_stack.falkor_socket).select_graph(GRAPH_NAME)
+    drops, plans = [], []
+
+    class Profiled:
+        """The graph, with the link's edge drops run under GRAPH.PROFILE (which runs them)."""
+
+        def run(self, cypher, params=None):
+            if "DELETE" not in cypher:
+                return graph.run(cypher, params)
+            drops.append(cypher)
+            plans.append(client.profile(prefix_query(cypher, graph.prefix), params))
+            return []
+
+    world.sync_x(Profiled())
+    world.sync_x(Profiled(), LinkStatus.REVOKED)
+    assert drops[:2] == [DROP_MOVED_LINK, DROP_MOVED_LINK] and len(drops) == 3  # then the revoked one
+
+    def produced(op):
+        yield op.name, op.records_produced
+        for child in op.children:
+            yield from produced(child)
+
+    for plan in plans:
+        rows = dict(produced(plan.structured_plan))
+        assert "Edge By Index Scan" in rows and max(rows.values()) <= x_edges, rows
+    assert [e for e in TwoLinks.edges(graph) if e[2] == world.x] == []

@@ -2,6 +2,7 @@
 
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -9,9 +10,11 @@ import pytest
 from heirloom.adapters.memory import MemoryStoryStore
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Person, Story, User, Visibility
+from heirloom.domain import people
 from heirloom.domain.ingestion import resolve_mentions
 from heirloom.domain.people import ResolutionMethod, resolve_people
-from heirloom.domain.speakers import resolve_spoken_people, transcript_turns
+from heirloom.domain.speakers import _narrators, resolve_spoken_people, speaker_persons, transcript_turns
+from heirloom_dev.loader import read_dataset
 from tests.support.kin import family, person
 
 ODILE, BEA = person("Odile Marchand", "Odie"), person("Beata Nowak", "Bea")
@@ -114,3 +117,57 @@ def test_the_authors_person_outside_the_legacy_is_read_for_a_transcript_only(tex
     mentions, _ = resolve_mentions(ports, story, ExtractedEntities(), [ODILE, BEA])  # type: ignore[arg-type]
     assert store.person_reads == reads
     assert "Bea" in mentions
+
+
+def test_a_story_s_speakers_are_resolved_with_one_resolver_and_the_author_s_with_one_more(monkeypatch):
+    """The known persons are prepared once per story, not once per speaker; each speaker the
+    person `resolve_people` alone finds (the author's Person, outside the legacy, last)."""
+    luc = person("Luc Marchand")
+    speakers = ["Odile", "Bea", "Father Tom Reilly", "Luc", "Ewa Nowak", "Claire M", "Marguerite"]
+    text = "\n".join(f"{s}: A line of mine." for s in speakers)
+    expected = {}
+    for speaker in speakers:
+        found = resolve_people([speaker], KNOWN, ())[0] or resolve_people([speaker], [luc], ())[0]
+        expected[speaker] = found[0].person_id if found else None
+    assert expected["Luc"] == luc.id and expected["Marguerite"] is None
+    built: list[int] = []
+    real = people._Resolver
+
+    def counting(**fields):
+        built.append(len(fields["people"]))
+        return real(**fields)
+
+    monkeypatch.setattr(people, "_Resolver", counting)
+    assert speaker_persons(text, KNOWN) == {pid for s, pid in expected.items() if pid and s != "Luc"}
+    assert built == [len(KNOWN)]
+    built.clear()
+    mentions = ["Odile", "Ewa Nowak"]
+    resolved, _ = resolve_spoken_people(mentions, text, KNOWN, RELS, luc.id, {luc.id: luc}.get)
+    assert {r.person_id for r in resolved} == {ODILE.id, BEAS_DAUGHTER.id}
+    assert built[:2] == [len(KNOWN), 1]  # the speakers'; the author's; then one per narrator
+
+
+def test_every_transcript_s_speakers_resolve_as_resolve_people_finds_each_alone():
+    """In every transcript of the conversations dev set, each speaker's person is the one a
+    `resolve_people` call of its own finds (the author's Person after the legacy's), with the
+    author among the legacy's persons and outside them."""
+    data = read_dataset(Path(__file__).parents[2] / "examples" / "conversations")
+    persons = {p.record.id: p.record for p in data.persons}
+    authors = {u.record.id: u.record.person_id for u in data.users}
+    checked = 0
+    for story in (s.record for s in data.stories):
+        legacy = [p for p in persons.values() if p.legacy_id == story.legacy_id]
+        author = authors[story.author_user_id]
+        for known in (legacy, [p for p in legacy if p.id != author]):
+            turns = transcript_turns(story.content, known)
+            if turns is None:
+                continue
+            expected: dict[str, uuid.UUID | None] = {"": author}
+            for speaker in (t.speaker for t in turns if t.speaker):
+                found = resolve_people([speaker], known, ())[0]
+                if not found and author is not None and author not in {p.id for p in known}:
+                    found = resolve_people([speaker], [persons[author]], ())[0]
+                expected[speaker] = found[0].person_id if found else None
+            assert _narrators(turns, known, author, persons.get) == expected, story.title
+            checked += 1
+    assert checked >= 30

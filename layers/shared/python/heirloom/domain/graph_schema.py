@@ -26,8 +26,9 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
 
 #: (relationship type, property) pairs FalkorDB indexes (`FalkorGraphStore.ensure_indexes`;
 #: Neptune indexes every property itself): a legacy's membership edges are found by their
-#: `legacy_id` (graph_sync.DROP_STALE_REMEMBERS, decision 0035)
-EDGE_INDEXES: tuple[tuple[str, str], ...] = (("REMEMBERS", "legacy_id"),)
+#: `legacy_id` (graph_sync.DROP_STALE_REMEMBERS), a link's edges by their `link_id`
+#: (graph_sync.DROP_MOVED_LINK, DROP_LINK; decision 0035)
+EDGE_INDEXES: tuple[tuple[str, str], ...] = (("REMEMBERS", "legacy_id"), ("LINKED_TO", "link_id"))
 
 #: joins the names of a display-only string property (`aliases`, `periods`, `unresolved_people`):
 #: Neptune's openCypher has no list property values (docs/decisions/0007)

@@ -33,12 +33,18 @@ WHERE l.id <> $legacy_id
 DELETE r
 """
 
-#: the link's LINKED_TO edge between legacies it no longer joins
+#: the link's LINKED_TO edges between legacies it no longer joins. Found by the link's id on the
+#: edges (an edge index; decision 0035), not by either end: a stale edge's ends may both be
+#: legacies the link no longer names. Unlabelled ends (LINKED_TO joins only legacies): with
+#: `:Legacy` FalkorDB scans every legacy first.
 DROP_MOVED_LINK = """
-MATCH (a:Legacy)-[r:LINKED_TO]->(b:Legacy)
+MATCH (a)-[r:LINKED_TO]->(b)
 WHERE r.link_id = $link_id AND (a.id <> $a OR b.id <> $b)
 DELETE r
 """
+
+#: every LINKED_TO edge of the link (revoked: it joins nothing), found as DROP_MOVED_LINK's are
+DROP_LINK = "MATCH ()-[r:LINKED_TO]->() WHERE r.link_id = $link_id DELETE r"
 
 
 def sync_legacy(graph: GraphStore, legacy: Legacy) -> None:
@@ -146,7 +152,7 @@ def sync_link(graph: GraphStore, link: Link) -> None:
     ends = {"link_id": str(link.id), "a": str(link.legacy_a_id), "b": str(link.legacy_b_id)}
     graph.run(DROP_MOVED_LINK, ends)
     if link.status is LinkStatus.REVOKED:
-        graph.run("MATCH (:Legacy)-[r:LINKED_TO]->(:Legacy) WHERE r.link_id = $link_id DELETE r", ends)
+        graph.run(DROP_LINK, ends)
         return
     graph.run(
         "MATCH (a:Legacy {id: $a}) MATCH (b:Legacy {id: $b})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
@@ -333,6 +333,29 @@ def _title_and_name(text: str) -> tuple[Kin | None, str]:
     return title_kin, " ".join(words)
 
 
+def _resolver(
+    known: Sequence[Person], relationships: Sequence[Relationship], narrator_person_id: UUID | None
+) -> _Resolver:
+    return _Resolver(
+        people=tuple(_known(p) for p in known),
+        relationships=tuple(relationships),
+        narrator=narrator_person_id,
+        genders=gender_evidence(known, relationships),
+    )
+
+
+def person_resolver(known: Sequence[Person]) -> Callable[[str], UUID | None]:
+    """The person one mention resolves to, as `resolve_people(mentions, known, ())` finds it (no
+    relationships, no narrator), or None; `known` prepared once for many mentions."""
+    resolver = _resolver(known, (), None)
+
+    def resolve(mention: str) -> UUID | None:
+        found = resolver.resolve(mention)
+        return found[0] if found else None
+
+    return resolve
+
+
 def resolve_people(
     mentions: Sequence[str],
     known: Sequence[Person],
@@ -347,12 +370,7 @@ def resolve_people(
     (nicknames included), unique last name, kin narrowing when the name alone is ambiguous;
     finally fuzzy (difflib ratio >= 0.88). Ambiguous mentions stay unresolved. Returns
     (resolved, unresolved); each distinct mention (case-insensitive) is reported once, in order."""
-    resolver = _Resolver(
-        people=tuple(_known(p) for p in known),
-        relationships=tuple(relationships),
-        narrator=narrator_person_id,
-        genders=gender_evidence(known, relationships),
-    )
+    resolver = _resolver(known, relationships, narrator_person_id)
     resolved: list[ResolvedMention] = []
     unresolved: list[str] = []
     seen: set[str] = set()

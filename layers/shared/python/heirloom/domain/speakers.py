@@ -13,7 +13,7 @@ from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship
 from heirloom.domain.names import normalize_name
-from heirloom.domain.people import ResolvedMention, resolve_people
+from heirloom.domain.people import ResolvedMention, person_resolver, resolve_people
 
 #: a turn: a capitalised name of at most three words (or a known person's name or alias), ":"
 _CAPITALISED_SPEAKER = re.compile(r"[^\W\d_][\w.'’-]*(?:\s+[^\W\d_][\w.'’-]*){0,2}")
@@ -93,18 +93,20 @@ def _narrators(
 ) -> dict[str, UUID | None]:
     """Each speaker's person: the one known person the speaker's name resolves to, else the
     author's when the name is the author's (their Person, outside `known`, read by `read_person`
-    at most once and only then), else None; "" (text outside turns): the author."""
+    at most once and only then), else None; "" (text outside turns): the author. Each resolver
+    is built once for all the speakers."""
     out: dict[str, UUID | None] = {"": author_person_id}
     outside = author_person_id is not None and all(p.id != author_person_id for p in known)
-    author: list[Person] | None = None
+    by_known = person_resolver(known)
+    by_author: Callable[[str], UUID | None] | None = None
     for speaker in dict.fromkeys(t.speaker for t in turns if t.speaker):
-        found, _ = resolve_people([speaker], known, ())
-        if not found and outside and read_person is not None and author_person_id is not None:
-            if author is None:
+        found = by_known(speaker)
+        if found is None and outside and read_person is not None and author_person_id is not None:
+            if by_author is None:
                 person = read_person(author_person_id)
-                author = [person] if person is not None else []
-            found, _ = resolve_people([speaker], author, ())
-        out[speaker] = found[0].person_id if found else None
+                by_author = person_resolver([person] if person is not None else [])
+            found = by_author(speaker)
+        out[speaker] = found
     return out
 
 
