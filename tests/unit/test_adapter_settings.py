@@ -65,7 +65,8 @@ def test_bedrock_defaults_and_overrides():
         == s.bedrock.extraction_model_id
         == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     )
-    assert s.intent.provider == "rules"
+    assert s.intent.provider == "auto"
+    assert factory.local_intent_provider(s) == "rules"  # no weights shipped for Titan
     s = settings_from_env(
         {
             "EMBEDDING_PROVIDER": "bedrock",
@@ -118,8 +119,8 @@ AUTO = {"INTENT_PROVIDER": "auto"}
         ({**AUTO, "EMBEDDING_PROVIDER": "local", "EMBEDDING_DIM": "384"}, "embedding"),
         ({**AUTO, "EMBEDDING_PROVIDER": "fake"}, "rules"),
         ({**AUTO, **AWS, "EMBEDDING_PROVIDER": "bedrock"}, "rules"),
+        ({}, "embedding"),  # auto is the default (decision 0034 addendum)
         # explicit values are honoured whatever is shipped
-        ({}, "rules"),
         ({"INTENT_PROVIDER": "rules"}, "rules"),
         ({"EMBEDDING_PROVIDER": "fake", "INTENT_PROVIDER": "embedding"}, "embedding"),
         ({**AWS, "EMBEDDING_PROVIDER": "bedrock", "INTENT_PROVIDER": "embedding"}, "embedding"),

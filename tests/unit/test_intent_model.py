@@ -29,6 +29,7 @@ from heirloom.domain.intent_step import (
     EmbeddingIntentClassifier,
     GazetteerCache,
     IntentRequest,
+    WarmingIntentClassifier,
     analyse_intent,
 )
 from heirloom.steps.intent_analysis import intent_analysis_step
@@ -320,6 +321,51 @@ def test_a_slow_embedder_answers_from_the_rules(classifier):
     finally:
         release.set()
     assert result.source == "rules" and result.intent is Intent.SPATIAL
+
+
+def test_a_classifier_still_being_built_leaves_the_rules_answering_then_takes_over(classifier):
+    """A cold container never waits for the model (decision 0034 addendum): the first call starts
+    the build in the background and the rules answer it; once built, the learned one answers."""
+    release = threading.Event()
+    builds = []
+
+    def build():
+        builds.append(1)
+        release.wait(10)
+        return classifier
+
+    warming = WarmingIntentClassifier(build)
+    first = analyse_intent(request("Where did Uncle Otto live?"), warming, warming)
+    again = analyse_intent(request("Where did Uncle Otto live?"), warming, warming)
+    assert (first.source, again.source, first.intent) == ("rules", "rules", Intent.SPATIAL)
+    release.set()
+    assert warming.done.wait(10)
+    assert analyse_intent(request("Where did Uncle Otto live?"), warming, warming).source == "model"
+    assert builds == [1]  # one build, however many calls came while it ran
+
+
+def test_a_classifier_whose_build_fails_leaves_the_rules_answering(caplog):
+    def build():
+        raise RuntimeError("model file missing")
+
+    warming = WarmingIntentClassifier(build)
+    assert analyse_intent(request("Where did Uncle Otto live?"), warming, warming).source == "rules"
+    assert warming.done.wait(10)
+    assert analyse_intent(request("Where did Uncle Otto live?"), warming, warming).source == "rules"
+    assert "intent_classifier_unavailable: RuntimeError" in caplog.text
+
+
+def test_services_build_no_embedder_for_the_learned_classifier_until_its_first_call(monkeypatch):
+    """INTENT_PROVIDER=auto with MiniLM: reading `Services.local_intent_classifier` loads no model
+    (the old wiring built the embedder there, inside IntentAnalysis's first invocation)."""
+    from heirloom.services import Services
+    from heirloom.settings import settings_from_env
+
+    services = Services(settings_from_env({"INTENT_PROVIDER": "auto"}))
+    built = []
+    monkeypatch.setattr(Services, "embedder", property(lambda self: built.append(1) or HashingEmbedder()))
+    local = services.local_intent_classifier
+    assert isinstance(local, WarmingIntentClassifier) and built == []
 
 
 def test_an_embedder_of_another_dimension_gets_its_own_model(classifier):

@@ -80,15 +80,26 @@ class QueryRun:
     ranking: tuple[ScoredCandidate, ...] = ()
 
 
+#: how long an evaluation waits for the learned intent classifier to be built before its first
+#: question (the rules answer if it is not ready by then)
+WARM_UP_S = 60.0
+
+
 def run_queries(root: Path, mode: str, budget: int, *, explain: bool = False) -> list[QueryRun]:
     """Every query through the workflow: its outcome for scoring and the context it got; with
     `explain`, also RankAssemble's input (from the execution history) ranked again by the step's
     own `ranking` (same settings, same code) for the per-query file."""
+    from heirloom.domain.intent_step import WarmingIntentClassifier
     from heirloom.services import default_services
     from heirloom.steps.rank_assemble import ranking
 
     queries = read_jsonl(root / "queries.jsonl")
     outcomes: list[QueryRun] = []
+    # the learned intent classifier built before the first question: an evaluation scores the
+    # answers, not a cold container's first seconds (`heirloom bench --cold-path` measures those)
+    local = default_services().local_intent_classifier
+    if isinstance(local, WarmingIntentClassifier):
+        local.wait_ready(WARM_UP_S)
     with LocalWorkflows().start() as workflows:
         runner = LocalContextWorkflow(workflows)
         for q in queries:

@@ -173,11 +173,16 @@ class Services:
 
     @cached_property
     def local_intent_classifier(self) -> IntentClassifier:
-        """The learned classifier over the query's embedding (or the rule-based one)."""
+        """The learned classifier over the query's embedding, built with the embedder in the
+        background from the first call (the rules answer until then); or the rule-based one."""
         from heirloom.adapters import factory
+        from heirloom.domain.intent_step import RULES, WarmingIntentClassifier
 
-        rules = factory.local_intent_provider(self.settings) == "rules"  # no embedder needed
-        return factory.build_local_intent_classifier(self.settings, None if rules else self.embedder)
+        if factory.local_intent_provider(self.settings) == "rules":  # no embedder needed
+            return RULES
+        return WarmingIntentClassifier(
+            lambda: factory.build_local_intent_classifier(self.settings, self.embedder)
+        )
 
     @cached_property
     def intent_classifier(self) -> IntentClassifier:

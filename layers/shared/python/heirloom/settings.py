@@ -221,11 +221,12 @@ class ExtractionSettings(_Frozen):
 class IntentSettings(_Frozen):
     #: rules: gazetteer + the rule-based classifier, no embedder; auto: the learned classifier
     #: where the layer ships its weights for the configured embedder (model id and dimension),
-    #: else the rules (decision 0034: not the default while it costs a retrieval gate); embedding: the
+    #: else the rules (decision 0034; built in the background, the rules answering until it is
+    #: ready); embedding: the
     #: learned classifier over the query's embedding (trained from config/intents at first use
     #: unless shipped); bedrock: the embedding classifier, then Claude Haiku with the gazetteer's
     #: matches as hints (falls back to the embedding classifier's result on any failure)
-    provider: Literal["auto", "embedding", "rules", "bedrock"] = env("INTENT_PROVIDER", default="rules")
+    provider: Literal["auto", "embedding", "rules", "bedrock"] = env("INTENT_PROVIDER", default="auto")
     #: a directory for the learned classifier's weights per embedder model ("": in memory only)
     model_cache_dir: str = env("INTENT_MODEL_CACHE_DIR", default="")
 

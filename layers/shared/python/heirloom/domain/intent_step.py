@@ -7,6 +7,7 @@ graph breaker's state for the Choice state."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -249,6 +250,63 @@ class EmbeddingIntentClassifier:
                 "latency_ms": round((time.perf_counter() - started) * 1000, 3),
             }
         )
+
+    def warm(self) -> None:
+        """Read the weights and run the embedder once, so that the first question's embedding
+        is not the model's first run."""
+        self.models.get(self.embedder)
+        self.embedder.embed(["warm"])
+
+
+class WarmingIntentClassifier:
+    """A classifier whose construction loads a model (the local embedder for the learned one):
+    built and warmed in the background from the first call, the rules answering until it is
+    ready, so a cold container never waits for the model inside a request (decision 0034). A
+    build that fails leaves the rules answering, logged once."""
+
+    version = "warming"
+    budget_s: float | None = None
+
+    def __init__(self, build: Callable[[], IntentClassifier], fallback: IntentClassifier = RULES):
+        self._build = build
+        self._fallback = fallback
+        self._ready: IntentClassifier | None = None
+        self._started = threading.Event()
+        self._lock = threading.Lock()
+        self.done = threading.Event()
+
+    def classify(self, request: IntentRequest) -> QueryIntent:
+        ready = self._ready
+        if ready is not None:
+            return ready.classify(request)
+        self._start()
+        return self._fallback.classify(request)
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Start the build if it has not started and wait for it (up to `timeout_s`): whether the
+        built classifier answers now."""
+        self._start()
+        self.done.wait(timeout_s)
+        return self._ready is not None
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._started.is_set():
+                return
+            self._started.set()
+        threading.Thread(target=self._run, name="heirloom-intent-warm", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            classifier = self._build()
+            warm = getattr(classifier, "warm", None)
+            if callable(warm):
+                warm()
+            self._ready = classifier
+        except Exception as exc:  # the rules keep answering; the next container tries again
+            log.warning("intent_classifier_unavailable: %s", type(exc).__name__)
+        finally:
+            self.done.set()
 
 
 def _names(matches: tuple[EntityMatch, ...], *labels: str) -> tuple[str, ...]:
