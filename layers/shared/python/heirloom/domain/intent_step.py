@@ -271,7 +271,7 @@ class WarmingIntentClassifier:
         self._build = build
         self._fallback = fallback
         self._ready: IntentClassifier | None = None
-        self._started = threading.Event()
+        self._started = False
         self._lock = threading.Lock()
         self.done = threading.Event()
 
@@ -291,9 +291,9 @@ class WarmingIntentClassifier:
 
     def _start(self) -> None:
         with self._lock:
-            if self._started.is_set():
+            if self._started:
                 return
-            self._started.set()
+            self._started = True
         threading.Thread(target=self._run, name="heirloom-intent-warm", daemon=True).start()
 
     def _run(self) -> None:

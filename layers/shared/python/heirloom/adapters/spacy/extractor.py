@@ -100,11 +100,8 @@ def _given_names(names: Sequence[str]) -> set[str]:
     """The first words of known names of two or more words that are given names: capitalised
     letters, no title ("Nurse", "Mrs.", "Nonna") and no kin word."""
     firsts = (n.split()[0] for n in names if len(n.split()) > 1)
-    return {
-        w
-        for w in firsts
-        if w[:1].isupper() and w.isalpha() and w.lower() not in _KIN_TITLE_WORDS | _KIN_WORDS | _HONORIFICS
-    }
+    excluded = _KIN_TITLE_WORDS | _KIN_WORDS | _HONORIFICS
+    return {w for w in firsts if w[:1].isupper() and w.isalpha() and w.lower() not in excluded}
 
 
 def _known_matcher(nlp: Any, known_names: Sequence[str]) -> Any:
@@ -115,6 +112,8 @@ def _known_matcher(nlp: Any, known_names: Sequence[str]) -> Any:
     if not names:
         return None
     from spacy.matcher import PhraseMatcher
+    from spacy.tokens import Span
+    from spacy.util import filter_spans
 
     multi = PhraseMatcher(nlp.vocab, attr="LOWER")
     single = PhraseMatcher(nlp.vocab, attr="ORTH")  # one-word names: case matters ("May", "Bill")
@@ -129,9 +128,6 @@ def _known_matcher(nlp: Any, known_names: Sequence[str]) -> Any:
         given.add("GIVEN", [nlp.make_doc(n) for n in givens])
 
     def match(doc: Any) -> list[tuple[int, int, int]]:
-        from spacy.tokens import Span
-        from spacy.util import filter_spans
-
         spans = [doc[s:e] for _, s, e in [*multi(doc), *single(doc)]]
         spans += [Span(doc, s, e, label="GIVEN") for _, s, e in given(doc)]
         return [

@@ -237,8 +237,8 @@ def _noun_entities(doc: Any) -> list[_Cand]:
             year = next((t.text for t in doc[name_start:h] if _YEAR.match(t.text)), None)
         if strong:
             # "the mill", "the 1962 flood", and "a fiddle": an heirloom noun is specific enough
-            definite = det is not None and det not in ("a", "an")
-            specific = qualified or definite or (kind == "objects" and det in ("a", "an"))
+            definite = det is not None and det not in _INDEFINITE
+            specific = qualified or definite or (kind == "objects" and det in _INDEFINITE)
         else:
             # "Dad's truck", "Ray's party", "the 1962 fire", "the retirement party", "the lake house"
             noun_modifier = any(t.tag_ in _NOMINAL for t in mods)
