@@ -236,6 +236,7 @@ def _traversals(twin: TwinGraph) -> None:
         "entity_focused": {"ids": [fx.flood, fx.watch], "legacy_ids": both, "limit": 10},
         "spatial": {"ids": [], "names": ["heron"], "legacy_ids": both, "limit": 10},
         "temporal": {"legacy_ids": both, "years": year_keys(1960, 1979), "limit": 10},
+        "told_in": {"legacy_ids": both, "start": "2024-01-01", "end": "2024-02-01", "limit": 10},
         "cross_legacy": {"legacy_id": fx.legacy, "ids": [fx.sister_in_law], "limit": 10},
         "general": {"person_id": fx.subject, "limit": 20},
         "facts": {"person_ids": [fx.subject], "subject_id": fx.subject, "limit": 20},

@@ -181,6 +181,42 @@ def test_temporal_matches_the_years_a_story_names_not_the_span_between_them(grap
     assert _names(r["story_id"] for r in rows) == ["s-sixties"]
 
 
+def _dated_stories(graph, legacy, dates):
+    """Stories of `legacy` told on `dates` (ISO, the local date first as graph sync writes it)."""
+    ids = {}
+    for day in dates:
+        ids[day] = sid = str(uuid.uuid4())
+        graph.run("CREATE (:Story {id: $s, legacy_id: $l, created_at: $at})",
+                  {"s": sid, "l": legacy, "at": f"{day}T19:00:00+01:00"})  # fmt: skip
+    return ids
+
+
+def test_told_in_finds_the_stories_told_within_the_window(graph):
+    legacy, other = str(uuid.uuid4()), str(uuid.uuid4())
+    ids = _dated_stories(
+        graph, legacy, ["2023-12-03", "2023-12-10", "2023-12-11", "2023-12-20", "2023-12-21"]
+    )
+    _dated_stories(graph, other, ["2023-12-12"])  # another legacy's story of those days
+    rows = _rows(graph, "told_in", legacy_ids=[legacy], start="2023-12-11", end="2023-12-21", limit=10)
+    assert sorted(r["story_id"] for r in rows) == sorted([ids["2023-12-11"], ids["2023-12-20"]])
+    assert {r["relationship"] for r in rows} == {"TOLD_IN"}
+
+
+def test_traverse_reads_a_named_date_as_a_named_entity(graph, fx):
+    ids = _dated_stories(graph, fx.legacy, ["2023-12-17", "2023-12-24"])
+    request = ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona="friend",
+                             query="What happened at the church in mid-December 2023?")  # fmt: skip
+    for kind in (Intent.TEMPORAL, Intent.SPATIAL):  # whatever the intent says
+        result = traverse(graph, request, _intent(kind), load_personas()["friend"].traversal)
+        told = [h for h in result.hits if h.template == "told_in"]
+        assert [str(h.story_id) for h in told] == [ids["2023-12-17"]]
+        assert told[0].entity_match and told[0].entity == "2023-12-11/2023-12-21"
+    undated = ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona="friend",
+                             query="What happened at the church in 2023?")  # fmt: skip
+    result = traverse(graph, undated, _intent(Intent.TEMPORAL), load_personas()["friend"].traversal)
+    assert not [h for h in result.hits if h.template == "told_in"]  # a year alone is no window
+
+
 def test_cross_legacy_only_follows_active_links(graph, fx):
     rows = _rows(graph, "cross_legacy", legacy_id=fx.legacy, ids=["p-sil"], limit=10)
     assert [(fname(r["story_id"]), r["matched"]) for r in rows] == [("s-sil", 1), ("s-linked", 0)]

@@ -94,12 +94,12 @@ def build_fixture_graph(graph: GraphStore) -> FixtureGraph:
         "s-revoked": (g.revoked, [("MENTIONS", g.subject)], []),
         "s-sixties": (g.legacy, [("MENTIONS", g.subject)], [1965, 1968]),
     }
-    for name, (legacy, edges, years) in stories.items():
+    for day, (name, (legacy, edges, years)) in enumerate(stories.items(), start=1):
         sid = fid(name)
         graph.run(
-            "MATCH (l:Legacy {id: $l}) MERGE (s:Story {id: $id}) SET s.legacy_id = $l, s.title = $id, s.years = $y "
-            "MERGE (s)-[r:BELONGS_TO]->(l) SET r.kind = 'BELONGS_TO'",
-            {"id": sid, "l": legacy, "y": years_property(years)},
+            "MATCH (l:Legacy {id: $l}) MERGE (s:Story {id: $id}) SET s.legacy_id = $l, s.title = $id, s.years = $y, "
+            "s.created_at = $at MERGE (s)-[r:BELONGS_TO]->(l) SET r.kind = 'BELONGS_TO'",
+            {"id": sid, "l": legacy, "y": years_property(years), "at": f"2024-01-{day:02d}T19:00:00+00:00"},
         )
         for kind, target in edges:
             # the story named after its first entity is about it (`in_title`, decision 0024)

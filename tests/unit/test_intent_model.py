@@ -495,3 +495,33 @@ def test_the_weights_digest_covers_the_rules_and_the_feature_code(tmp_path, edit
     assert intent_model.data_digest(rules=rules) == intent_model.data_digest()
     copy.write_bytes(copy.read_bytes() + b"\n# one more line\n")
     assert intent_model.data_digest(rules=rules) != intent_model.data_digest()
+
+
+def test_services_build_one_embedder_when_two_threads_ask_together(monkeypatch):
+    """The warm-up thread and a handler may ask at once; Python 3.12's `cached_property` takes no
+    lock, so the property's own body (called here directly, as 3.12 would) must build once."""
+    import threading
+    import time
+
+    from heirloom.adapters import factory
+    from heirloom.services import Services
+    from heirloom.settings import settings_from_env
+
+    services = Services(settings_from_env({}))
+    builds = []
+
+    def slow_build(settings):
+        builds.append(1)
+        time.sleep(0.05)  # long enough for the other thread to arrive meanwhile
+        return HashingEmbedder()
+
+    monkeypatch.setattr(factory, "build_embedder", slow_build)
+    got = []
+    threads = [
+        threading.Thread(target=lambda: got.append(Services.embedder.func(services))) for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert builds == [1] and len(got) == 2 and got[0] is got[1]

@@ -482,6 +482,7 @@ def template_params(sample: Sample, limit: int) -> dict[str, dict[str, Any]]:
         "entity_focused": {**base, "ids": [sample.event[0], sample.obj[0]]},
         "spatial": {**base, "ids": [sample.place[0]], "names": [sample.place[1].lower()]},
         "temporal": {**base, "years": year_keys(decade, decade + 9)},
+        "told_in": {**base, "start": "2024-03-01", "end": "2024-03-11"},
         "cross_legacy": {
             **base,
             "legacy_id": sample.legacy_ids[0],

@@ -8,6 +8,7 @@ psycopg, the rank/assemble step neither psycopg nor a graph client."""
 
 from __future__ import annotations
 
+import threading
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 class Services:
     def __init__(self, settings: Settings):
         self.settings = settings
+        self._embedder_lock = threading.Lock()
+        self._built_embedder: Embedder | None = None
 
     @cached_property
     def db(self) -> PgDatabase:
@@ -75,9 +78,14 @@ class Services:
 
     @cached_property
     def embedder(self) -> Embedder:
+        """Built once even when the intent warm-up thread and a handler ask for it together
+        (`cached_property` takes no lock from Python 3.12, the Lambda runtime's version)."""
         from heirloom.adapters import factory
 
-        return factory.build_embedder(self.settings)
+        with self._embedder_lock:
+            if self._built_embedder is None:
+                self._built_embedder = factory.build_embedder(self.settings)
+            return self._built_embedder
 
     @cached_property
     def vectors(self) -> VectorIndex:

@@ -148,6 +148,16 @@ RETURN s.id AS story_id, r.kind AS relationship, coalesce(r.name, e.name) AS ent
 LIMIT $limit
 """
 
+#: stories told within a date window the question names (a call, a diary entry, a letter:
+#: `created_at` as written, its local date first, compared as ISO text; $start <= date < $end)
+TOLD_IN = """
+MATCH (s:Story)
+WHERE s.legacy_id IN $legacy_ids AND s.created_at >= $start AND s.created_at < $end
+RETURN s.id AS story_id, 'TOLD_IN' AS relationship, NULL AS entity
+ORDER BY story_id
+LIMIT $limit
+"""
+
 CROSS_LEGACY = """
 MATCH (l:Legacy {id: $legacy_id})-[k:LINKED_TO]-(linked:Legacy)
 WHERE k.status = 'active'
@@ -313,6 +323,7 @@ TEMPLATES: dict[str, str] = {
     "entity_focused": ENTITY_FOCUSED,
     "spatial": SPATIAL,
     "temporal": TEMPORAL,
+    "told_in": TOLD_IN,
     "cross_legacy": CROSS_LEGACY,
     "general": GENERAL,
     "overview": OVERVIEW,

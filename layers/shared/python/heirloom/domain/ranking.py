@@ -71,6 +71,7 @@ RELATIONSHIP_REASONS: dict[str, str] = {
     "MENTIONS": "person mentioned",
     "LINKED_TO": "cross-legacy traversal",
     "TIME": "time period match",
+    "TOLD_IN": "told in the days the question names",
     # facts a story told (docs/decisions/0012)
     **{
         rel: f"told fact ({rel})"

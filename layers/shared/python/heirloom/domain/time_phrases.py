@@ -63,3 +63,72 @@ def time_periods(text: str) -> list[str]:
         if value not in out:
             out.append(value)
     return out
+
+
+# -- dates a question names to the month or the day -------------------------------------------
+_MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        )
+    )
+    for m in names
+}
+_MONTH = rf"({'|'.join(sorted(_MONTHS, key=len, reverse=True))})\.?"
+_DAY = r"([0-3]?\d)(?:st|nd|rd|th)?"
+#: "mid-December 2023", "early July 2023", "March 2023", "November 5, 2023"
+_MONTH_FIRST = re.compile(rf"\b(?:(early|mid|late)[\s-]+)?{_MONTH}(?:\s+{_DAY})?,?\s+{_YEAR}\b", re.I)
+#: "5 November 2023", "the 5th of November, 2023"
+_DAY_FIRST = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.I)
+#: the days of a month's part: early 1-10, mid 11-20, late 21-end
+_PARTS = {"early": (1, 11), "mid": (11, 21), "late": (21, 32)}
+
+
+def _window(year: int, month: int, day: int | None, part: str | None) -> tuple[str, str] | None:
+    """[start, end) as ISO dates: the day, the part of the month, or the month."""
+    import calendar
+    from datetime import date, timedelta
+
+    last = calendar.monthrange(year, month)[1]
+    if day is not None:
+        if not 1 <= day <= last:
+            return None
+        start = date(year, month, day)
+        return start.isoformat(), (start + timedelta(days=1)).isoformat()
+    first, stop = _PARTS.get((part or "").lower(), (1, 32))
+    start = date(year, month, first)
+    end = date(year, month, stop) if stop <= last else date(year, month, last) + timedelta(days=1)
+    return start.isoformat(), end.isoformat()
+
+
+def date_windows(text: str) -> list[tuple[str, str]]:
+    """The dates `text` names to the month or finer, as [start, end) ISO dates, in order: "mid-
+    December 2023" -> ("2023-12-11", "2023-12-21"); a year alone is no window (`time_periods`)."""
+    # a day that is no date ("30th of February") still holds its words: no month window there
+    found: list[tuple[int, int, tuple[str, str] | None]] = [
+        (m.start(), m.end(), _window(int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)), None))
+        for m in _DAY_FIRST.finditer(text)
+    ]
+    for m in _MONTH_FIRST.finditer(text):
+        if not any(s < m.end() and m.start() < e for s, e, _ in found):
+            day = int(m.group(3)) if m.group(3) else None
+            found.append(
+                (m.start(), m.end(), _window(int(m.group(4)), _MONTHS[m.group(2).lower()], day, m.group(1)))
+            )
+    out: list[tuple[str, str]] = []
+    for _, _, window in sorted(found, key=lambda f: f[0]):
+        if window and window not in out:
+            out.append(window)
+    return out

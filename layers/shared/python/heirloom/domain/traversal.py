@@ -29,6 +29,7 @@ from heirloom.domain.described import described_people
 from heirloom.domain.graph_queries import TEMPLATES, finish
 from heirloom.domain.personas import TraversalConfig
 from heirloom.domain.query_pool import QueryPool, call_key
+from heirloom.domain.time_phrases import date_windows
 from heirloom.domain.year_keys import year_keys, year_range
 from heirloom.ports import GraphStore
 
@@ -252,6 +253,15 @@ def _temporal(w: _Walk) -> None:
             w.add([row["story_id"]], "temporal", 1, row["relationship"], row.get("entity"))
 
 
+def _told_in(w: _Walk) -> None:
+    """Stories told within a date the message names to the month or the day ("in mid-December
+    2023": the calls, diary entries or letters of those days), whatever the intent: the date is
+    named as an entity is, so its hits carry the entity bonus."""
+    for start, end in date_windows(w.query)[:3]:
+        for row in w.run.query("told_in", {**w.base, "start": start, "end": end}):
+            w.add([row["story_id"]], "told_in", 1, row["relationship"], f"{start}/{end}", entity_match=True)
+
+
 def _spatial(w: _Walk) -> None:
     names = [n.lower() for n in w.intent.entities.places if len(n) >= 3]
     place_ids = _ids(w.intent, ["Place"])
@@ -430,7 +440,14 @@ def traverse(
         walk = _start(run, request, intent, config)
         if walk is None:
             return GraphResults(traversals=tuple(run.stats), status=run.status)
-        steps = (_named, _described, *INTENT_STEPS[intent.intent], *((_bridge,) if bridge else ()), _facts)
+        steps = (
+            _named,
+            _described,
+            _told_in,
+            *INTENT_STEPS[intent.intent],
+            *((_bridge,) if bridge else ()),
+            _facts,
+        )
         pool.prefetch(_plan(walk, steps) if pool.concurrency > 1 else ())
         for step in steps:
             step(walk)
