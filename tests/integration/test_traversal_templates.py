@@ -217,6 +217,19 @@ def test_traverse_reads_a_named_date_as_a_named_entity(graph, fx):
     assert not [h for h in result.hits if h.template == "told_in"]  # a year alone is no window
 
 
+def test_a_month_of_told_stories_does_not_crowd_out_the_intents_own_hits(graph, fx):
+    config = load_personas()["friend"].traversal
+    months = ["2023-10", "2023-11", "2023-12"]
+    _dated_stories(
+        graph, fx.legacy, [f"{m}-{d:02d}" for m in months for d in range(1, config.max_graph_results + 1)]
+    )
+    request = ContextRequest(legacy_id=fx.legacy, user_id=uuid.uuid4(), persona="friend",
+                             query="What happened in October 2023, November 2023 and December 2023?")  # fmt: skip
+    result = traverse(graph, request, _intent(Intent.TEMPORAL, time_periods=("the sixties",)), config)
+    assert "s-sixties" in {fname(h.story_id) for h in result.hits if h.template == "temporal"}
+    assert len([h for h in result.hits if h.template == "told_in"]) >= config.max_graph_results
+
+
 def test_cross_legacy_only_follows_active_links(graph, fx):
     rows = _rows(graph, "cross_legacy", legacy_id=fx.legacy, ids=["p-sil"], limit=10)
     assert [(fname(r["story_id"]), r["matched"]) for r in rows] == [("s-sil", 1), ("s-linked", 0)]

@@ -443,8 +443,8 @@ def traverse(
         steps = (
             _named,
             _described,
-            _told_in,
             *INTENT_STEPS[intent.intent],
+            _told_in,  # after the intent's own hits: a month of entries never crowds them out
             *((_bridge,) if bridge else ()),
             _facts,
         )
