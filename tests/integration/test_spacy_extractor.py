@@ -711,6 +711,35 @@ def test_a_place_name_after_a_or_a_possessive_is_a_thing(extractor: SpacyEntityE
         assert bool(_ner_places_events(doc)) is place, words
 
 
+def test_a_greeting_is_no_name_and_the_one_it_addresses_is_a_person(extractor: SpacyEntityExtractor) -> None:
+    """Chat transcripts open turns with greetings (rules-9): "Sorry Audrey" is Audrey, "Welcome
+    home, stranger" no place, "Happy Easter!" the feast and no one's name, "Thanks Jon!" names
+    Jon even where the model tags no one, "Cheers Mate!" names no one."""
+    nlp = extractor._nlp()
+    cases = {
+        "Bea: Welcome home, stranger. Sorry Audrey, I missed your call.": ({"Audrey"}, set()),
+        "Thanks Jon! The dance studio opened on Friday.": ({"Jon"}, set()),
+        "Congrats Nate! Merry Christmas, everyone.": ({"Nate"}, set()),
+        "Cheers Mate! Morning Sunshine! Thanks Honey.": (set(), set()),
+        "Morning Glory Farm is where we met.": (set(), {"Morning Glory Farm"}),
+    }
+    for text, (people, places) in cases.items():
+        got = extract_entities(extractor, text)
+        assert set(_names(got, "people")) == people, text
+        assert set(_names(got, "places")) == places, text
+
+    # what the model does alone: the results above are the rules' doing
+    def ents(text: str) -> set[tuple[str, str]]:
+        return {(e.text, e.label_) for e in nlp(text).ents}
+
+    assert ("Sorry Audrey", "PERSON") in ents(
+        "Bea: Welcome home, stranger. Sorry Audrey, I missed your call."
+    )
+    assert ("Merry Christmas", "PERSON") in ents("Congrats Nate! Merry Christmas, everyone.")
+    assert ("Morning Sunshine", "PERSON") in ents("Cheers Mate! Morning Sunshine! Thanks Honey.")
+    assert not any(t == "Jon" for t, _ in ents("Thanks Jon! The dance studio opened on Friday."))
+
+
 def test_a_hyphenated_modifier_stays_whole(extractor: SpacyEntityExtractor) -> None:
     """'an assisted-living place' is not the place '-living place': a name never starts with
     punctuation, and a hyphenated compound is one modifier."""

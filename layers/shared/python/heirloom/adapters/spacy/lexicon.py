@@ -81,6 +81,9 @@ _SEASON_LINKS = _words("season_links")
 _LIVE_VERBS = _words("live_verbs")
 _WORK_VERBS = _words("work_verbs")
 _PERSON_STOPWORDS = _words("person_stopwords")
+_GREETINGS = _words("greetings")
+_VOCATIVE_GREETINGS = _words("vocative_greetings")
+_TERMS_OF_ADDRESS = _words("terms_of_address")
 
 #: English kin words (single tokens); kin titles of any language of the kin lexicon ("Uncle Jim",
 #: "Nonna Rosa"), and those of other languages, read only before a name ("Tonton Marcel")

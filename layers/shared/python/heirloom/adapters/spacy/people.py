@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from heirloom.adapters.spacy.greetings import addressed, after_greeting, greeting_at, term_of_address
 from heirloom.adapters.spacy.lexicon import (
     _ADJ,
     _DETERMINERS,
@@ -23,6 +24,7 @@ from heirloom.adapters.spacy.lexicon import (
     _POSSESSIVE_MARKS,
     _POSSESSIVE_PRONOUNS,
     _PROPER,
+    _VOCATIVE_GREETINGS,
 )
 from heirloom.adapters.spacy.tokens import (
     GIVEN_NAME,
@@ -206,6 +208,12 @@ def _ner_person(doc: Any, ent: Any, consumed: set[int], apposed: dict[int, str])
         end -= 1
     while start < end and (doc[start].is_punct or doc[start].lower_ in _DETERMINERS):
         start += 1
+    if greeting_at(doc, start):  # "Sorry Audrey" -> "Audrey"; "Merry", "Merry Christmas": no one
+        if doc[start].lower_ not in _VOCATIVE_GREETINGS:
+            return None
+        start = after_greeting(doc, start, end)
+    if term_of_address(doc, start, end):  # "Cheers Mate!": no one named
+        return None
     if start >= end or any(t in consumed for t in range(start, end)):
         return None
     words = [t for t in doc[start:end] if t.is_alpha]
@@ -254,6 +262,7 @@ def _people(doc: Any, known: Any) -> list[_Cand]:
     for ent in doc.ents:
         if ent.label_ == "PERSON" and (cand := _ner_person(doc, ent, kin.consumed, kin.apposed)) is not None:
             out.append(cand)
+    out.extend(addressed(doc))  # "Thanks Jon!": the model often tags no one there
     if known is not None:
         out.extend(_known_people(doc, known, out))
     return out

@@ -8,6 +8,7 @@ from typing import Any
 
 from heirloom.adapters.spacy.clauses import _relations, _time_references
 from heirloom.adapters.spacy.facts import _facts
+from heirloom.adapters.spacy.greetings import without_greetings
 from heirloom.adapters.spacy.people import _people
 from heirloom.adapters.spacy.things import (
     _ner_places_events,
@@ -110,6 +111,7 @@ def _dedupe(cands: Iterable[_Cand]) -> list[_Cand]:
 def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
     people = _people(doc, known)
     things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc)
+    things = without_greetings(doc, things)  # "Welcome home, stranger"; "Happy Easter!" -> "Easter"
     promote_repeated_names(doc, things, people)
     cands = people + things
     chosen = _select(cands)
