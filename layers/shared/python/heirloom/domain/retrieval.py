@@ -11,6 +11,7 @@ from uuid import UUID
 
 from heirloom.contracts.context import ContextRequest
 from heirloom.contracts.records import Legacy
+from heirloom.domain.time_phrases import MONTH_NAMES
 from heirloom.ports import StoryStore
 
 #: a query this short borrows the previous user message for context ("and her sister?")
@@ -51,27 +52,7 @@ def without_subject(text: str, forms: tuple[str, ...]) -> str:
 
 #: calendar words are capitalised without naming anyone
 _CALENDAR = frozenset(
-    [
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ]
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", *MONTH_NAMES]
 )
 
 

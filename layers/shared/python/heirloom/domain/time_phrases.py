@@ -3,8 +3,10 @@ and ages, as periods."""
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterable, Iterator
+from datetime import date, timedelta
 
 # -- time expressions -------------------------------------------------------------------------
 _YEAR = r"(1[5-9]\d\d|20\d\d)"
@@ -66,26 +68,24 @@ def time_periods(text: str) -> list[str]:
 
 
 # -- dates a question names to the month or the day -------------------------------------------
-_MONTHS = {
-    m: i + 1
-    for i, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        )
-    )
-    for m in names
-}
+#: the months' names, January first
+MONTH_NAMES: tuple[str, ...] = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_ABBREVIATIONS = {"sep": 9, "sept": 9} | {n[:3]: i + 1 for i, n in enumerate(MONTH_NAMES) if n != "may"}
+#: a month's name or abbreviation -> its number
+_MONTHS = {n: i + 1 for i, n in enumerate(MONTH_NAMES)} | _ABBREVIATIONS
 _MONTH = rf"({'|'.join(sorted(_MONTHS, key=len, reverse=True))})\.?"
 _DAY = r"([0-3]?\d)(?:st|nd|rd|th)?"
 #: "mid-December 2023", "early July 2023", "March 2023", "November 5, 2023"
@@ -98,9 +98,6 @@ _PARTS = {"early": (1, 11), "mid": (11, 21), "late": (21, 32)}
 
 def _window(year: int, month: int, day: int | None, part: str | None) -> tuple[str, str] | None:
     """[start, end) as ISO dates: the day, the part of the month, or the month."""
-    import calendar
-    from datetime import date, timedelta
-
     last = calendar.monthrange(year, month)[1]
     if day is not None:
         if not 1 <= day <= last:

@@ -21,6 +21,8 @@ from heirloom.adapters.spacy.tokens import RULE_CONFIDENCE, _Cand, _capitalised,
 _ADDRESS_ENDS = frozenset({",", "!", ".", "?"})
 #: the most words a name addressed this way has ("Hi Aunt May" is the kin rules')
 _MAX_ADDRESS_WORDS = 2
+#: words that are never the name a greeting addresses
+_NOT_ADDRESSED = _KIN_WORDS | _PERSON_STOPWORDS | _GREETINGS | _TERMS_OF_ADDRESS
 
 
 def opens_turn(doc: Any, i: int) -> bool:
@@ -95,7 +97,7 @@ def addressed(doc: Any) -> list[_Cand]:
             and doc[end].tag_ in _PROPER
             and _capitalised(doc[end])
             and doc[end].is_alpha
-            and doc[end].lower_ not in _KIN_WORDS | _PERSON_STOPWORDS | _GREETINGS | _TERMS_OF_ADDRESS
+            and doc[end].lower_ not in _NOT_ADDRESSED
         ):
             end += 1
         if end > start and (end == len(doc) or doc[end].text in _ADDRESS_ENDS):
