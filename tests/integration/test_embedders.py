@@ -102,3 +102,32 @@ def test_hashing_embedder_is_deterministic_and_never_zero():
     assert e.embed(["the lake house"]) == e.embed(["the lake house"])
     (empty,) = e.embed(["..."])
     assert math.isclose(cos(empty, empty), 1.0)
+
+
+def test_minilm_fits_only_what_its_window_reads(minilm):
+    """Past 256 tokens the tokenizer cuts: a different tail leaves the vector as it was."""
+    short = "My grandmother baked bread every Sunday."
+    long = " ".join([short] * 60)
+    assert minilm.fits(short) and not minilm.fits(long)
+    a, b = minilm.embed([long, long + " The quarterly tax filing deadline moved to April."])
+    assert cos(a, b) > 0.9999
+
+
+def test_every_chunk_of_a_long_paragraph_is_read_whole(minilm):
+    """A story pasted as one paragraph (or a transcript with a turn a line) becomes chunks the
+    model reads whole under the story's title, every word in one of them."""
+    from types import SimpleNamespace
+
+    from heirloom.adapters.tokenizer import TiktokenTokenizer
+    from heirloom.domain.ingestion import embedding_text, story_chunks
+
+    sentences = [
+        f"In {1950 + i} the family drove north to the lake and stayed in cabin {i}." for i in range(40)
+    ]
+    story = SimpleNamespace(title="Summers at the lake", content=" ".join(sentences))
+    ports = SimpleNamespace(tokenizer=TiktokenTokenizer(), chunk_max_tokens=500, embedder=minilm)
+    assert not minilm.fits(embedding_text(story.title, story.content))
+    chunks = story_chunks(ports, story)
+    assert len(chunks) >= 2
+    assert all(minilm.fits(embedding_text(story.title, c.text)) for c in chunks)
+    assert " ".join(c.text for c in chunks) == story.content

@@ -119,7 +119,9 @@ def test_a_title_only_edit_is_planned_and_re_extracted_and_re_embedded_once(stor
         )
     story = stories[0]
     place = next(x for x, in_title in _place_marks(ports, story.id).items() if not in_title)
-    assert ports.vectors.indexed_hash(story.id) == index_key(story_digest(story.title, story.content))
+    assert ports.vectors.indexed_hash(story.id) == index_key(
+        story_digest(story.title, story.content), ports.chunk_max_tokens
+    )
     retitled = story.model_copy(
         update={"title": f"Days at {place}", "updated_at": story.updated_at + timedelta(hours=1)}
     )
@@ -134,6 +136,12 @@ def test_a_title_only_edit_is_planned_and_re_extracted_and_re_embedded_once(stor
     assert _place_marks(ports, story.id)[place] is True
     assert ports.stories.graph_synced(story.id) == (story_digest(retitled.title, story.content), "places-1")
     # embedded again under the new title
-    assert ports.vectors.indexed_hash(story.id) == index_key(story_digest(retitled.title, story.content))
+    assert ports.vectors.indexed_hash(story.id) == index_key(
+        story_digest(retitled.title, story.content), ports.chunk_max_tokens
+    )
     assert not story_behind(ports, story.id)
     assert plan_backfill(ports, BackfillRequest(after=None, page_size=10)).story_ids == ()  # idempotent
+    # another largest chunk (CHUNK_MAX_TOKENS) is another chunk format: the story is behind again
+    smaller = dataclasses.replace(ports, chunk_max_tokens=300)
+    assert story_behind(smaller, story.id)
+    assert story.id in plan_backfill(smaller, BackfillRequest(after=None, page_size=10)).story_ids

@@ -496,3 +496,8 @@ def test_a_throttled_query_embedding_is_vector_unavailable():
         with pytest.raises(VectorUnavailable) as raised:
             vector_search(request, _Store(), _Index(), TitanEmbedder(bedrock, model_id=TITAN, dimension=1024))
     assert isinstance(raised.value.__cause__, Throttled)
+
+
+def test_titan_fits_within_its_documented_input_limits():
+    embedder = TitanEmbedder(client(), model_id=TITAN)
+    assert embedder.fits("a" * (8192 * 3)) and not embedder.fits("a" * (8192 * 3 + 1))

@@ -224,7 +224,7 @@ def apply_records(ports: IngestionPorts, corpus: Corpus) -> None:
 def _todo(stack: BenchStack, batch: Sequence[StoryPlan]) -> tuple[dict[UUID, dict[str, Any]], list[_Todo]]:
     """The batch's stories not yet loaded as this generator loads them, with their chunks."""
     from heirloom.domain import ingestion
-    from heirloom.domain.chunking import chunk_story, story_digest
+    from heirloom.domain.chunking import story_digest
 
     ports = stack.ports
     state = _load_state(stack, [sp.story.id for sp in batch])
@@ -232,13 +232,18 @@ def _todo(stack: BenchStack, batch: Sequence[StoryPlan]) -> tuple[dict[UUID, dic
     for sp in batch:
         digest = story_digest(sp.story.title, sp.story.content)
         row = state.get(sp.story.id)
-        done = (ingestion.index_key(digest), ports.embedder.model_id, digest, SYNTHETIC_EXTRACTOR)
+        done = (
+            ingestion.index_key(digest, ports.chunk_max_tokens),
+            ports.embedder.model_id,
+            digest,
+            SYNTHETIC_EXTRACTOR,
+        )
         if (
             row is not None
             and (row["chunks_hash"], row["embedder"], row["graph_hash"], row["extractor_version"]) == done
         ):
             continue
-        todo.append((sp, digest, chunk_story(sp.story.content, ports.tokenizer, ports.chunk_max_tokens)))
+        todo.append((sp, digest, ingestion.story_chunks(ports, sp.story)))
     return state, todo
 
 
@@ -264,7 +269,7 @@ def _embed_batch(stack: BenchStack, todo: list[_Todo], timings: dict[str, float]
                     )
                     for c in chunks
                 ],
-                ingestion.index_key(digest),
+                ingestion.index_key(digest, ports.chunk_max_tokens),
             )
             for sp, digest, chunks in todo
         ]
@@ -429,17 +434,13 @@ def _model_costs(ports: IngestionPorts, stories: Sequence[Story]) -> dict[str, f
     """Mean wall time per story of the two model calls alone, one after the other: embedding
     its chunks and extracting its entities (rules included)."""
     from heirloom.domain import ingestion
-    from heirloom.domain.chunking import chunk_story
 
     if not stories:
         return {}
     embed = extract = 0.0
     chunks = 0
     for story in stories:
-        texts = [
-            ingestion.embedding_text(story.title, c.text)
-            for c in chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
-        ]
+        texts = [ingestion.embedding_text(story.title, c.text) for c in ingestion.story_chunks(ports, story)]
         chunks += len(texts)
         started = time.perf_counter()
         ports.embedder.embed(texts)

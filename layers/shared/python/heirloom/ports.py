@@ -323,6 +323,10 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
+    def fits(self, text: str) -> bool:
+        """Does the model read all of `text` (rather than cut off or refuse the rest)?"""
+        ...
+
 
 class Reranker(Protocol):
     """Scores documents against a query again (a cross-encoder, Bedrock's Rerank API, or term

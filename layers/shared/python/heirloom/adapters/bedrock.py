@@ -254,6 +254,12 @@ def converse_tool(
 # Titan Text Embeddings v2
 
 
+#: Titan Text Embeddings v2's input limits, and the fewest characters a token is assumed to hold
+TITAN_MAX_TOKENS = 8192
+TITAN_MAX_CHARS = 50_000
+TITAN_CHARS_PER_TOKEN = 3
+
+
 class TitanEmbedder:
     """amazon.titan-embed-text-v2:0: one InvokeModel per text (the model takes one input),
     a few in flight at once, normalised vectors of 256, 512 or 1024 dimensions."""
@@ -282,6 +288,13 @@ class TitanEmbedder:
             return [self._one(t) for t in texts]
         with ThreadPoolExecutor(max_workers=min(self._concurrency, len(texts))) as pool:
             return list(pool.map(self._one, texts))
+
+    def fits(self, text: str) -> bool:
+        """Within Titan v2's input limits: 8,192 tokens or 50,000 characters
+        (https://docs.aws.amazon.com/bedrock/latest/userguide/titan-embedding-models.html). No
+        local tokenizer counts its tokens: at most TITAN_CHARS_PER_TOKEN characters a token is
+        assumed (the page gives 4.7 on average for English)."""
+        return len(text) <= min(TITAN_MAX_CHARS, TITAN_MAX_TOKENS * TITAN_CHARS_PER_TOKEN)
 
     def _one(self, text: str) -> list[float]:
         body = json.dumps({"inputText": text, "dimensions": self.dimension, "normalize": True})

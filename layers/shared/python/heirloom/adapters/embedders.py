@@ -90,6 +90,11 @@ class OnnxMiniLmEmbedder:
                 out[i] = vector
         return out
 
+    def fits(self, text: str) -> bool:
+        """Within the model's window (`max_length` tokens with [CLS] and [SEP]): the tokenizer
+        cuts what is past it, and the vector would say nothing of it."""
+        return not self._tokenizer.encode(text).overflowing
+
     def _run(self, sequences: Sequence[Sequence[int]]) -> list[list[float]]:
         """One session run over token id sequences, padded to the longest: mean-pooled unit vectors."""
         import numpy as np
@@ -135,3 +140,7 @@ class HashingEmbedder:
             norm = math.sqrt(sum(v * v for v in vec))
             vectors.append([v / norm for v in vec])
         return vectors
+
+    def fits(self, text: str) -> bool:
+        """Every word counts, however long the text."""
+        return True

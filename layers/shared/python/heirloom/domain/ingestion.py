@@ -346,14 +346,20 @@ def remove_link(
     return apply_link(ports, ended, as_of, seq)
 
 
-#: how chunks are built and embedded; part of the index key, so a change re-indexes on backfill
-CHUNK_FORMAT = "para500-title1"
+#: how chunks are built and embedded, with the largest chunk (CHUNK_MAX_TOKENS); part of the
+#: index key, so a change re-indexes on backfill ("fit": a paragraph the embedder would not read
+#: whole is split, a transcript's turns are packed: decision 0038)
+CHUNK_FORMAT = "para{max_tokens}-fit-turns-title1"
 
 
-def index_key(digest: str) -> str:
+def chunk_format(max_tokens: int) -> str:
+    return CHUNK_FORMAT.format(max_tokens=max_tokens)
+
+
+def index_key(digest: str, max_tokens: int) -> str:
     """What the chunk index records for a story: its digest (`story_digest`: chunks embed the
     title) and the chunk format."""
-    return f"{digest}:{CHUNK_FORMAT}"
+    return f"{digest}:{chunk_format(max_tokens)}"
 
 
 def embedding_text(title: str, chunk: str) -> str:
@@ -361,13 +367,24 @@ def embedding_text(title: str, chunk: str) -> str:
     return f"{title}\n\n{chunk}"
 
 
+def story_chunks(ports: IngestionPorts, story: Story) -> list[Chunk]:
+    """The story's chunks: paragraphs under the token limit, each read whole by the embedder
+    under the story's title (`embedding_text`)."""
+    return chunk_story(
+        story.content,
+        ports.tokenizer,
+        ports.chunk_max_tokens,
+        fits=lambda text: ports.embedder.fits(embedding_text(story.title, text)),
+    )
+
+
 def index_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
     """Chunk and embed `story` unless the index already holds this title and content (`digest`,
     `story_digest`); True if it did."""
-    key = index_key(digest)
+    key = index_key(digest, ports.chunk_max_tokens)
     if ports.vectors.indexed_hash(story.id) == key:
         return False
-    chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
+    chunks = story_chunks(ports, story)
     _store_index(ports, story, chunks, _embed(ports, story, chunks), key)
     return True
 
@@ -396,9 +413,9 @@ class PendingEmbedding:
     chunks: list[Chunk]
     vectors: Future[list[list[float]]]
 
-    def of(self, story: Story, digest: str) -> bool:
+    def of(self, story: Story, digest: str, max_tokens: int) -> bool:
         """Were these chunks cut from this content and embedded under this title?"""
-        return self.key == index_key(digest) and self.title == story.title
+        return self.key == index_key(digest, max_tokens) and self.title == story.title
 
     def store(self, ports: IngestionPorts, story: Story) -> None:
         """Wait for the vectors and write the chunk index (an embedding error is raised here)."""
@@ -408,10 +425,10 @@ class PendingEmbedding:
 def start_embedding(ports: IngestionPorts, story: Story, digest: str) -> PendingEmbedding | None:
     """Chunk `story` and start embedding its chunks in the model thread, unless the index
     already holds this title and content (`digest`, `story_digest`)."""
-    key = index_key(digest)
+    key = index_key(digest, ports.chunk_max_tokens)
     if ports.vectors.indexed_hash(story.id) == key:
         return None
-    chunks = chunk_story(story.content, ports.tokenizer, ports.chunk_max_tokens)
+    chunks = story_chunks(ports, story)
     return PendingEmbedding(key, story.title, chunks, _model_calls().submit(_embed, ports, story, chunks))
 
 
@@ -585,7 +602,7 @@ def process_story(
     embedding error is raised before any of them."""
     pending = (
         started
-        if started is not None and started.of(story, digest)
+        if started is not None and started.of(story, digest, ports.chunk_max_tokens)
         else start_embedding(ports, story, digest)
     )
     resolved: tuple[ExtractedEntities, dict[str, str], list[str]] | None = None
@@ -720,7 +737,7 @@ def story_behind(ports: IngestionPorts, story_id: UUID) -> bool:
     if story is None:
         return False
     digest = story_digest(story.title, story.content)
-    if ports.vectors.indexed_hash(story_id) != index_key(digest):
+    if ports.vectors.indexed_hash(story_id) != index_key(digest, ports.chunk_max_tokens):
         return True
     return ports.extractor is not None and ports.stories.graph_synced(story_id) != (
         digest,

@@ -14,7 +14,7 @@ from heirloom.contracts.ingestion import (
     ExecutionRef,
     RunningExecution,
 )
-from heirloom.domain.ingestion import CHUNK_FORMAT, IngestionPorts
+from heirloom.domain.ingestion import IngestionPorts, chunk_format
 from heirloom.errors import Conflict
 from heirloom.ports import BackfillRuns
 from heirloom.services import Services
@@ -69,7 +69,7 @@ def plan_backfill(
         limit=request.page_size,
         embedder=ports.embedder.model_id,
         extractor_version=ports.extractor_version if ports.extractor is not None else None,
-        chunk_format=CHUNK_FORMAT,
+        chunk_format=chunk_format(ports.chunk_max_tokens),
     )
     done = len(ids) < request.page_size
     planned = request.planned + len(ids)
