@@ -807,3 +807,25 @@ def test_facts_between_people_and_things(extractor: SpacyEntityExtractor) -> Non
     assert ("Uncle Otto", "WORKED_WITH", "Frank Dorsey", False) in facts
     for f in got.facts:  # each keeps the verb as written and its own sentence
         assert f.verb.split()[0] in f.sentence and f.sentence in text
+
+
+def test_a_name_the_sentence_puts_somewhere_is_a_place(extractor: SpacyEntityExtractor) -> None:
+    """The small model reads one-word towns as people (rules-10): a name after "in", or after
+    the "to" or "from" of travelling ("moved to", "drove back from"), is a place, and so is the
+    same name elsewhere in the story. "Wrote to", "came from", "went to" (an heirloom going to
+    someone) and an owner's "'s" leave a person, and so does a name the legacy knows."""
+    nlp = extractor._nlp()
+    text = "We moved to Duluth in 1950. Duluth was cold, and she drove back from Esker every week."
+    assert ("Duluth", "PERSON") in {(e.text, e.label_) for e in nlp(text).ents}  # the model alone
+    got = extract_entities(extractor, text)
+    assert {"Duluth", "Esker"} <= set(_names(got, "places"))
+    assert not {"Duluth", "Esker"} & set(_names(got, "people"))
+
+    people = "A letter came from Carl. The watch went to Peter, and I wrote to Sue in Bea's kitchen."
+    got = extract_entities(extractor, people)
+    assert {"Carl", "Peter", "Sue"} <= set(_names(got, "people"))
+    assert not {"Carl", "Peter", "Sue", "Bea", "Bea's kitchen"} & set(_names(got, "places"))
+
+    known = "Mom flew to Dana in May, and Dana met her at the airport."
+    got = extract_entities(extractor, known, known_names=["Dana"])
+    assert "Dana" in _names(got, "people") and "Dana" not in _names(got, "places")

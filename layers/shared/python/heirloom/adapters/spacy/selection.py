@@ -17,6 +17,7 @@ from heirloom.adapters.spacy.things import (
     promote_repeated_names,
 )
 from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand
+from heirloom.adapters.spacy.where import retag_places
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
@@ -109,6 +110,7 @@ def _dedupe(cands: Iterable[_Cand]) -> list[_Cand]:
 
 
 def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
+    retag_places(doc, known)  # "a flat in Lyon": the model's person is a place
     people = _people(doc, known)
     things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc)
     things = without_greetings(doc, things)  # "Welcome home, stranger"; "Happy Easter!" -> "Easter"

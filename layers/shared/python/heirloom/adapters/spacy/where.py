@@ -1,0 +1,67 @@
+"""Names the model tagged a person that the sentence puts somewhere ("a flat in Lyon", "moved to
+Duluth", "back from Lyon"), and the same name elsewhere in the story: a place. The small model
+often reads a one-word town as a person; a name the legacy knows as a person's stays one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heirloom.adapters.spacy.lexicon import (
+    _MOTION_WORDS,
+    _POSSESSIVE_MARKS,
+    _WHERE_PREPOSITIONS,
+)
+
+#: the model's labels of a name the sentence may put somewhere (its label aside, the words are
+#: then a place's wherever the story has them)
+_NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC"})
+
+
+#: words between a motion word and its "to" or "from" ("drove back from", "went all the way to")
+_ON_THE_WAY = frozenset(
+    {"back", "home", "away", "out", "up", "down", "over", "off", "all", "the", "right", "straight"}
+)
+
+
+def _goes(doc: Any, i: int) -> bool:
+    """The "to" or "from" at `i` is one of going somewhere: the word before it, past "back",
+    "home" and the like, is a word of motion ("moved to", "drove back from", "the trip to")."""
+    k = i - 1
+    while k >= 0 and doc[k].lower_ in _ON_THE_WAY:
+        k -= 1
+    return k >= 0 and doc[k].lower_ in _MOTION_WORDS
+
+
+def _put_somewhere(doc: Any, ent: Any) -> bool:
+    """The PERSON entity follows a preposition of where, or a "to"/"from" of going, and is no
+    owner ("in Bea's kitchen")."""
+    if ent.start == 0:
+        return False
+    owner = ent[-1].text in _POSSESSIVE_MARKS or (
+        ent.end < len(doc) and doc[ent.end].text in _POSSESSIVE_MARKS
+    )
+    prep = doc[ent.start - 1]
+    if owner:
+        return False
+    return prep.lower_ in _WHERE_PREPOSITIONS or (prep.lower_ in ("to", "from") and _goes(doc, ent.start - 1))
+
+
+def retag_places(doc: Any, known: Any) -> None:
+    """Relabel as GPE the model's PERSON entities whose words the story puts somewhere once
+    (`_put_somewhere`, whatever the model tagged them there), unless a known person's name covers
+    them. The model's own GPE elsewhere is no evidence: it tags people so too ("Virginia")."""
+    from spacy.tokens import Span
+
+    known_tokens = {
+        t for _, start, end in (known(doc) if known is not None else []) for t in range(start, end)
+    }
+
+    def free(ent: Any) -> bool:
+        return ent.label_ == "PERSON" and not any(t in known_tokens for t in range(ent.start, ent.end))
+
+    ents = list(doc.ents)
+    where = {ent.text for ent in ents if ent.label_ in _NAME_LABELS and _put_somewhere(doc, ent)}
+    where -= {ent.text for ent in ents if not free(ent) and ent.label_ == "PERSON"}
+    if not any(free(ent) and ent.text in where for ent in ents):
+        return
+    doc.ents = [Span(doc, e.start, e.end, label="GPE") if free(e) and e.text in where else e for e in ents]
