@@ -3,6 +3,10 @@
 import socket
 from collections.abc import Iterator
 
+# imported whole before any test: hypothesis reads sys.modules["numpy"] without importing it, and
+# a background thread a test left running (the intent warm-up's training) could be halfway
+# through importing numpy then ("partially initialized module 'numpy' has no attribute 'ndarray'")
+import numpy  # noqa: F401
 import pytest
 
 
