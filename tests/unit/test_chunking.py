@@ -48,13 +48,13 @@ def test_a_paragraph_the_embedder_would_cut_is_split_at_its_lines_first(tok):
     chunks = chunk_story(transcript, tok, fits=window(45))
     assert all(len(c.text.split()) <= 45 for c in chunks)
     # whole turns packed in order, none cut or lost
-    assert [c.text for c in chunks] == [" ".join(turns[i : i + 3]) for i in range(0, 12, 3)]
+    assert [c.text for c in chunks] == ["\n".join(turns[i : i + 3]) for i in range(0, 12, 3)]
 
 
 def test_a_line_too_long_for_the_window_splits_at_sentences_then_by_tokens(tok):
     sentence = "The mill whistle blew at seven and everyone on the hill went down to work."
     chunks = chunk_story(f"{sentence} {sentence} {sentence}\nshort line", tok, fits=window(20))
-    assert [c.text for c in chunks] == [sentence, sentence, f"{sentence} short line"]
+    assert [c.text for c in chunks] == [sentence, sentence, f"{sentence}\nshort line"]
     cut = chunk_story("word " * 300, tok, fits=window(100))
     assert len(cut) >= 3 and all(len(c.text.split()) <= 100 for c in cut)
     assert sum(len(c.text.split()) for c in cut) == 300

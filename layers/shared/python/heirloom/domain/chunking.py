@@ -99,7 +99,7 @@ def _split(block: str, tokenizer: Tokenizer, fits: Callable[[str], bool], max_to
     lines = [line for line in block.split("\n") if line.strip()]
     if len(lines) > 1:
         units = [piece for line in lines for piece in _split(line, tokenizer, fits, max_tokens)]
-        return _pack(units, fits)
+        return _pack(units, fits, "\n")
     units = []
     for sentence in sentences(text):
         units.extend([sentence] if fits(sentence) else _cut(sentence, tokenizer, fits, max_tokens))

@@ -17,7 +17,7 @@ from heirloom.adapters.spacy.lexicon import (
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC"})
 
 
-#: words between a motion word and its "to" or "from" ("drove back from", "went all the way to")
+#: words between a motion word and its "to" or "from" ("drove back from", "flew all the way to")
 _ON_THE_WAY = frozenset(
     {"back", "home", "away", "out", "up", "down", "over", "off", "all", "the", "right", "straight"}
 )
@@ -33,16 +33,14 @@ def _goes(doc: Any, i: int) -> bool:
 
 
 def _put_somewhere(doc: Any, ent: Any) -> bool:
-    """The PERSON entity follows a preposition of where, or a "to"/"from" of going, and is no
-    owner ("in Bea's kitchen")."""
-    if ent.start == 0:
-        return False
+    """The entity follows a preposition of where, or a "to"/"from" of going, and is no owner
+    ("in Bea's kitchen")."""
     owner = ent[-1].text in _POSSESSIVE_MARKS or (
         ent.end < len(doc) and doc[ent.end].text in _POSSESSIVE_MARKS
     )
-    prep = doc[ent.start - 1]
-    if owner:
+    if ent.start == 0 or owner:
         return False
+    prep = doc[ent.start - 1]
     return prep.lower_ in _WHERE_PREPOSITIONS or (prep.lower_ in ("to", "from") and _goes(doc, ent.start - 1))
 
 
