@@ -84,3 +84,5 @@ def test_prose_is_not_a_transcript():
     assert not is_transcript(prose)
     assert is_transcript(["Bea: hello", "Odile: hello.", "(the line crackles)"])
     assert not is_transcript(["Bea: hello"])  # one turn is a quotation, not a transcript
+    # a time or a note beside the name, a list or quote mark before it
+    assert is_transcript(["Bea (10:05): hello", "Luc [on the phone]: hi", "- Odile: yes", "> Bea: no"])

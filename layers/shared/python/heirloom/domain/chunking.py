@@ -10,8 +10,12 @@ from collections.abc import Callable
 from heirloom.ports import Chunk, Tokenizer
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-#: a speaker's turn: a name of up to five words (bracketed or bold too) and a colon
-_TURN = re.compile(r"(?:\*\*|\[)?([^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,4})(?:\*\*|\])?:(?:\*\*)?\s")
+#: a speaker's turn: a list mark or quote mark maybe, a name of up to five words (bracketed or
+#: bold too), maybe a note in brackets ("Bea (10:05)", "Luc [on the phone]"), and a colon
+_TURN = re.compile(
+    r"(?:[-*>•] )?(?:\*\*|\[)?([^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,4})(?:\*\*|\])?"
+    r"(?: [(\[][^)\]\n]{1,30}[)\]])?:(?:\*\*)?\s"
+)
 #: the lower-case words a name may hold ("Anna van der Berg")
 _NAME_PARTICLES = frozenset(
     {"de", "da", "di", "del", "der", "den", "van", "von", "la", "le", "du", "dos", "bin", "al"}
