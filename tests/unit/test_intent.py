@@ -415,3 +415,24 @@ def test_the_conversation_words_give_a_gender(lucia):
     assert [m.node_id for m in kin.matches if m.label == "Person"] == ["te"]
     neutral = _ask(lucia, "Did he ever go back?", "Teo rode with him. Marco drove.")
     assert neutral.notes and neutral.matches == tuple(m for m in neutral.matches if m.label != "Person")
+
+
+def test_a_place_by_its_name_without_its_kind_of_place():
+    """ "Birchwood" names "Birchwood Commons" and "Tamarack" "Tamarack Lake": capitalised, not the
+    start of a longer name, and only where it names one place."""
+    gaz = Gazetteer.build(
+        [
+            ("pl1", "Place", "Birchwood Commons", []),
+            ("pl2", "Place", "Tamarack Lake", []),
+            ("pl3", "Place", "Elm Street", []),
+            ("pl4", "Place", "Elm Park", []),
+            ("pl5", "Place", "Callender Woolen Company", []),
+        ]
+    )
+    assert names(gaz, "What did she take with her to Birchwood?") == [("Birchwood", "pl1")]
+    assert names(gaz, "the lot at Tamarack, and Tamarack Lake itself") == [
+        ("Tamarack", "pl2"),
+        ("Tamarack Lake", "pl2"),
+    ]
+    assert names(gaz, "the birchwood trees by Birchwood Manor") == []
+    assert names(gaz, "down by Elm at Callender") == []  # Elm: two places; a company: no short name

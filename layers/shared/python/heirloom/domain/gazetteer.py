@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, cast
 
 from heirloom.contracts.context import EntityMatch
-from heirloom.domain.intent_cues import AMBIGUOUS_WORDS, ARTICLES, NAME_PREFIXES, NAME_SUFFIXES, STOPWORDS
+from heirloom.domain.intent_cues import (
+    AMBIGUOUS_WORDS,
+    ARTICLES,
+    NAME_PREFIXES,
+    NAME_SUFFIXES,
+    PLACE_NAME_HEADS,
+    STOPWORDS,
+)
 from heirloom.domain.people import alias_gender
 
 Label = Literal["Person", "Place", "Event", "Object"]
@@ -52,7 +59,8 @@ def _keys(text: str) -> tuple[str, ...]:
 class _Form:
     keys: tuple[str, ...]
     entries: tuple[int, ...]
-    #: a first or last name (or an alias without its kinship word), not a name as given
+    #: a first or last name, an alias without its kinship word, a place without its kind of
+    #: place ("Birchwood"): not a name as given
     derived: bool
 
 
@@ -98,7 +106,14 @@ def _given_forms(entry: GazetteerEntry) -> list[tuple[str, ...]]:
 
 def _short_forms(entry: GazetteerEntry) -> list[tuple[str, ...]]:
     """A person's first and last name, and aliases without their kinship word ("Uncle Jim" ->
-    "jim"); the gazetteer keeps those that name one person only."""
+    "jim"); a place's name without the word that says what kind of place it is ("Birchwood
+    Commons" -> "birchwood"). The gazetteer keeps those that name one entity only."""
+    if entry.label == "Place":
+        keys = tuple(k for k in _keys(entry.name) if k not in ARTICLES)
+        if len(keys) > 1 and keys[-1] in PLACE_NAME_HEADS:
+            short = keys[:-1]
+            return [short] if _usable(short) and all(len(k) > 1 for k in short) else []
+        return []
     if entry.label != "Person":
         return []
     name = _strip_prefixes(_keys(entry.name))
@@ -187,6 +202,8 @@ class Gazetteer:
                     continue
                 if n == 1 and not self._plausible(text, tokens[i][0], key):
                     continue
+                if form.derived and self._place(form) and not self._short_place(text, tokens, i, n):
+                    continue
                 found.append((i, i + n, form))
                 break
         taken: set[int] = set()
@@ -209,6 +226,16 @@ class Gazetteer:
                 )
             )
         return mentions
+
+    def _place(self, form: _Form) -> bool:
+        return any(self.entries[i].label == "Place" for i in form.entries)
+
+    @staticmethod
+    def _short_place(text: str, tokens: Sequence[tuple[int, int, str]], i: int, n: int) -> bool:
+        """A place's short name as written: capitalised ("the birchwood trees" is none), and
+        not the start of a longer name ("Kettle Bayside" is not "Kettle Lake")."""
+        after = tokens[i + n][0] if i + n < len(tokens) else None
+        return text[tokens[i][0]].isupper() and (after is None or not text[after].isupper())
 
     def match(self, text: str) -> tuple[EntityMatch, ...]:
         return tuple(m for mention in self.find(text) for m in mention.matches())

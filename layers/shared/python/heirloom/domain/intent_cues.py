@@ -20,6 +20,14 @@ NAME_PREFIXES: frozenset[str] = _words(
     papa pop pops grammy gramps cousin great grand big little old"""
 )
 NAME_SUFFIXES: frozenset[str] = frozenset({"jr", "sr", "ii", "iii", "iv"})
+#: last words of a place's name that say what kind of place it is, not which: the words before
+#: them name it alone ("Birchwood" for "Birchwood Commons", "Tamarack" for "Tamarack Lake")
+PLACE_NAME_HEADS: frozenset[str] = _words(
+    """commons lake lakes street avenue road lane drive court square place hall church chapel
+    cathedral school academy college university hospital memorial clinic manor farm park cemetery
+    gardens garden village estate works centre center station bay island river creek hill hills
+    heights falls home"""
+)
 ARTICLES: frozenset[str] = frozenset({"the", "a", "an"})
 #: never a name on their own
 STOPWORDS: frozenset[str] = _words(
