@@ -658,7 +658,7 @@ def test_a_known_name_the_model_tagged_a_place(extractor: SpacyEntityExtractor) 
     ):
         doc = Doc(nlp.vocab, words=words)
         doc.ents = [Span(doc, start, end, label=label)]
-        found = [c.name for c in _known_people(doc, known, [])]
+        found = [c.name for c in _known_people(doc, known(doc), [])]
         assert found == ([" ".join(words[start:end])] if person else []), found
 
 

@@ -108,22 +108,21 @@ def _short_forms(entry: GazetteerEntry) -> list[tuple[str, ...]]:
     """A person's first and last name, and aliases without their kinship word ("Uncle Jim" ->
     "jim"); a place's name without the word that says what kind of place it is ("Birchwood
     Commons" -> "birchwood"). The gazetteer keeps those that name one entity only."""
+    out: list[tuple[str, ...]] = []
     if entry.label == "Place":
         keys = tuple(k for k in _keys(entry.name) if k not in ARTICLES)
         if len(keys) > 1 and keys[-1] in PLACE_NAME_HEADS:
-            short = keys[:-1]
-            return [short] if _usable(short) and all(len(k) > 1 for k in short) else []
-        return []
-    if entry.label != "Person":
-        return []
-    name = _strip_prefixes(_keys(entry.name))
-    name = tuple(k for k in name if k not in NAME_SUFFIXES) or name
-    out: list[tuple[str, ...]] = [(name[0],), (name[-1],)] if len(name) > 1 else []
-    for alias in entry.aliases:
-        keys = _keys(alias)
-        bare = _strip_prefixes(keys)
-        if bare != keys:
-            out.append(bare)
+            out.append(keys[:-1])
+    elif entry.label == "Person":
+        name = _strip_prefixes(_keys(entry.name))
+        name = tuple(k for k in name if k not in NAME_SUFFIXES) or name
+        if len(name) > 1:
+            out += [(name[0],), (name[-1],)]
+        for alias in entry.aliases:
+            keys = _keys(alias)
+            bare = _strip_prefixes(keys)
+            if bare != keys:
+                out.append(bare)
     return [f for f in out if _usable(f) and all(len(k) > 1 for k in f)]
 
 

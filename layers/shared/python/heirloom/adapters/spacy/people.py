@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,14 +234,14 @@ def _place_evidence(doc: Any, start: int) -> bool:
     return start > 0 and doc[start - 1].lower_ in _PLACE_PREPOSITIONS and not owner
 
 
-def _known_people(doc: Any, known: Any, out: list[_Cand]) -> list[_Cand]:
+def _known_people(doc: Any, known: Sequence[tuple[int, int, int]], out: list[_Cand]) -> list[_Cand]:
     """Names the legacy already knows, where the model and the rules found nothing; a name of two
     or more capitalised words whatever the model tagged it ("Nurse Halvorsen" as a building); one
     word (a known name or a known person's given name) the model tagged a place, unless a
     preposition of place comes right before it ("Virginia said", not "moved to Virginia")."""
     found: list[_Cand] = []
     taken = {t for c in out for t in range(c.start, c.end)}
-    for kind, start, end in known(doc):
+    for kind, start, end in known:
         if any(t in taken for t in range(start, end)):
             continue
         tagged = {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}
@@ -256,13 +257,14 @@ def _known_people(doc: Any, known: Any, out: list[_Cand]) -> list[_Cand]:
     return found
 
 
-def _people(doc: Any, known: Any) -> list[_Cand]:
+def _people(doc: Any, known: Sequence[tuple[int, int, int]]) -> list[_Cand]:
+    """The people of a document; `known`: the spans of names the legacy knows (the known-name
+    matcher's, once per document)."""
     kin = _KinScan(doc).scan()
     out = list(kin.out)
     for ent in doc.ents:
         if ent.label_ == "PERSON" and (cand := _ner_person(doc, ent, kin.consumed, kin.apposed)) is not None:
             out.append(cand)
     out.extend(addressed(doc))  # "Thanks Jon!": the model often tags no one there
-    if known is not None:
-        out.extend(_known_people(doc, known, out))
+    out.extend(_known_people(doc, known, out))
     return out

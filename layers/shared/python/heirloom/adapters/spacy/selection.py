@@ -110,8 +110,9 @@ def _dedupe(cands: Iterable[_Cand]) -> list[_Cand]:
 
 
 def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
-    retag_places(doc, known)  # "a flat in Lyon": the model's person is a place
-    people = _people(doc, known)
+    spans = known(doc) if known is not None else []  # known names: read once, used twice
+    retag_places(doc, spans)  # "a flat in Lyon": the model's person is a place
+    people = _people(doc, spans)
     things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc)
     things = without_greetings(doc, things)  # "Welcome home, stranger"; "Happy Easter!" -> "Easter"
     promote_repeated_names(doc, things, people)

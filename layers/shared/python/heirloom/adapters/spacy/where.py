@@ -4,6 +4,7 @@ often reads a one-word town as a person; a name the legacy knows as a person's s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from heirloom.adapters.spacy.lexicon import (
@@ -17,10 +18,8 @@ from heirloom.adapters.spacy.lexicon import (
 _NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC"})
 
 
-#: words between a motion word and its "to" or "from" ("drove back from", "flew all the way to")
-_ON_THE_WAY = frozenset(
-    {"back", "home", "away", "out", "up", "down", "over", "off", "all", "the", "right", "straight"}
-)
+#: words between a motion word and its "to" or "from" ("drove back from", "flew straight to")
+_ON_THE_WAY = frozenset({"back", "home", "away", "out", "up", "down", "over", "off", "right", "straight"})
 
 
 def _goes(doc: Any, i: int) -> bool:
@@ -44,15 +43,13 @@ def _put_somewhere(doc: Any, ent: Any) -> bool:
     return prep.lower_ in _WHERE_PREPOSITIONS or (prep.lower_ in ("to", "from") and _goes(doc, ent.start - 1))
 
 
-def retag_places(doc: Any, known: Any) -> None:
+def retag_places(doc: Any, known: Sequence[tuple[int, int, int]]) -> None:
     """Relabel as GPE the model's PERSON entities whose words the story puts somewhere once
     (`_put_somewhere`, whatever the model tagged them there), unless a known person's name covers
     them. The model's own GPE elsewhere is no evidence: it tags people so too ("Virginia")."""
     from spacy.tokens import Span
 
-    known_tokens = {
-        t for _, start, end in (known(doc) if known is not None else []) for t in range(start, end)
-    }
+    known_tokens = {t for _, start, end in known for t in range(start, end)}
 
     def free(ent: Any) -> bool:
         return ent.label_ == "PERSON" and not any(t in known_tokens for t in range(ent.start, ent.end))
