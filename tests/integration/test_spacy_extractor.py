@@ -829,3 +829,31 @@ def test_a_name_the_sentence_puts_somewhere_is_a_place(extractor: SpacyEntityExt
     known = "Mom flew to Dana in May, and Dana met her at the airport."
     got = extract_entities(extractor, known, known_names=["Dana"])
     assert "Dana" in _names(got, "people") and "Dana" not in _names(got, "places")
+
+
+def test_a_name_put_somewhere_where_the_model_tagged_nothing_is_a_place(
+    extractor: SpacyEntityExtractor,
+) -> None:
+    """rules-11: the sentence that puts the name somewhere may be one where the model tagged no
+    entity at all (as it does in a long call); the person it tagged elsewhere is then the place.
+    The same words opening a longer name ("in Lyon Street"), or owning something, say nothing."""
+    from spacy.tokens import Doc
+
+    from heirloom.adapters.spacy.where import retag_places
+
+    nlp = extractor._nlp()
+
+    def retagged(words: str, ents: list[str]) -> set[tuple[str, str]]:
+        doc = Doc(nlp.vocab, words=words.split(), ents=ents)
+        retag_places(doc, [])
+        return {(e.text, e.label_) for e in doc.ents}
+
+    tail, person = "Ring me from Lyon .", ["O", "O", "O", "B-PERSON", "O"]
+    for words, label in (
+        ("Her hip is at the clinic in Lyon . ", "GPE"),
+        ("We went to the market in Lyon Street . ", "PERSON"),
+        ("Bea wrote in Lyon 's album . ", "PERSON"),
+        ("Bea wrote to Lyon . ", "PERSON"),
+    ):
+        got = retagged(words + tail, ["O"] * len(words.split()) + person)
+        assert got == {("Lyon", label)}, words

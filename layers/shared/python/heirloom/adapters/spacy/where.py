@@ -1,5 +1,6 @@
 """Names the model tagged a person that the sentence puts somewhere ("a flat in Lyon", "moved to
-Duluth", "back from Lyon"), and the same name elsewhere in the story: a place. The small model
+Duluth", "back from Lyon"), there or where the model tagged nothing, and the same name elsewhere
+in the story: a place. The small model
 often reads a one-word town as a person; a name the legacy knows as a person's stays one."""
 
 from __future__ import annotations
@@ -43,10 +44,24 @@ def _put_somewhere(doc: Any, ent: Any) -> bool:
     return prep.lower_ in _WHERE_PREPOSITIONS or (prep.lower_ in ("to", "from") and _goes(doc, ent.start - 1))
 
 
+def _untagged_somewhere(doc: Any, words: tuple[str, ...]) -> bool:
+    """`words` stand somewhere in the story outside every entity, put somewhere and not the
+    start of a longer name ("the clinic in Lyon", the model tagging nothing there)."""
+    n = len(words)
+    for i in range(1, len(doc) - n + 1):
+        span = doc[i : i + n]
+        if tuple(t.text for t in span) != words or any(t.ent_type_ for t in span):
+            continue
+        longer = i + n < len(doc) and doc[i + n].is_title
+        if not longer and _put_somewhere(doc, span):
+            return True
+    return False
+
+
 def retag_places(doc: Any, known: Sequence[tuple[int, int, int]]) -> None:
     """Relabel as GPE the model's PERSON entities whose words the story puts somewhere once
-    (`_put_somewhere`, whatever the model tagged them there), unless a known person's name covers
-    them. The model's own GPE elsewhere is no evidence: it tags people so too ("Virginia")."""
+    (`_put_somewhere`, whatever the model tagged them there, or nothing), unless a known person's
+    name covers them. The model's own GPE elsewhere is no evidence: it tags people so too ("Virginia")."""
     from spacy.tokens import Span
 
     known_tokens = {t for _, start, end in known for t in range(start, end)}
@@ -56,6 +71,11 @@ def retag_places(doc: Any, known: Sequence[tuple[int, int, int]]) -> None:
 
     ents = list(doc.ents)
     where = {ent.text for ent in ents if ent.label_ in _NAME_LABELS and _put_somewhere(doc, ent)}
+    where |= {
+        e.text
+        for e in ents
+        if free(e) and e.text not in where and _untagged_somewhere(doc, tuple(t.text for t in e))
+    }
     where -= {ent.text for ent in ents if not free(ent) and ent.label_ == "PERSON"}
     if not any(free(ent) and ent.text in where for ent in ents):
         return
