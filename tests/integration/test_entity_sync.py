@@ -2,6 +2,7 @@
 edits replace a story's contributions; deletes withdraw them; replays change nothing."""
 
 import dataclasses
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -16,6 +17,7 @@ from heirloom.contracts.extraction import (
     TimeReference,
 )
 from heirloom.domain import ingestion
+from heirloom.domain.intent_step import build_gazetteer
 from heirloom_dev.loader import load_dataset, read_dataset
 from tests.support.dataset import MiniDataset
 
@@ -280,3 +282,61 @@ def title_marks(graph, story_id):
         {"id": story_id},
     )
     return {r["x"]: r["t"] for r in rows}
+
+
+def test_a_things_owner_named_two_ways_is_one_thing_each_story_in_its_words(loaded, tmp_path):
+    """ "Nana Ada's quilt" and "Ada Marsh's quilt" are one Object when both owners resolve to
+    Ada Marsh: keyed by her id and the thing, each story's edge keeps the name it wrote. An
+    owner no person resolves ("Mr. Quill") keeps a thing of its own, and a story withdrawn takes
+    only its own edge."""
+    ports, mini, _ = loaded
+    nana = ExtractedEntities(
+        people=(ExtractedPerson(name="Nana Ada", confidence=0.9),),
+        objects=(ExtractedObject(name="Nana Ada's quilt", type="textile", confidence=0.9),),
+    )
+    full = ExtractedEntities(
+        people=(
+            ExtractedPerson(name="Ada Marsh", confidence=0.95),
+            ExtractedPerson(name="Mr. Quill", confidence=0.9),
+        ),
+        objects=(
+            ExtractedObject(name="Ada Marsh's quilt", type="textile", confidence=0.9),
+            ExtractedObject(name="Mr. Quill's quilt", type="textile", confidence=0.9),
+        ),
+    )
+    p = dataclasses.replace(
+        ports,
+        extractor=ScriptedExtractor({"glen": nana, "stitched": full}),
+        extractor_version="scripted owned",
+    )
+    for story_id, content in ((mini.public_story, "At the glen."), (mini.private_story, "She stitched it.")):
+        story = _record(mini, story_id, tmp_path)
+        ingestion.apply_story(
+            p,
+            story.model_copy(
+                update={"content": content, "updated_at": story.updated_at + timedelta(hours=1)}
+            ),
+        )
+
+    def quilts():
+        rows = p.graph.run(
+            "MATCH (s:Story)-[r:REFERENCES]->(o:Object) RETURN s.id AS sid, coalesce(r.name, o.name) AS written, o.id AS oid"
+        )
+        return {(r["sid"], r["written"]): r["oid"] for r in rows}
+
+    got = quilts()
+    assert set(got) == {
+        (mini.public_story, "Nana Ada's quilt"),
+        (mini.private_story, "Ada Marsh's quilt"),
+        (mini.private_story, "Mr. Quill's quilt"),
+    }
+    assert got[(mini.public_story, "Nana Ada's quilt")] == got[(mini.private_story, "Ada Marsh's quilt")]
+    assert got[(mini.private_story, "Mr. Quill's quilt")] != got[(mini.private_story, "Ada Marsh's quilt")]
+    # a question may name the thing in either story's words
+    gazetteer, _ = build_gazetteer(uuid.UUID(mini.legacy), p.stories, p.graph)
+    for question in ("Who has Nana Ada's quilt now?", "Who has Ada Marsh's quilt now?"):
+        found = {m.node_id for mention in gazetteer.find(question) for m in mention.matches()}
+        assert got[(mini.private_story, "Ada Marsh's quilt")] in found, question
+
+    ingestion.delete_story(p, mini.private_story)
+    assert set(quilts()) == {(mini.public_story, "Nana Ada's quilt")}

@@ -199,6 +199,23 @@ def entity_id(legacy_id: str, label: str, name: str) -> str:
     return str(uuid.uuid5(ENTITY_NAMESPACE, f"{legacy_id}|{label}|{name_key(name)}"))
 
 
+#: "<owner>'s <thing>": the owner as written, then the thing
+_OWNED = re.compile(r"^(?P<owner>.+?)['’]s (?P<thing>\S.*)$")
+
+
+def owned_key(name: str, resolved: Mapping[str, str]) -> str | None:
+    """The key of an entity named "<owner>'s <thing>" when the story resolved the owner to a
+    person: their id and the thing. "Dad's piano" in the son's story and "Relio's piano" in the
+    widow's are one piano when Dad and Relio are one person; the owner's words alone say less
+    ("Grandma's house" is another house in a cousin's story). None: no such owner."""
+    found = _OWNED.match(name)
+    if found is None:
+        return None
+    by_key = {name_key(mention): pid for mention, pid in resolved.items()}
+    person = by_key.get(name_key(found["owner"]))
+    return f"{person}'s {found['thing']}" if person else None
+
+
 def in_title(title: str, names: Iterable[str]) -> bool:
     """Does `title` name one of `names` as whole words, case-insensitively ("Frannie" in
     "Frannie", "Jim" in "Uncle Jim's Boat", not "Jim" in "Jimmy")? The story is then about that
@@ -444,8 +461,15 @@ def plan_story_entities(
         ("Object", entities.objects),
     ):
         for item in items:
-            eid = entity_id(legacy, label, item.name)
-            survivor = _survivor(redirects or {}, eid)
+            by_name, owned = entity_id(legacy, label, item.name), owned_key(item.name, resolved)
+            eid = entity_id(legacy, label, owned) if owned else by_name
+            # merged away (by its owner's key or, merged before owners counted, by its name); an
+            # owned entity is shared like a survivor: each story's edge keeps the story's words
+            survivor = (
+                _survivor(redirects or {}, eid)
+                or _survivor(redirects or {}, by_name)
+                or (eid if owned else None)
+            )
             date = getattr(item, "date", None) or ""
             row = {
                 "id": survivor or eid,

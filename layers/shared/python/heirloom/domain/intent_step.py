@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from uuid import UUID
 
 from heirloom.contracts.context import (
@@ -23,7 +23,7 @@ from heirloom.contracts.context import (
 )
 from heirloom.contracts.records import Visibility
 from heirloom.domain.deadline import call_within
-from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
+from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry, Label
 from heirloom.domain.intent import (
     MAX_MATCHES,
     MIN_CONFIDENCE,
@@ -42,13 +42,54 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: the graph's entities by name, and the other names stories wrote on their edge to one (an
+#: owned thing's owner written another way, an entity merged into another one) as its aliases
 ENTITY_NAMES = """
-MATCH (e:Place) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Place' AS label, e.name AS name, e.legacy_id AS legacy
+MATCH (e:Place) WHERE e.legacy_id IN $ids
+RETURN e.id AS id, 'Place' AS label, e.name AS name, e.legacy_id AS legacy, false AS alias
 UNION ALL
-MATCH (e:Event) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Event' AS label, e.name AS name, e.legacy_id AS legacy
+MATCH (e:Event) WHERE e.legacy_id IN $ids
+RETURN e.id AS id, 'Event' AS label, e.name AS name, e.legacy_id AS legacy, false AS alias
 UNION ALL
-MATCH (e:Object) WHERE e.legacy_id IN $ids RETURN e.id AS id, 'Object' AS label, e.name AS name, e.legacy_id AS legacy
+MATCH (e:Object) WHERE e.legacy_id IN $ids
+RETURN e.id AS id, 'Object' AS label, e.name AS name, e.legacy_id AS legacy, false AS alias
+UNION ALL
+MATCH (:Story)-[r]->(e:Place) WHERE e.legacy_id IN $ids AND r.name IS NOT NULL
+RETURN DISTINCT e.id AS id, 'Place' AS label, r.name AS name, e.legacy_id AS legacy, true AS alias
+UNION ALL
+MATCH (:Story)-[r]->(e:Event) WHERE e.legacy_id IN $ids AND r.name IS NOT NULL
+RETURN DISTINCT e.id AS id, 'Event' AS label, r.name AS name, e.legacy_id AS legacy, true AS alias
+UNION ALL
+MATCH (:Story)-[r]->(e:Object) WHERE e.legacy_id IN $ids AND r.name IS NOT NULL
+RETURN DISTINCT e.id AS id, 'Object' AS label, r.name AS name, e.legacy_id AS legacy, true AS alias
 """
+
+
+def entity_entries(rows: Sequence[Mapping[str, Any]]) -> list[GazetteerEntry]:
+    """One gazetteer entry per entity of `ENTITY_NAMES`: its name, and the names stories wrote
+    on their edge to it as aliases."""
+    names: dict[tuple[str, str], str] = {}
+    written: dict[tuple[str, str], list[str]] = {}
+    legacy: dict[tuple[str, str], str] = {}
+    for r in rows:
+        if not r.get("name"):
+            continue
+        key = (str(r["id"]), str(r["label"]))
+        legacy.setdefault(key, str(r.get("legacy") or ""))
+        if r.get("alias"):
+            written.setdefault(key, []).append(str(r["name"]))
+        else:
+            names[key] = str(r["name"])
+    return [
+        GazetteerEntry(
+            node_id,
+            cast(Label, label),
+            name,
+            tuple(dict.fromkeys(a for a in written.get((node_id, label), ()) if a != name)),
+            legacy[(node_id, label)],
+        )
+        for (node_id, label), name in names.items()
+    ]
 
 
 class GazetteerCache:
@@ -118,11 +159,7 @@ def build_gazetteer(
             rows = call_within(
                 GRAPH_NAMES_BUDGET_S, lambda: graph.run(ENTITY_NAMES, names), name="entity names"
             )
-            entries += [
-                GazetteerEntry(str(r["id"]), r["label"], str(r["name"]), (), str(r.get("legacy") or ""))
-                for r in rows
-                if r.get("name")
-            ]
+            entries += entity_entries(rows)
         except Exception as exc:  # the graph is optional here; persons still match
             log.warning("gazetteer_graph_unavailable: %s", type(exc).__name__)
             if degraded is not None:
