@@ -12,7 +12,15 @@ from typing import NamedTuple
 from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship, RelationshipType
-from heirloom.domain.kinship import _HONORIFICS, _KIN_TITLES, Kin, _kin_title, inverse_relation, parse_kin
+from heirloom.domain.kinship import (
+    _HONORIFICS,
+    _KIN_TITLES,
+    DECOMPOSE,
+    Kin,
+    _kin_title,
+    inverse_relation,
+    parse_kin,
+)
 from heirloom.domain.names import normalize_name
 
 # Person resolution
@@ -223,10 +231,15 @@ class _Resolver:
     genders: dict[UUID, str | None]
 
     def kin_of_narrator(self, kin: Kin) -> set[UUID]:
-        """Persons who are `kin` to the narrator."""
+        """Persons who are `kin` to the narrator: recorded, else through the two links that make
+        the relation (`DECOMPOSE`: a grandmother is a parent's mother, Dad the mother's husband)."""
         if self.narrator is None:
             return set()
-        return kin_of(self.narrator, kin, self.relationships, self.genders)
+        found = kin_of(self.narrator, kin, self.relationships, self.genders)
+        for first, second in () if found else DECOMPOSE.get(kin.relation, ()):
+            for middle in kin_of(self.narrator, Kin(first, None), self.relationships, self.genders):
+                found |= kin_of(middle, Kin(second, kin.gender), self.relationships, self.genders)
+        return found - {self.narrator}
 
     def by_name(self, words: list[str], text: str) -> tuple[set[UUID], ResolutionMethod | None]:
         """Name stages for a title-less name: exact, alias, first+last, first, last."""
