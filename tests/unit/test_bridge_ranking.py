@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from heirloom.contracts.context import Candidate, GraphHit
@@ -81,6 +81,26 @@ def test_the_weight_adds_evidence_divided_by_reach() -> None:
     # an entity that bridges to two candidates counts half: 0.79 + 0.025 > 0.8 still, 0.77 not
     two = [cand(0, 0.9), cand(1, 0.8), cand(2, 0.79, bridge(2, 0)), cand(3, 0.77, bridge(3, 0))]
     assert order(two, BridgeRule(seeds=1, weight=0.05)) == [0, 2, 1, 3]
+
+
+def test_a_bridged_story_never_passes_the_top_story_that_lent_it_evidence() -> None:
+    """A story reached through top stories' entities is relevant by way of them: it may pass
+    every other story, never one whose entity it shares (the slot aside)."""
+    close = [cand(0, 0.9), cand(1, 0.5), cand(2, 0.88, bridge(2, 0))]
+    assert order(close, BridgeRule(seeds=1, weight=0.2)) == [0, 2, 1]
+    ranked = rank_candidates(close, CONFIG, "hybrid", bridge=BridgeRule(seeds=1, weight=0.2))
+    assert ranked[1].score == round(ranked[0].score - 1e-6, 6)
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=3, max_size=12), st.floats(0.0, 1.0))
+@example(sims=[0.9, 0.8, 0.1], weight=1.0)
+def test_evidence_lent_keeps_every_seed_above_what_it_lifts(sims: list[float], weight: float) -> None:
+    candidates = [
+        cand(i, s, *((bridge(i, 0), bridge(i, 1)) if i % 3 == 2 else ())) for i, s in enumerate(sims)
+    ]
+    before = order(candidates)
+    after = order(candidates, BridgeRule(seeds=2, weight=weight, agree=2))
+    assert after[:2] == before[:2]  # the seeds, the top two stories without bridges, stay first
 
 
 def test_vector_mode_ignores_bridges() -> None:

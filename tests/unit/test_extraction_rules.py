@@ -469,6 +469,26 @@ class TestResolution:
         assert got["my mother"] == (mom.id, ResolutionMethod.KINSHIP)
         assert got["Mom"] == (mom.id, ResolutionMethod.KINSHIP)
 
+    def test_kin_recorded_only_through_two_links(self) -> None:
+        """The records say what each relative is to the subject, seldom to every narrator: a son
+        recorded only as his mother's son reads "Dad" as her husband and "Grandpa" as her father.
+        A relative recorded directly wins, and two candidates (a second husband) leave none."""
+        ruth, otto, ben = person("Ruth Marlowe"), person("Otto Brandt"), person("Ben Marlowe")
+        self.known += [ruth, otto, ben]
+        self.rels += [
+            family(ruth, ben, "son"),
+            family(ruth, self.ray, "husband"),
+            family(ruth, otto, "father"),
+        ]
+        got = self.resolve("Dad", "Grandpa", narrator=ben.id)
+        assert got == {
+            "Dad": (self.ray.id, ResolutionMethod.KINSHIP),
+            "Grandpa": (otto.id, ResolutionMethod.KINSHIP),
+        }
+        assert self.resolve("Dad")["Dad"] == (self.ray.id, ResolutionMethod.KINSHIP)  # Carol's, recorded
+        self.rels.append(family(ruth, person("Sam Cole"), "second husband"))
+        assert self.resolve("Dad", narrator=ben.id)["Dad"] is None
+
     def test_inverse_child(self) -> None:
         # Edith's mention of "my granddaughter" when Edith narrates
         got = self.resolve("my granddaughter", narrator=self.edith.id)

@@ -360,8 +360,8 @@ def apply_bridge(
     """`ranked` (best first, bridge hits left out) with the bridge rule applied: the seeds are
     its first `rule.seeds` stories embedding search found; a story that entities of at least
     `rule.agree` seeds bridge to (`bridges`: candidates with bridge hits, by id) gains
-    `rule.weight` x its evidence and the best one below `rule.slot` is scored just above the
-    story at that rank."""
+    `rule.weight` x its evidence, up to just below those seeds, and the best one
+    below `rule.slot` is scored just above the story at that rank."""
     if mode != "hybrid" or not rule.active or not bridges:
         return ranked
     seeds = {str(s.candidate.story_id) for s in [s for s in ranked if s.tier == 0][: rule.seeds]}
@@ -388,9 +388,10 @@ def apply_bridge(
         )
         if before is None:  # reached by a bridge only: after the stories embedding search found
             before = ScoredCandidate(candidate=c, score=0.0, embedding_score=None, graph_score=None, tier=1)
-        by_id[sid] = replace(
-            before, score=round(before.score + rule.weight * value, 6), hits=before.hits + hits
-        )
+        # evidence the top stories lend lifts a story up to just below them, never past one
+        lent = min(by_id[seed].score for seed in agreeing) - 1e-6
+        score = max(before.score, min(before.score + rule.weight * value, lent))
+        by_id[sid] = replace(before, score=round(score, 6), hits=before.hits + hits)
         boosted[sid] = value
     out = sorted(by_id.values(), key=rank_key)
     if rule.slot > 0 and len(out) > rule.slot and boosted:
