@@ -176,6 +176,15 @@ def test_a_gendered_word_never_takes_a_relative_recorded_as_the_other_gender():
     assert names(found) == ["Sam Silva"]
 
 
+def test_an_askers_other_parent_is_not_read_through_a_spouse():
+    """A narrator's "Dad" may be the mother's husband (people.THROUGH_SPOUSE); an asker's is
+    not: the asker's relatives are named in the text vector search embeds, where that reading
+    cost ranks on two datasets (docs/evaluation.md, "One piano")."""
+    rels = [r for r in RELATIONSHIPS if r.to_person_id != DAD] + [family(MUM, DAD, "husband")]
+    assert names(resolve_kin(kin_phrases("Where was Dad born?"), ME, PERSONS, rels)) == []
+    assert names(resolve_kin(kin_phrases("Where was Dad born?"), ME, PERSONS, RELATIONSHIPS)) == ["João Silva"]
+
+
 def test_the_retrieval_text_names_the_relatives_and_drops_the_subject():
     kin = resolve_kin(kin_phrases("What did my brother build for Dad?"), ME, PERSONS, RELATIONSHIPS)
     text = with_asker_names("What did my brother build for Dad?", kin, DAD)

@@ -107,10 +107,13 @@ _COMPOSE = {
 DECOMPOSE: dict[str, tuple[tuple[str, str], ...]] = {}
 for (_first, _second), _composed in _COMPOSE.items():
     DECOMPOSE[_composed] = (*DECOMPOSE.get(_composed, ()), (_first, _second))
-#: ...and the other parent, recorded only as a parent's spouse ("Dad" when the records hold Mum
-#: and her husband), and a spouse's child: read this way only when no such relative is recorded
-DECOMPOSE["parent"] = (("parent", "spouse"),)
-DECOMPOSE["child"] = (("spouse", "child"),)
+#: a narrator's other parent, recorded only as a parent's spouse ("Dad" when the records hold Mum
+#: and her husband), and a spouse's child (`people`; not an asker's: their relatives' names enter
+#: the text vector search embeds, and these cost ranks there, docs/evaluation.md "One piano")
+THROUGH_SPOUSE: dict[str, tuple[tuple[str, str], ...]] = {
+    "parent": (("parent", "spouse"),),
+    "child": (("spouse", "child"),),
+}
 
 
 #: kin words that work as a title before a name ("Uncle Jim", "Grandma Rose"); "Father", "Sister",

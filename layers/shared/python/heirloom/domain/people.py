@@ -16,6 +16,7 @@ from heirloom.domain.kinship import (
     _HONORIFICS,
     _KIN_TITLES,
     DECOMPOSE,
+    THROUGH_SPOUSE,
     Kin,
     _kin_title,
     inverse_relation,
@@ -236,7 +237,8 @@ class _Resolver:
         if self.narrator is None:
             return set()
         found = kin_of(self.narrator, kin, self.relationships, self.genders)
-        for first, second in () if found else DECOMPOSE.get(kin.relation, ()):
+        links = DECOMPOSE.get(kin.relation, ()) + THROUGH_SPOUSE.get(kin.relation, ())
+        for first, second in () if found else links:
             for middle in kin_of(self.narrator, Kin(first, None), self.relationships, self.genders):
                 found |= kin_of(middle, Kin(second, kin.gender), self.relationships, self.genders)
         return found - {self.narrator}
