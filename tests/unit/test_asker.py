@@ -181,8 +181,9 @@ def test_an_askers_other_parent_is_not_read_through_a_spouse():
     not: the asker's relatives are named in the text vector search embeds, where that reading
     cost ranks on two datasets (docs/evaluation.md, "One piano")."""
     rels = [r for r in RELATIONSHIPS if r.to_person_id != DAD] + [family(MUM, DAD, "husband")]
-    assert names(resolve_kin(kin_phrases("Where was Dad born?"), ME, PERSONS, rels)) == []
-    assert names(resolve_kin(kin_phrases("Where was Dad born?"), ME, PERSONS, RELATIONSHIPS)) == ["João Silva"]
+    dad = kin_phrases("Where was Dad born?")
+    assert names(resolve_kin(dad, ME, PERSONS, rels)) == []
+    assert names(resolve_kin(dad, ME, PERSONS, RELATIONSHIPS)) == ["João Silva"]
 
 
 def test_the_retrieval_text_names_the_relatives_and_drops_the_subject():

@@ -233,7 +233,8 @@ class _Resolver:
 
     def kin_of_narrator(self, kin: Kin) -> set[UUID]:
         """Persons who are `kin` to the narrator: recorded, else through the two links that make
-        the relation (`DECOMPOSE`: a grandmother is a parent's mother, Dad the mother's husband)."""
+        the relation (`DECOMPOSE`: a grandmother is a parent's mother; `THROUGH_SPOUSE`: Dad is
+        the mother's husband)."""
         if self.narrator is None:
             return set()
         found = kin_of(self.narrator, kin, self.relationships, self.genders)

@@ -1,7 +1,7 @@
 """Names the model tagged a person that the sentence puts somewhere ("a flat in Lyon", "moved to
 Duluth", "back from Lyon"), there or where the model tagged nothing, and the same name elsewhere
-in the story: a place. The small model
-often reads a one-word town as a person; a name the legacy knows as a person's stays one."""
+in the story: a place. The small model often reads a one-word town as a person; a name the
+legacy knows as a person's stays one."""
 
 from __future__ import annotations
 
@@ -60,8 +60,9 @@ def _untagged_somewhere(doc: Any, words: tuple[str, ...]) -> bool:
 
 def retag_places(doc: Any, known: Sequence[tuple[int, int, int]]) -> None:
     """Relabel as GPE the model's PERSON entities whose words the story puts somewhere once
-    (`_put_somewhere`, whatever the model tagged them there, or nothing), unless a known person's
-    name covers them. The model's own GPE elsewhere is no evidence: it tags people so too ("Virginia")."""
+    (`_put_somewhere`, whatever the model tagged them there, or nothing), unless a known
+    person's name covers them. The model's own GPE elsewhere is no evidence: it tags people so
+    too ("Virginia")."""
     from spacy.tokens import Span
 
     known_tokens = {t for _, start, end in known for t in range(start, end)}
