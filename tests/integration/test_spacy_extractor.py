@@ -857,3 +857,38 @@ def test_a_name_put_somewhere_where_the_model_tagged_nothing_is_a_place(
     ):
         got = retagged(words + tail, ["O"] * len(words.split()) + person)
         assert got == {("Lyon", label)}, words
+
+
+def _animals(got: ExtractedEntities) -> set[str]:
+    return {o.name for o in got.objects if o.type == "animal"}
+
+
+def test_an_animal_the_story_names_is_a_thing_never_a_person(extractor: SpacyEntityExtractor) -> None:
+    """rules-12: a name given to an animal ("our cat Biscuit", "a parakeet named Pastor Rudd",
+    "Biscuit, our old cat,", a list of them) is an object of type animal, and no person wherever
+    else the story uses it (the model tags "Pastor Rudd" a person)."""
+    got = extract_entities(
+        extractor,
+        "Dot lived alone with a parakeet named Pastor Rudd, after the minister. Pastor Rudd talked "
+        "all day. Our cat Biscuit hid in the boiler cupboard. Biscuit, our old cat, sleeps all day "
+        "now. We had two dogs, Pickle and Mustard, and Dad's horse Duke.",
+    )
+    assert _animals(got) == {"Pastor Rudd", "Biscuit", "Pickle", "Mustard", "Duke"}
+    assert not {"Pastor Rudd", "Biscuit", "Pickle", "Mustard", "Duke"} & set(_names(got, "people"))
+
+
+def test_a_name_near_an_animal_word_is_not_always_its_name(extractor: SpacyEntityExtractor) -> None:
+    """Someone given the dog, addressed before it, doing something to it, a name the legacy
+    knows as a person's, a capitalised animal word inside a name: no animal."""
+    for text, known in (
+        ("I gave Mary the dog on Sunday.", ()),
+        ("Thanks Mary, the dog is fine.", ()),
+        ("The dog Peter found was a stray.", ()),
+        ("Our dog Peter ran off.", ("Peter",)),
+        ('There is "Tamarack Fish Fry": walleye in bacon fat.', ()),
+        ("When the dog tore his ear, Nell cleaned it.", ()),
+    ):
+        got = extract_entities(extractor, text, known_names=known)
+        assert not _animals(got), text
+    kept = extract_entities(extractor, "Our dog Peter ran off.", known_names=["Peter"])
+    assert "Peter" in _names(kept, "people")

@@ -20,7 +20,7 @@ from heirloom.contracts.records import Text
 from heirloom.fencing import one_line, untag
 
 #: Bumped when the models or the prompt change in a way a consumer would notice.
-EXTRACTION_SCHEMA_VERSION = "2"  # 2: `facts` between entities (docs/decisions/0012)
+EXTRACTION_SCHEMA_VERSION = "3"  # 2: `facts` between entities (docs/decisions/0012); 3: named animals
 #: The prompt that goes with this schema version (package resource under heirloom/config).
 PROMPT_RESOURCE = f"prompts/extract_entities.v{EXTRACTION_SCHEMA_VERSION}.txt"
 
@@ -65,6 +65,7 @@ ObjectType = Literal[
     "tool",
     "vehicle",
     "military",  # medal, uniform, dog tags
+    "animal",  # a pet or farm animal the family names ("our cat Biscuit")
     "other",
 ]
 Predicate = Literal["PARTICIPATED_IN", "LIVED_IN", "WORKED_AT", "OWNED", "TOOK_PLACE_AT"]

