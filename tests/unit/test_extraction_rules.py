@@ -359,6 +359,29 @@ def test_parse_kin_after_a_possessive_of_any_language() -> None:
     assert parse_kin("ma", mention=True) == Kin("parent", "f")  # alone, "ma" is the kin word
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("minha vó", Kin("grandparent", "f")),  # Brazilian short forms, not only "avó"
+        ("Vô", Kin("grandparent", "m")),
+        ("mainha", Kin("parent", "f")),
+        ("ma frangine", Kin("sibling", "f")),
+        ("mijn schoonzus", Kin("sibling_in_law", "f")),
+        ("mijn oudoom", Kin("great_pibling", "m")),
+        ("mi yerno", Kin("child_in_law", "m")),
+        ("meine Schwägerin", Kin("sibling_in_law", "f")),
+        ("moja teściowa", Kin("parent_in_law", "f")),
+        ("my bubbe", Kin("grandparent", "f")),  # the words English speakers use for grandparents
+        ("Zayde", Kin("grandparent", "m")),
+        ("my yiayia", Kin("grandparent", "f")),
+        ("Meemaw", Kin("grandparent", "f")),
+        ("my hubby", Kin("spouse", "m")),
+    ],
+)
+def test_kin_words_families_say_in_several_languages(text: str, expected: Kin) -> None:
+    assert parse_kin(text, mention=True) == expected
+
+
 def test_inverse_relation() -> None:
     assert inverse_relation("parent") == "child"
     assert inverse_relation("great_grandparent") == "great_grandchild"

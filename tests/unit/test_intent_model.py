@@ -479,21 +479,25 @@ def test_the_shipped_weights_are_of_the_current_data():
         assert json.loads(file.read_text())["data_sha256"] == intent_model.data_digest(), file.name
 
 
-@pytest.mark.parametrize("edited", ["intent_cues", "intent_model"])
+@pytest.mark.parametrize("edited", ["intent_cues", "intent_model", "kin_lexicon"])
 def test_the_weights_digest_covers_the_rules_and_the_feature_code(tmp_path, edited):
     """The rule-based scores are features, and intent_model builds the features and n-grams the
-    weights are columns of: weights trained before a cue, a weight or the n-grams changed are
-    stale as surely as weights of an older intent set (decisions 0032, 0036)."""
+    weights are columns of: weights trained before a cue, a kin word, a weight or the n-grams
+    changed are stale as surely as weights of an older intent set (decisions 0032, 0036)."""
     from pathlib import Path
 
-    from heirloom.domain import intent, intent_cues
+    from heirloom.domain import intent_cues
 
-    sources = {"intent_cues": Path(intent_cues.__file__), "intent_model": Path(intent_model.__file__)}
-    copy = tmp_path / f"{edited}.py"
+    sources = {
+        "intent_cues": Path(intent_cues.__file__),
+        "intent_model": Path(intent_model.__file__),
+        "kin_lexicon": intent_model.data_path(intent_model.KIN_LEXICON_RESOURCE),
+    }
+    copy = tmp_path / sources[edited].name
     copy.write_bytes(sources[edited].read_bytes())
-    rules = tuple(copy if s == sources[edited] else s for s in (Path(intent.__file__), *sources.values()))
+    rules = tuple(copy if s == sources[edited] else s for s in intent_model.rule_sources())
     assert intent_model.data_digest(rules=rules) == intent_model.data_digest()
-    copy.write_bytes(copy.read_bytes() + b"\n# one more line\n")
+    copy.write_bytes(copy.read_bytes() + b"\n")
     assert intent_model.data_digest(rules=rules) != intent_model.data_digest()
 
 

