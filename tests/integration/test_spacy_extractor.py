@@ -892,3 +892,34 @@ def test_a_name_near_an_animal_word_is_not_always_its_name(extractor: SpacyEntit
         assert not _animals(got), text
     kept = extract_entities(extractor, "Our dog Peter ran off.", known_names=["Peter"])
     assert "Peter" in _names(kept, "people")
+
+
+def _works(got: ExtractedEntities) -> set[str]:
+    return {o.name for o in got.objects if o.type == "work"}
+
+
+def test_a_title_in_quotes_is_a_work(extractor: SpacyEntityExtractor) -> None:
+    """rules-12: a song, hymn or book by its title in quotes is an object of type work, said to
+    be one ("played", "sang", "the hymn ...") or reading as a title alone (a proper or foreign
+    word first, no verb, pronoun or owner); a title the model tagged a person is no person."""
+    got = extract_entities(
+        extractor,
+        'At the wake Uncle Dommie played "Danny Boy" on the accordion. Greta\'s choir sang the '
+        '"Ave Maria". Odile: "Minuit, chrétiens", the French one, the Christmas hymn my mother sang. '
+        'Bea: You made Stan cry. "Plaisir d\'amour" and the whole club silent.',
+    )
+    assert _works(got) == {"Danny Boy", "Ave Maria", "Minuit, chrétiens", "Plaisir d'amour"}
+    assert "Danny Boy" not in _names(got, "people")
+
+
+def test_quoted_speech_is_no_work(extractor: SpacyEntityExtractor) -> None:
+    """Speech in quotes: a sentence, a word of address, a fragment ending as speech does, words
+    opening with a function word or holding an owner, a cue word cut off by punctuation."""
+    for text in (
+        '"Test before you touch," he said every morning.',
+        '"Farrow," she said. "Gamma!" the children called.',
+        'Her entries read: "Baby gaining." "Father drinking again."',
+        '"And then" was all she wrote. The card said "From Walter\'s family".',
+        'She called her "Nellie" all her life.',
+    ):
+        assert not _works(extract_entities(extractor, text)), text

@@ -20,7 +20,9 @@ from heirloom.contracts.records import Text
 from heirloom.fencing import one_line, untag
 
 #: Bumped when the models or the prompt change in a way a consumer would notice.
-EXTRACTION_SCHEMA_VERSION = "3"  # 2: `facts` between entities (docs/decisions/0012); 3: named animals
+EXTRACTION_SCHEMA_VERSION = (
+    "3"  # 2: `facts` between entities (docs/decisions/0012); 3: named animals, works by title
+)
 #: The prompt that goes with this schema version (package resource under heirloom/config).
 PROMPT_RESOURCE = f"prompts/extract_entities.v{EXTRACTION_SCHEMA_VERSION}.txt"
 
@@ -66,6 +68,7 @@ ObjectType = Literal[
     "vehicle",
     "military",  # medal, uniform, dog tags
     "animal",  # a pet or farm animal the family names ("our cat Biscuit")
+    "work",  # a song, hymn, book or film by its title ("Danny Boy")
     "other",
 ]
 Predicate = Literal["PARTICIPATED_IN", "LIVED_IN", "WORKED_AT", "OWNED", "TOOK_PLACE_AT"]

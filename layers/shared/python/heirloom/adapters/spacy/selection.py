@@ -17,6 +17,7 @@ from heirloom.adapters.spacy.things import (
     _proper_places,
     promote_repeated_names,
 )
+from heirloom.adapters.spacy.titles import outside_works, quoted_works
 from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand
 from heirloom.adapters.spacy.where import retag_places
 from heirloom.contracts.extraction import (
@@ -114,8 +115,9 @@ def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
     spans = known(doc) if known is not None else []  # known names: read once, used twice
     retag_places(doc, spans)  # "a flat in Lyon": the model's person is a place
     animals = named_animals(doc, spans)  # "our cat Biscuit": a thing, wherever the story names it
-    people = without_animals(_people(doc, spans), animals)
-    things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc) + animals
+    works = quoted_works(doc)  # played "Danny Boy": a song, no person
+    people = outside_works(without_animals(_people(doc, spans), animals), works)
+    things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc) + animals + works
     things = without_greetings(doc, things)  # "Welcome home, stranger"; "Happy Easter!" -> "Easter"
     promote_repeated_names(doc, things, people)
     cands = people + things
