@@ -16,7 +16,7 @@ from heirloom_dev.loader import read_dataset
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
-@pytest.mark.parametrize("name", ["sample-legacy", "conversations"])
+@pytest.mark.parametrize("name", ["sample-legacy", "conversations", "long-chats"])
 def test_queries_forbid_exactly_what_their_user_may_not_read(name):
     root = EXAMPLES / name
     ds = read_dataset(root)
@@ -42,5 +42,16 @@ def test_the_conversational_set_has_ten_queries_in_every_scored_category():
     queries = [json.loads(line) for line in path.read_text().splitlines()]
     counts = Counter(q["category"] for q in queries)
     assert all(n >= 10 for n in counts.values()), counts
+    multi = [q for q in queries if q["category"] == "multi_hop"]
+    assert all(len(q["gold_story_ids"]) >= 2 for q in multi)
+
+
+def test_the_long_chats_set_has_ten_queries_in_its_main_categories():
+    """The third dev set (examples/long-chats): long chat sessions; multi-hop questions need two
+    or three of them."""
+    path = EXAMPLES / "long-chats" / "queries.jsonl"
+    queries = [json.loads(line) for line in path.read_text().splitlines()]
+    counts = Counter(q["category"] for q in queries)
+    assert all(counts[c] >= 10 for c in ("single_hop", "multi_hop", "temporal")), counts
     multi = [q for q in queries if q["category"] == "multi_hop"]
     assert all(len(q["gold_story_ids"]) >= 2 for q in multi)
