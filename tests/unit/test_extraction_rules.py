@@ -45,6 +45,16 @@ class TestContract:
         assert ExtractedObject(name="x", type=None, confidence=0.9).type == "other"  # type: ignore[arg-type]
         assert ExtractedObject(name="x", type="HEIRLOOM", confidence=0.9).type == "heirloom"
 
+    def test_schema_3_names_animals_and_works_for_both_extractors(self) -> None:
+        """A Bedrock answer typing "Biscuit" an animal or "Danny Boy" a work keeps the type, the
+        tool schema lists both, and the prompt of the schema version asks for them."""
+        assert ExtractedObject(name="Biscuit", type="Animal", confidence=0.9).type == "animal"
+        assert ExtractedObject(name="Danny Boy", type="work", confidence=0.9).type == "work"
+        schema = json.dumps(extraction_json_schema())
+        assert '"animal"' in schema and '"work"' in schema
+        prompt = extraction_prompt()
+        assert "animal, work, other" in " ".join(prompt.split())
+
     @pytest.mark.parametrize("confidence", [-0.1, 1.01])
     def test_confidence_is_a_probability(self, confidence: float) -> None:
         with pytest.raises(ValidationError):
