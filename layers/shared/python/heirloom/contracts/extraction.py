@@ -20,9 +20,8 @@ from heirloom.contracts.records import Text
 from heirloom.fencing import one_line, untag
 
 #: Bumped when the models or the prompt change in a way a consumer would notice.
-EXTRACTION_SCHEMA_VERSION = (
-    "3"  # 2: `facts` between entities (docs/decisions/0012); 3: named animals, works by title
-)
+#: 2: `facts` between entities (docs/decisions/0012); 3: named animals, works by title
+EXTRACTION_SCHEMA_VERSION = "3"
 #: The prompt that goes with this schema version (package resource under heirloom/config).
 PROMPT_RESOURCE = f"prompts/extract_entities.v{EXTRACTION_SCHEMA_VERSION}.txt"
 

@@ -37,12 +37,13 @@ from typing import Any
 from heirloom.contracts.context import Intent
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
 from heirloom.domain.intent import ENTITY_FEATURE_NAMES, FEATURE_NAMES, model_features, name_masked
+from heirloom.domain.kinship import KIN_LEXICON
 from heirloom.ports import Embedder
 
 DATA_RESOURCE = "intents/train.jsonl"
 NAMES_RESOURCE = "intents/names.jsonl"
 #: the kin words `intent.analyse` reads (heirloom.domain.kinship)
-KIN_LEXICON_RESOURCE = "lexicons/kin.json"
+KIN_LEXICON_RESOURCE = f"lexicons/{KIN_LEXICON}"
 #: the training gazetteer's legacy ids: its names are of the asked legacy or of a linked one
 TRAINING_LEGACY = "primary"
 #: the order of the model's outputs

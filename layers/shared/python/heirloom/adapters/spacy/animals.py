@@ -17,7 +17,7 @@ from heirloom.adapters.spacy.lexicon import (
     _POSSESSIVE_MARKS,
     _POSSESSIVE_PRONOUNS,
 )
-from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand
+from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand, _verb
 
 #: words that name an animal by what it is called ("a dog named Rex", "a cat called Biscuit")
 _NAMING = frozenset({"named", "called"})
@@ -75,10 +75,6 @@ def _names_after(doc: Any, i: int) -> list[tuple[int, int]]:
             continue
         break
     return out
-
-
-def _verb(token: Any) -> bool:
-    return bool(token.tag_.startswith("VB") or token.tag_ == "MD")
 
 
 def _owned(doc: Any, i: int) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from heirloom.adapters.spacy.lexicon import _TITLE_NOUNS, _TITLE_VERBS
-from heirloom.adapters.spacy.tokens import RULE_CONFIDENCE, _Cand
+from heirloom.adapters.spacy.tokens import RULE_CONFIDENCE, _Cand, _verb
 
 _OPEN = frozenset({'"', "“"})
 _CLOSE = frozenset({'"', "”"})
@@ -58,9 +58,7 @@ def _bare_title(words: Any) -> bool:
     return (
         2 <= len(words) <= _MAX_BARE_WORDS
         and words[0].tag_ in ("NNP", "NNPS", "FW")
-        and not any(
-            t.tag_.startswith("VB") or t.tag_ in ("MD", "PRP", "PRP$", "WP", "WRB", "POS") for t in words
-        )
+        and not any(_verb(t) or t.tag_ in ("PRP", "PRP$", "WP", "WRB", "POS") for t in words)
     )
 
 
@@ -79,9 +77,10 @@ def quoted_works(doc: Any) -> list[_Cand]:
             continue
         if len(words) == 1 and words[0].ent_type_ == "PERSON":
             continue
-        if all(t.ent_type_ == "PERSON" for t in words) and not _said_to_be_a_work(doc, open_, close):
+        said = _said_to_be_a_work(doc, open_, close)
+        if all(t.ent_type_ == "PERSON" for t in words) and not said:
             continue
-        if not (_said_to_be_a_work(doc, open_, close) or _bare_title(words)):
+        if not (said or _bare_title(words)):
             continue
         name = words.text
         found.setdefault(

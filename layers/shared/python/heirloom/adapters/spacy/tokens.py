@@ -49,6 +49,11 @@ def _capitalised(token: Any) -> bool:
     return bool(token.text[:1].isupper())
 
 
+def _verb(token: Any) -> bool:
+    """A verb or a modal, by its fine-grained tag."""
+    return bool(token.tag_.startswith("VB") or token.tag_ == "MD")
+
+
 def _is_kin(token: Any) -> bool:
     return token.lower_ in _KIN_WORDS and token.tag_ in _NOMINAL
 
