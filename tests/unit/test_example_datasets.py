@@ -37,21 +37,19 @@ def test_queries_forbid_exactly_what_their_user_may_not_read(name):
         assert not set(q["gold_story_ids"]) & denied, q["query"]
 
 
-def test_the_conversational_set_has_ten_queries_in_every_scored_category():
-    path = EXAMPLES / "conversations" / "queries.jsonl"
+@pytest.mark.parametrize(
+    ("name", "categories"),
+    [
+        ("conversations", None),  # every scored category
+        ("long-chats", ("single_hop", "multi_hop", "temporal")),  # long chat sessions
+    ],
+)
+def test_a_conversational_set_has_ten_queries_a_category_and_multi_hop_over_sessions(name, categories):
+    """The conversational dev sets: at least ten queries in each category they are scored by;
+    every multi-hop question needs two or more sessions."""
+    path = EXAMPLES / name / "queries.jsonl"
     queries = [json.loads(line) for line in path.read_text().splitlines()]
     counts = Counter(q["category"] for q in queries)
-    assert all(n >= 10 for n in counts.values()), counts
-    multi = [q for q in queries if q["category"] == "multi_hop"]
-    assert all(len(q["gold_story_ids"]) >= 2 for q in multi)
-
-
-def test_the_long_chats_set_has_ten_queries_in_its_main_categories():
-    """The third dev set (examples/long-chats): long chat sessions; multi-hop questions need two
-    or three of them."""
-    path = EXAMPLES / "long-chats" / "queries.jsonl"
-    queries = [json.loads(line) for line in path.read_text().splitlines()]
-    counts = Counter(q["category"] for q in queries)
-    assert all(counts[c] >= 10 for c in ("single_hop", "multi_hop", "temporal")), counts
+    assert all(counts[c] >= 10 for c in categories or counts), counts
     multi = [q for q in queries if q["category"] == "multi_hop"]
     assert all(len(q["gold_story_ids"]) >= 2 for q in multi)
