@@ -119,7 +119,8 @@ ACCESS: dict[str, Access] = {
     # -- ingest_story (Express) and backfill (Standard) --
     "ChunkEmbed": Access(database=True, models=EMBED, memory_mb=1024),
     "ExtractEntities": Access(database=True, models=CLASSIFY, memory_mb=1024),
-    "GraphSync": Access(database=True, graph=Graph.WRITE),
+    # re-links the stories that write a name the sync established (decision 0040)
+    "GraphSync": Access(database=True, graph=Graph.WRITE, start_ingestion=True),
     "IngestFailed": Access(database=True),
     "BackfillPlan": Access(database=True, list_backfill=True),
     # -- communities (Standard, scheduled): reads the graph, writes summaries in PostgreSQL --

@@ -350,13 +350,14 @@ class Functions:
     def grant_workflows(
         self,
         context: sfn.StateMachine,
-        ingest: sfn.StateMachine | None,
+        ingest_arn: str | None,
         backfill_arn: str | None = None,
         connections: sfn.StateMachine | None = None,
     ) -> None:
         """Functions that start a workflow get that one workflow's ARN and start action only;
-        BackfillPlan lists the backfill's executions (`backfill_arn` is built from the workflow's
-        name: a reference would close a cycle through the workflow's own role)."""
+        BackfillPlan lists the backfill's executions (`backfill_arn` and `ingest_arn` are built
+        from the workflow's name: a reference would close a cycle through the workflow's own
+        role, or through GraphSync, one of ingest_story's own tasks)."""
         for deployed in self.by_id.values():
             if deployed.access.list_backfill:
                 if backfill_arn is None:
@@ -379,7 +380,9 @@ class Functions:
                     "CONNECTIONS_STATE_MACHINE_ARN", connections.state_machine_arn
                 )
             if deployed.access.start_ingestion:
-                if ingest is None:
+                if ingest_arn is None:
                     raise LookupError(f"{deployed.construct_id} starts ingest_story, which has no ASL file")
-                ingest.grant_start_execution(deployed.role)
-                deployed.function.add_environment("INGEST_STATE_MACHINE_ARN", ingest.state_machine_arn)
+                deployed.role.add_to_principal_policy(
+                    iam.PolicyStatement(actions=["states:StartExecution"], resources=[ingest_arn])
+                )
+                deployed.function.add_environment("INGEST_STATE_MACHINE_ARN", ingest_arn)

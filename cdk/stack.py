@@ -104,7 +104,8 @@ class HeirloomStack(Stack):
             raise MissingFunction(f"statemachines/{CONTEXT_WORKFLOW}.asl.json is missing")
         self.functions.grant_workflows(
             context,
-            self.workflows.by_name.get(INGEST_WORKFLOW),
+            # by name: GraphSync, a task of ingest_story, starts it (a reference closes a cycle)
+            state_machine_arn(self, INGEST_WORKFLOW) if INGEST_WORKFLOW in self.workflows.by_name else None,
             state_machine_arn(self, BACKFILL_WORKFLOW)
             if BACKFILL_WORKFLOW in self.workflows.by_name
             else None,

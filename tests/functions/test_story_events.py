@@ -8,8 +8,13 @@ from uuid import UUID
 
 import pytest
 
+from heirloom.contracts.ingestion import GraphSyncInput
+from heirloom.contracts.records import Story
+from heirloom.domain import ingestion
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.steps.chunk_embed import chunk_embed_step
+from heirloom.steps.extract_entities import extract_step
+from heirloom.steps.graph_sync import graph_sync_step
 from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.integration.test_sample_story_events import STORY_EVENT_ORDER
@@ -431,3 +436,69 @@ def _in_title(ports, sid, person_id):
         {"id": sid, "p": person_id},
     )
     return rows[0]["t"] if rows else None
+
+
+CAT_STORY = "3c1d5e7f-9a2b-4c4d-8e6f-0a1b2c3d4e5f"
+
+
+def _things(ports, sid):
+    rows = ports.graph.run(
+        "MATCH (:Story {id: $id})-[:REFERENCES]->(o:Object) RETURN o.name AS name, o.type AS type",
+        {"id": sid},
+    )
+    return sorted((r["name"], r["type"]) for r in rows)
+
+
+def _cat_story(content="When we moved to Wren Court our cat Biscuit came too, in a basket."):
+    event = sample("story_created")
+    event["detail"]["story"] |= {"id": CAT_STORY, "title": "Moving day", "content": content}
+    return event
+
+
+def test_a_name_another_story_gives_an_animal_links_the_stories_that_write_it_alone(extracting):
+    """Decision 0040: "Biscuit" alone says nothing of what Biscuit is; once another story of the
+    legacy calls Biscuit our cat, the earlier story is re-linked to the same animal (without
+    re-embedding), a later one at its own sync, and the link goes when that story does."""
+    send, ports = extracting
+    alone = sample("story_created")
+    alone["detail"]["story"]["content"] = "Biscuit hid in the boiler cupboard and we took the door off."
+    send(alone)
+    sid = alone["detail"]["story"]["id"]
+    assert _things(ports, sid) == []
+    chunks = ports.vectors.chunks_of(sid)
+    assert send(_cat_story()) == "created"
+    assert _things(ports, CAT_STORY) == [("Biscuit", "animal")]
+    assert _things(ports, sid) == [("Biscuit", "animal")]  # re-linked ...
+    assert ports.vectors.chunks_of(sid) == chunks  # ... without re-embedding
+    deleted = sample("story_deleted")
+    deleted["detail"]["story_id"] = CAT_STORY
+    assert send(deleted) == "deleted"
+    assert _things(ports, sid) == []  # no story says what Biscuit is any more
+
+
+def test_a_later_story_writing_an_established_name_links_it_at_its_own_sync(extracting):
+    send, ports = extracting
+    send(_cat_story())
+    later = sample("story_created")
+    later["detail"]["story"]["content"] = "Biscuit was sick all week. Biscuits and tea did nothing for Mum."
+    send(later)
+    assert _things(ports, later["detail"]["story"]["id"]) == [("Biscuit", "animal")]
+    edited = _cat_story("When we moved to Wren Court the neighbours brought a basket of biscuits.")
+    edited["detail-type"] = "Story Updated"
+    edited["detail"]["story"]["updated_at"] = "2030-01-01T00:00:00Z"
+    send(edited)  # the one story that said what Biscuit is no longer does
+    assert _things(ports, later["detail"]["story"]["id"]) == []
+
+
+def test_with_an_ingestion_workflow_the_sync_hands_the_stories_writing_a_new_name_over(extracting):
+    _, ports = extracting
+    alone = sample("story_created")["detail"]["story"]
+    ingestion.apply_story(ports, Story.model_validate(alone | {"content": "Biscuit slept on the piano."}))
+    cat = Story.model_validate(_cat_story()["detail"]["story"])
+    ingestion.apply_story(ports, cat, process=False)
+    started: list[UUID] = []
+    extraction = extract_step(ports, cat.id)
+    result = graph_sync_step(ports, GraphSyncInput(story_id=cat.id, results=(extraction,)), started.append)
+    assert result.status == "synced"
+    assert started == [UUID(alone["id"])]
+    assert ports.stories.graph_synced(UUID(alone["id"])) is None  # the workflow will rebuild it

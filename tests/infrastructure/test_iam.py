@@ -46,7 +46,8 @@ EXPECTED: dict[str, set[str]] = {
     "IngestObject": DB | GRAPH_WRITE | BEDROCK | {"s3:GetObject", "s3:PutObjectTagging"} | DLQ,
     "ChunkEmbed": DB | BEDROCK,
     "ExtractEntities": DB | BEDROCK,
-    "GraphSync": DB | GRAPH_WRITE,
+    # re-links the stories that write a name the sync established (decision 0040)
+    "GraphSync": DB | GRAPH_WRITE | {"states:StartExecution"},
     "IngestFailed": DB,
     "BackfillPlan": DB | {"states:ListExecutions"},
     "CommunitiesRebuild": DB | GRAPH_READ,
@@ -162,9 +163,13 @@ def test_only_api_runs_the_context_and_connections_workflows(built):
     assert resources_for(built, "Api", "states:StartSyncExecution") == [context, connections]
 
 
-def test_story_events_starts_only_the_ingestion_workflow(built):
-    ingest = {"Ref": built.logical_id(built.stack.workflows.by_name["ingest_story"])}
-    assert resources_for(built, "StoryEvents", "states:StartExecution") == [ingest]
+def test_story_events_and_graph_sync_start_only_the_ingestion_workflow(built):
+    """By the ARN built from its name (GraphSync is one of its tasks: a reference is a cycle)."""
+    machine = built.resources[built.logical_id(built.stack.workflows.by_name["ingest_story"])]
+    name = machine["Properties"]["StateMachineName"]
+    for cid in ("StoryEvents", "GraphSync"):
+        (resource,) = resources_for(built, cid, "states:StartExecution")
+        assert _arn_text(resource).endswith(f":stateMachine:{name}")
 
 
 def test_only_backfill_plan_lists_the_backfills_executions(built):

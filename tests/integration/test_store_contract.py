@@ -8,6 +8,7 @@ import pytest
 
 from heirloom.adapters.memory import MemoryStoryStore
 from heirloom.adapters.postgres import PgStoryStore, PgVectorIndex
+from heirloom.contracts.extraction import NamedThing
 from heirloom.contracts.records import (
     Legacy,
     Link,
@@ -508,3 +509,27 @@ def test_known_relationships_are_read_by_either_person_with_both_names_and_legac
     assert [(r.from_name, r.to_name) for r in store.known_relationships([other, uuid4()])] == [("Bo", "Ada")]
     store.remove_relationship(other, person, "KNEW")
     assert [r.type for r in store.known_relationships([person, other])] == ["FAMILY_OF"]
+
+
+def test_a_storys_named_things_are_kept_with_its_legacy_and_go_with_it(pair):
+    store, _ = pair
+    legacy, _, user = _seed(store)
+    t = datetime(2024, 1, 1, tzinfo=UTC)
+    stories = [
+        Story(id=uuid4(), legacy_id=legacy, author_user_id=user, title=f"T{i}", content="Body.",
+              visibility=Visibility.PUBLIC, created_at=t, updated_at=t)
+        for i in range(2)
+    ]  # fmt: skip
+    for story in stories:
+        store.upsert_story(story, "h")
+    biscuit, hymn = NamedThing(name="Biscuit", type="animal"), NamedThing(name="Ave Maria", type="work")
+    store.set_named_things(stories[0].id, [biscuit, hymn])
+    store.set_named_things(stories[1].id, [])
+    store.mark_graph_synced(stories[0].id, "d", "v")  # the sync mark leaves the names alone
+    store.forget_graph_synced([stories[0].id])
+    assert store.named_things_of(legacy) == {stories[0].id: (biscuit, hymn)}
+    assert store.named_things_of(uuid4()) == {}
+    store.set_named_things(stories[0].id, [hymn])
+    assert store.named_things_of(legacy) == {stories[0].id: (hymn,)}
+    store.delete_story(stories[0].id)
+    assert store.named_things_of(legacy) == {}

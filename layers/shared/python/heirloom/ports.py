@@ -25,7 +25,7 @@ from heirloom.contracts.curation import (
     StagedStatus,
     Tier,
 )
-from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.contracts.extraction import ExtractedEntities, NamedThing
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import Legacy, Link, Member, Person, Relationship, Role, Story, User
 
@@ -164,6 +164,15 @@ class ProcessingLedger(Protocol):
         self, story_id: UUID, content_hash: str, extractor_version: str, fingerprint: str | None = None
     ) -> None:
         """`fingerprint`: what the graph holds for the story once synced (`entity_sync`)."""
+        ...
+
+    def set_named_things(self, story_id: UUID, things: Sequence[NamedThing]) -> None:
+        """The names the story itself gives an animal or a work, as of its last graph sync
+        (decision 0040); they go with the story."""
+        ...
+
+    def named_things_of(self, legacy_id: UUID) -> dict[UUID, tuple[NamedThing, ...]]:
+        """The named things of each story of the legacy that gives any: story id -> its names."""
         ...
 
     def story_graph_lock(self, story_id: UUID) -> AbstractContextManager[None]:

@@ -20,6 +20,7 @@ from uuid import UUID
 
 from heirloom.adapters.memory_index import MemoryVectorIndex
 from heirloom.contracts.access import KnownRelationship, StoryMeta
+from heirloom.contracts.extraction import NamedThing
 from heirloom.contracts.ingestion import RunningExecution
 from heirloom.contracts.records import (
     Legacy,
@@ -74,6 +75,7 @@ class _Processing:
     graph_hash: str | None = None
     extractor_version: str | None = None
     fingerprint: str | None = None
+    named_things: tuple[NamedThing, ...] = ()
 
 
 @dataclass
@@ -369,6 +371,18 @@ class MemoryStoryStore:
     ) -> None:
         p = self.processing.setdefault(story_id, _Processing())
         p.graph_hash, p.extractor_version, p.fingerprint = content_hash, extractor_version, fingerprint
+
+    def set_named_things(self, story_id: UUID, things: Sequence[NamedThing]) -> None:
+        self.processing.setdefault(story_id, _Processing()).named_things = tuple(things)
+
+    def named_things_of(self, legacy_id: UUID) -> dict[UUID, tuple[NamedThing, ...]]:
+        return {
+            sid: p.named_things
+            for sid, p in self.processing.items()
+            if p.named_things
+            and (stored := self.stories.get(sid)) is not None
+            and stored[0].legacy_id == legacy_id
+        }
 
     @contextmanager
     def story_graph_lock(self, story_id: UUID) -> Iterator[None]:

@@ -153,6 +153,14 @@ class ExtractedObject(_Model):
         return _coerce_type(value, OBJECT_TYPES)
 
 
+class NamedThing(_Model):
+    """A name a story itself gives an animal or a work ("our cat Biscuit", 'sang "Danny Boy"'):
+    the legacy's other stories that write the name alone link the same thing (decision 0040)."""
+
+    name: EntityName
+    type: ObjectType
+
+
 class TimeReference(_Model):
     period: EntityName = Field(description="Normalised period: '1962', '1970s', 'summer after the flood'")
     context: ShortText = Field(default="", description="What the period frames, e.g. 'childhood summers'")

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.contracts.extraction import ExtractedEntities, NamedThing
 from heirloom.contracts.records import Story
 from heirloom.domain.fact_resolution import FactEdge, FactState, resolve_edges
 from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
@@ -257,6 +257,8 @@ class SyncReport:
     unresolved: list[str] = field(default_factory=list)
     #: what the graph now holds for the story (`fingerprint`), kept with its sync mark
     fingerprint: str = ""
+    #: names of animals or works the legacy gained or lost with this sync (decision 0040)
+    names_changed: tuple[NamedThing, ...] = ()
 
 
 def withdraw_story(graph: GraphStore, story_id: str, *, resolve: bool = True) -> set[str]:

@@ -10,7 +10,7 @@ relationship or link: decision 0020), so the last writer writes the current stat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,7 +34,7 @@ from heirloom.contracts.records import (
     User,
     Visibility,
 )
-from heirloom.domain import graph_sync
+from heirloom.domain import graph_sync, named_things
 from heirloom.domain.access import CREATES
 from heirloom.domain.chunking import chunk_story, content_hash, digest_of, story_digest
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
@@ -507,6 +507,11 @@ def write_entities(
     (`digest`, `story_digest`). With its legacy's staging on, only the approved places, events
     and objects (heirloom.domain.staging)."""
     version = entities.extractor_version or ports.extractor_version
+    named = ports.stories.named_things_of(story.legacy_id)
+    own, others = named_things.established(entities), named_things.others_of(named, story.id)
+    entities, unresolved = named_things.recall(
+        entities, f"{story.title}\n{story.content}", others, mentions, unresolved
+    )
     curation = ports.curation
     pending = 0
     if curation is not None and curation.staging_enabled(story.legacy_id):
@@ -523,6 +528,8 @@ def write_entities(
     with ports.stories.story_graph_lock(story.id):
         report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
         ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
+        ports.stories.set_named_things(story.id, own)
+    report.names_changed = named_things.changed(named.get(story.id, ()), own, others)
     if curation is not None:
         changes = sum(report.entities.values()) + report.mentions + report.person_edges
         curation.record_impact(story.legacy_id, changes)
@@ -582,8 +589,43 @@ def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
         return False
     if ports.stories.graph_synced(story.id) == (digest, ports.extractor_version):
         return False
-    sync_entities(ports, story, extract_story(ports, story), digest)
+    report = sync_entities(ports, story, extract_story(ports, story), digest)
+    relink_named(ports, story, report)
     return True
+
+
+def relink_named(
+    ports: IngestionPorts,
+    story: Story,
+    report: SyncReport,
+    start_ingestion: Callable[[UUID], None] | None = None,
+) -> list[UUID]:
+    """Re-link the legacy's other graph-synced stories that write a name this story's sync
+    established or gave up (`report.names_changed`, decision 0040), through the ingestion
+    workflow (`start_ingestion`) or inline. Returns their ids."""
+    if not report.names_changed:
+        return []
+    writing = named_things.stories_writing(ports.stories.stories_of(story.legacy_id), report.names_changed)
+    synced = [s for s in writing if s.id != story.id and ports.stories.graph_synced(s.id) is not None]
+    return relink(ports, synced, start_ingestion)
+
+
+def relink(
+    ports: IngestionPorts, stories: Iterable[Story], start_ingestion: Callable[[UUID], None] | None = None
+) -> list[UUID]:
+    """Forget the stories' graph marks, then hand each to the ingestion workflow
+    (`start_ingestion`) or re-extract and re-sync it inline. Returns the story ids."""
+    chosen: Sequence[Story] = list({s.id: s for s in stories}.values())
+    if ports.extractor is None or not chosen:
+        return []
+    ids = [s.id for s in chosen]
+    ports.stories.forget_graph_synced(ids)
+    for story in chosen:
+        if start_ingestion is not None:
+            start_ingestion(story.id)
+        else:
+            enrich_story(ports, story, story_digest(story.title, story.content))
+    return ids
 
 
 @lru_cache(maxsize=1)
@@ -621,7 +663,9 @@ def process_story(
     if pending is not None:
         pending.store(ports, story)
     if resolved is not None:
-        write_entities(ports, story, resolved[0], digest, resolved[1], resolved[2])
+        relink_named(
+            ports, story, write_entities(ports, story, resolved[0], digest, resolved[1], resolved[2])
+        )
 
 
 def apply_story(
@@ -764,15 +808,24 @@ def remove_derived(ports: IngestionPorts, story_id: UUID) -> None:
 
 
 def delete_story(
-    ports: IngestionPorts, story_id: UUID, deleted_at: datetime | None = None, legacy_id: UUID | None = None
+    ports: IngestionPorts,
+    story_id: UUID,
+    deleted_at: datetime | None = None,
+    legacy_id: UUID | None = None,
+    start_ingestion: Callable[[UUID], None] | None = None,
 ) -> Change:
     """Delete the story everywhere, for good: no later create or update of this id revives it
     (heirloom.domain.ordering). With `legacy_id` (story events carry it), a delete that arrives
-    before the story's create is remembered, so the late create is skipped."""
+    before the story's create is remembered, so the late create is skipped. A name only this
+    story established is unlinked from the stories that write it (`relink_named`)."""
     # chunks go with the row (ON DELETE CASCADE)
-    before = ports.stories.get_story(story_id) if ports.curation is not None else None
+    before = ports.stories.get_story(story_id)
+    named = ports.stories.named_things_of(before.legacy_id) if before is not None else {}
     change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
     remove_derived(ports, story_id)
+    if before is not None and named.get(story_id):
+        lost = named_things.changed(named[story_id], (), named_things.others_of(named, story_id))
+        relink_named(ports, before, SyncReport(names_changed=lost), start_ingestion)
     if ports.curation is not None and before is not None:
         ports.curation.record_change(
             GraphChange(

@@ -1,17 +1,14 @@
-"""Re-resolution: a person, alias or relationship added (or a relationship changed or removed)
-after the stories that name them. The
-stories it may change are re-linked (their people resolved again and the graph rewritten)
-without re-embedding: their graph marks are forgotten and they go through ingestion again,
-whose chunk step finds the index up to date."""
+"""Re-resolution: the stories a person, alias or relationship added (or a relationship changed
+or removed) after them may change. `ingestion.relink` re-links them (their people resolved
+again and the graph rewritten) without re-embedding: their graph marks are forgotten and they
+go through ingestion again, whose chunk step finds the index up to date."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship, Story
-from heirloom.domain.chunking import story_digest
-from heirloom.domain.ingestion import IngestionPorts, enrich_story, named_people
+from heirloom.domain.ingestion import IngestionPorts, named_people
 from heirloom.domain.speakers import KnownPersons, speaker_persons
 
 
@@ -46,21 +43,3 @@ def stories_narrated_by_either(ports: IngestionPorts, *person_ids: UUID) -> list
             if authors[story.author_user_id] or ids & speaker_persons(story.content, known):
                 out.append(story)
     return out
-
-
-def relink(
-    ports: IngestionPorts, stories: Iterable[Story], start_ingestion: Callable[[UUID], None] | None = None
-) -> list[UUID]:
-    """Forget the stories' graph marks, then hand each to the ingestion workflow
-    (`start_ingestion`) or re-extract and re-sync it inline. Returns the story ids."""
-    chosen: Sequence[Story] = list({s.id: s for s in stories}.values())
-    if ports.extractor is None or not chosen:
-        return []
-    ids = [s.id for s in chosen]
-    ports.stories.forget_graph_synced(ids)
-    for story in chosen:
-        if start_ingestion is not None:
-            start_ingestion(story.id)
-        else:
-            enrich_story(ports, story, story_digest(story.title, story.content))
-    return ids

@@ -3,17 +3,24 @@ changed or went away since extraction."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from uuid import UUID
+
 from heirloom.contracts.ingestion import ExtractionResult, GraphSyncInput, GraphSyncResult
 from heirloom.domain.chunking import story_digest
-from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile, sync_entities
+from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile, relink_named, sync_entities
 from heirloom.services import Services
 
 
 def run(data: GraphSyncInput, services: Services) -> GraphSyncResult:
-    return graph_sync_step(services.ingestion, data)
+    return graph_sync_step(services.ingestion, data, services.start_ingestion)
 
 
-def graph_sync_step(ports: IngestionPorts, data: GraphSyncInput) -> GraphSyncResult:
+def graph_sync_step(
+    ports: IngestionPorts, data: GraphSyncInput, start_ingestion: Callable[[UUID], None] | None = None
+) -> GraphSyncResult:
+    """`start_ingestion`: how the stories a name this sync established (or gave up) are
+    re-linked (decision 0040); inline without it."""
     extraction = next((r for r in data.results if isinstance(r, ExtractionResult)), None)
     story = ports.stories.get_story(data.story_id)
     if story is None:
@@ -31,6 +38,7 @@ def graph_sync_step(ports: IngestionPorts, data: GraphSyncInput) -> GraphSyncRes
         raise
     if deleted_meanwhile(ports, data.story_id):
         return GraphSyncResult(story_id=data.story_id, status="deleted")
+    relink_named(ports, story, report, start_ingestion)
     return GraphSyncResult(
         story_id=data.story_id,
         status="synced",

@@ -30,7 +30,7 @@ from heirloom.contracts.events import (
 from heirloom.contracts.ingestion import StoryEventApplied
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
-from heirloom.domain.relink import relink, stories_naming, stories_narrated_by, stories_narrated_by_either
+from heirloom.domain.relink import stories_naming, stories_narrated_by, stories_narrated_by_either
 from heirloom.domain.story_events import parse_detail
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.ports import Change
@@ -64,7 +64,7 @@ def handle_story_event(
     try:
         if isinstance(detail, StoryCreated | StoryUpdated):
             return _apply_story(ports, detail, start_ingestion)
-        change = _apply_record(ports, detail, event)
+        change = _apply_record(ports, detail, event, start_ingestion)
         if change in (Change.CREATED, Change.UPDATED, Change.DELETED):
             _relink_after(ports, detail, start_ingestion)
         return change
@@ -97,11 +97,11 @@ def _relink_after(
         case PersonCreated():
             stored = ports.stories.get_person(detail.person.id)
             if stored is not None:
-                relink(ports, stories_naming(ports, stored), start_ingestion)
+                ingestion.relink(ports, stories_naming(ports, stored), start_ingestion)
         case RelationshipAdded() | RelationshipUpdated():
-            relink(ports, stories_narrated_by(ports, detail.relationship), start_ingestion)
+            ingestion.relink(ports, stories_narrated_by(ports, detail.relationship), start_ingestion)
         case RelationshipRemoved():
-            relink(
+            ingestion.relink(
                 ports,
                 stories_narrated_by_either(ports, detail.from_person_id, detail.to_person_id),
                 start_ingestion,
@@ -110,11 +110,18 @@ def _relink_after(
             pass
 
 
-def _apply_record(ports: IngestionPorts, detail: StoryEventDetail, event: StoryEvent) -> Change:
+def _apply_record(
+    ports: IngestionPorts,
+    detail: StoryEventDetail,
+    event: StoryEvent,
+    start_ingestion: Callable[[UUID], None] | None,
+) -> Change:
     """Every event but a story's content: applied to the records, in order (domain/ordering.py)."""
     match detail:
         case StoryDeleted():
-            return ingestion.delete_story(ports, detail.story_id, detail.deleted_at, detail.legacy_id)
+            return ingestion.delete_story(
+                ports, detail.story_id, detail.deleted_at, detail.legacy_id, start_ingestion
+            )
         case LegacyCreated():
             return ingestion.apply_legacy(ports, detail.legacy)
         case PersonCreated():

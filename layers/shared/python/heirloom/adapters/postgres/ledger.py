@@ -7,9 +7,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from uuid import UUID
 
+from psycopg.types.json import Jsonb
+
 from heirloom.adapters.postgres.rows import (
     StoreBase,
 )
+from heirloom.contracts.extraction import NamedThing
 
 
 class ProcessingLedger(StoreBase):
@@ -40,6 +43,26 @@ class ProcessingLedger(StoreBase):
                 " graph_fingerprint = EXCLUDED.graph_fingerprint, processed_at = now()",
                 (story_id, content_hash, extractor_version, fingerprint),
             )
+
+    def set_named_things(self, story_id: UUID, things: Sequence[NamedThing]) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO story_processing (story_id, named_things) VALUES (%s, %s)"
+                " ON CONFLICT (story_id) DO UPDATE SET named_things = EXCLUDED.named_things",
+                (story_id, Jsonb([t.model_dump(mode="json") for t in things])),
+            )
+
+    def named_things_of(self, legacy_id: UUID) -> dict[UUID, tuple[NamedThing, ...]]:
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT p.story_id, p.named_things FROM story_processing p JOIN stories s ON s.id = p.story_id"
+                " WHERE s.legacy_id = %s AND p.named_things <> '[]'::jsonb",
+                (legacy_id,),
+            )
+            .fetchall()
+        )
+        return {r["story_id"]: tuple(NamedThing.model_validate(t) for t in r["named_things"]) for r in rows}
 
     def graph_synced_count(self) -> int:
         row = self._one("SELECT count(*) AS n FROM story_processing WHERE graph_hash IS NOT NULL", ())
