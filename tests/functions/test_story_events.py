@@ -490,6 +490,18 @@ def test_a_later_story_writing_an_established_name_links_it_at_its_own_sync(extr
     assert _things(ports, later["detail"]["story"]["id"]) == []
 
 
+def test_a_personal_storys_name_is_not_linked_in_a_story_others_read(extracting):
+    send, ports = extracting
+    personal = _cat_story()
+    personal["detail"]["story"]["visibility"] = "personal"
+    send(personal)
+    public = sample("story_created")
+    public["detail"]["story"] |= {"content": "Biscuit was sick all week.", "visibility": "public"}
+    send(public)
+    assert _things(ports, CAT_STORY) == [("Biscuit", "animal")]
+    assert _things(ports, public["detail"]["story"]["id"]) == []
+
+
 def test_with_an_ingestion_workflow_the_sync_hands_the_stories_writing_a_new_name_over(extracting):
     _, ports = extracting
     alone = sample("story_created")["detail"]["story"]

@@ -1,7 +1,14 @@
 """Names a legacy has established (decision 0040): which names a story gives, where another
 story writes them, and which changes of a story's names re-link the others."""
 
+from datetime import UTC, datetime
+from uuid import UUID, uuid4
+
+import pytest
+
+from heirloom.contracts.access import StoryMeta
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedObject, NamedThing
+from heirloom.contracts.records import Story, Visibility
 from heirloom.domain import named_things
 
 BISCUIT = NamedThing(name="Biscuit", type="animal")
@@ -45,8 +52,44 @@ def test_a_name_the_story_writes_as_a_known_person_or_already_has_is_not_recalle
     assert [o.name for o in found.objects] == ["Danny Boy"]
 
 
-def test_only_a_name_no_other_story_establishes_changes_the_legacy() -> None:
-    assert named_things.changed((), (BISCUIT,), ()) == (BISCUIT,)
-    assert named_things.changed((BISCUIT,), (), ()) == (BISCUIT,)
-    assert named_things.changed((), (BISCUIT,), (BISCUIT,)) == ()  # another story already says it
-    assert named_things.changed((BISCUIT,), (BISCUIT, DANNY_BOY), ()) == (DANNY_BOY,)
+def test_the_names_a_story_gave_or_stopped_giving_are_its_change() -> None:
+    assert named_things.changed((), (BISCUIT,)) == (BISCUIT,)
+    assert named_things.changed((BISCUIT,), ()) == (BISCUIT,)
+    assert named_things.changed((BISCUIT,), (BISCUIT,)) == ()
+    assert named_things.changed((BISCUIT,), (BISCUIT, DANNY_BOY)) == (DANNY_BOY,)
+
+
+AUTHOR, OTHER = uuid4(), uuid4()
+T = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _story(visibility: Visibility, author: UUID = AUTHOR) -> Story:
+    return Story(id=uuid4(), legacy_id=uuid4(), author_user_id=author, title="T", content="Biscuit.",
+                 visibility=visibility, created_at=T, updated_at=T)  # fmt: skip
+
+
+def _meta(story: Story) -> StoryMeta:
+    return StoryMeta(id=story.id, legacy_id=story.legacy_id, author_user_id=story.author_user_id,
+                     visibility=story.visibility, title=story.title, updated_at=T, created_at=T)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "carried"),
+    [
+        (_story(Visibility.PUBLIC, OTHER), _story(Visibility.PUBLIC), True),
+        (_story(Visibility.PUBLIC, OTHER), _story(Visibility.PERSONAL), True),
+        (_story(Visibility.PRIVATE, OTHER), _story(Visibility.PRIVATE), True),
+        (_story(Visibility.PRIVATE, OTHER), _story(Visibility.PUBLIC), False),
+        (_story(Visibility.PRIVATE, OTHER), _story(Visibility.PERSONAL), False),
+        (_story(Visibility.PRIVATE), _story(Visibility.PERSONAL), True),
+        (_story(Visibility.PERSONAL), _story(Visibility.PERSONAL), True),
+        (_story(Visibility.PERSONAL), _story(Visibility.PUBLIC), False),
+        (_story(Visibility.PERSONAL, OTHER), _story(Visibility.PERSONAL), False),
+    ],
+)
+def test_a_name_reaches_only_a_story_whose_readers_all_read_the_one_that_gave_it(
+    source, target, carried
+) -> None:
+    assert named_things.carries(_meta(source), target) is carried
+    found = named_things.others_of({source.id: (BISCUIT,)}, {source.id: _meta(source)}, target)
+    assert found == ((BISCUIT,) if carried else ())

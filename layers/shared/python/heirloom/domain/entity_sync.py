@@ -257,7 +257,7 @@ class SyncReport:
     unresolved: list[str] = field(default_factory=list)
     #: what the graph now holds for the story (`fingerprint`), kept with its sync mark
     fingerprint: str = ""
-    #: names of animals or works the legacy gained or lost with this sync (decision 0040)
+    #: names of animals or works the story gave or stopped giving with this sync (decision 0040)
     names_changed: tuple[NamedThing, ...] = ()
 
 

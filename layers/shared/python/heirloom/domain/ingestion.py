@@ -508,7 +508,8 @@ def write_entities(
     and objects (heirloom.domain.staging)."""
     version = entities.extractor_version or ports.extractor_version
     named = ports.stories.named_things_of(story.legacy_id)
-    own, others = named_things.established(entities), named_things.others_of(named, story.id)
+    sources = {m.id: m for m in ports.stories.story_meta(sid for sid in named if sid != story.id)}
+    own, others = named_things.established(entities), named_things.others_of(named, sources, story)
     entities, unresolved = named_things.recall(
         entities, f"{story.title}\n{story.content}", others, mentions, unresolved
     )
@@ -529,7 +530,7 @@ def write_entities(
         report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
         ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
         ports.stories.set_named_things(story.id, own)
-    report.names_changed = named_things.changed(named.get(story.id, ()), own, others)
+    report.names_changed = named_things.changed(named.get(story.id, ()), own)
     if curation is not None:
         changes = sum(report.entities.values()) + report.mentions + report.person_edges
         curation.record_impact(story.legacy_id, changes)
@@ -600,8 +601,8 @@ def relink_named(
     report: SyncReport,
     start_ingestion: Callable[[UUID], None] | None = None,
 ) -> list[UUID]:
-    """Re-link the legacy's other graph-synced stories that write a name this story's sync
-    established or gave up (`report.names_changed`, decision 0040), through the ingestion
+    """Re-link the legacy's other graph-synced stories that write a name this story's sync gave
+    or stopped giving (`report.names_changed`, decision 0040), through the ingestion
     workflow (`start_ingestion`) or inline. Returns their ids."""
     if not report.names_changed:
         return []
@@ -824,7 +825,7 @@ def delete_story(
     change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
     remove_derived(ports, story_id)
     if before is not None and named.get(story_id):
-        lost = named_things.changed(named[story_id], (), named_things.others_of(named, story_id))
+        lost = named_things.changed(named[story_id], ())
         relink_named(ports, before, SyncReport(names_changed=lost), start_ingestion)
     if ports.curation is not None and before is not None:
         ports.curation.record_change(

@@ -11,8 +11,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
 
+from heirloom.contracts.access import StoryMeta
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedObject, NamedThing
-from heirloom.contracts.records import Story
+from heirloom.contracts.records import Story, Visibility
 from heirloom.domain.names import name_key
 
 #: the kinds of thing a story names with a cue that says what the name is
@@ -62,25 +63,38 @@ def recall(
     )
 
 
-def others_of(named: Mapping[UUID, Sequence[NamedThing]], story_id: UUID) -> tuple[NamedThing, ...]:
-    """The names the other stories of the legacy established, one per name key."""
+def carries(source: StoryMeta, target: Story) -> bool:
+    """May a name `source` established be linked in `target`? Only when everyone who reads
+    `target` reads `source` too (docs/decisions/0040): the kind of thing a name is was learnt
+    from `source`'s words. A public story's names reach every story; a private story's reach
+    private stories and its author's personal ones; a personal story's only its author's."""
+    if source.visibility is Visibility.PUBLIC:
+        return True
+    if target.visibility is Visibility.PERSONAL:
+        return source.author_user_id == target.author_user_id
+    return source.visibility is Visibility.PRIVATE and target.visibility is Visibility.PRIVATE
+
+
+def others_of(
+    named: Mapping[UUID, Sequence[NamedThing]], sources: Mapping[UUID, StoryMeta], story: Story
+) -> tuple[NamedThing, ...]:
+    """The names the legacy's other stories (`sources`: their metadata) established that may be
+    linked in `story`, one per name key."""
     out: dict[str, NamedThing] = {}
     for sid, things in sorted(named.items(), key=lambda kv: str(kv[0])):
-        if sid != story_id:
+        source = sources.get(sid)
+        if sid != story.id and source is not None and carries(source, story):
             for thing in things:
                 out.setdefault(name_key(thing.name), thing)
     return tuple(out[k] for k in sorted(out))
 
 
-def changed(
-    before: Sequence[NamedThing], after: Sequence[NamedThing], others: Sequence[NamedThing]
-) -> tuple[NamedThing, ...]:
-    """The names the legacy gained or lost when a story's own names went from `before` to
-    `after`: one no other story establishes (`others`)."""
-    kept = {name_key(t.name) for t in others}
+def changed(before: Sequence[NamedThing], after: Sequence[NamedThing]) -> tuple[NamedThing, ...]:
+    """The names a story gave or stopped giving when its own went from `before` to `after`: the
+    stories that write them may link them differently now."""
     was = {name_key(t.name): t for t in before}
     now = {name_key(t.name): t for t in after}
-    moved = {k: t for k, t in (*was.items(), *now.items()) if (k in was) != (k in now) and k not in kept}
+    moved = {k: t for k, t in (*was.items(), *now.items()) if (k in was) != (k in now)}
     return tuple(moved[k] for k in sorted(moved))
 
 
