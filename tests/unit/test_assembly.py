@@ -187,6 +187,24 @@ def test_graph_evidence_counts_only_for_a_specific_entity_path(personas):
     assert scored.score == pytest.approx(1.0 + FUSION_WEIGHT * 0.6 * 0.2, abs=1e-6)
 
 
+def test_one_node_named_differently_by_each_story_is_one_path(personas):
+    """An owned thing's edges carry each story's words (decision 0039): "Dad's piano" in one
+    story and "Relio's piano" in three are one node reaching four stories, past
+    MAX_EVIDENCE_STORIES, so no story is lifted for using the question's words."""
+    family = personas[Persona.FAMILY].traversal
+
+    def piano(i: int, words: str, node: str | None) -> Candidate:
+        via = hit(sid(i), "REFERENCES", entity_match=True, template="entity_focused", entity=words)
+        return cand(i, embedding=0.8, hits=(via.model_copy(update={"entity_id": node}),))
+
+    one_node = [piano(1, "Dad's piano", "n1"), *(piano(i, "Relio's piano", "n1") for i in (2, 3, 4))]
+    assert [s.score for s in rank_candidates(one_node, family)] == [1.0] * 4
+    # by their words alone (no node), the one story using the question's words stood apart
+    by_words = [piano(1, "Dad's piano", None), *(piano(i, "Relio's piano", None) for i in (2, 3, 4))]
+    by_id = {s.candidate.story_id: s for s in rank_candidates(by_words, family)}
+    assert by_id[sid(1)].score == pytest.approx(1.0 + FUSION_WEIGHT, abs=1e-6)
+
+
 def test_the_graph_only_reorders_what_embedding_search_nearly_ties(personas):
     family = personas[Persona.FAMILY].traversal
     # the best possible evidence moves a story past one a little closer to the question, never

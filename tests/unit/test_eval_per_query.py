@@ -114,6 +114,7 @@ def test_candidates_cut_by_the_budget_keep_their_paths_scores_and_ranking_rank()
             "hops": 1,
             "relationship": "MENTIONS",
             "entity": "Edith",
+            "entity_id": None,
             "entity_match": True,
             "via": None,
             "source_story_id": None,

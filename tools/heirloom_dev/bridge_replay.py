@@ -60,6 +60,11 @@ def cut_by_budget(cands: list[dict[str, Any]]) -> set[str]:
     }
 
 
+def _entity(path: dict[str, Any]) -> str:
+    """The entity a path went through, as the ranking keys it (`ranking.entity_key`)."""
+    return str(path.get("entity_id") or (path["entity"] or "").casefold())
+
+
 def rerank(record: dict[str, Any], rule: Rule) -> list[str]:
     cut = cut_by_budget(record["candidates"])
     return [sid for sid in _rerank(record, rule) if sid not in cut]
@@ -92,7 +97,7 @@ def _rerank(record: dict[str, Any], rule: Rule) -> list[str]:
 
     reach: dict[str, int] = defaultdict(int)
     for c in cands:
-        for key in {(p["entity"] or "").casefold() for p in live(c)}:
+        for key in {_entity(p) for p in live(c)}:
             reach[key] += 1
     pool = base + ([c for c in cands if c["story_id"] in bridge_only] if rule.graph_only else [])
     scored = []
@@ -101,7 +106,7 @@ def _rerank(record: dict[str, Any], rule: Rule) -> list[str]:
         paths = live(c)
         if len({p["source_story_id"] for p in paths}) < rule.agree:
             paths = []
-        value = max((1.0 / reach[(p["entity"] or "").casefold()] for p in paths), default=0.0)
+        value = max((1.0 / reach[_entity(p)] for p in paths), default=0.0)
         if value and (tier[c["story_id"]] == 0 or rule.graph_only):
             boosted[c["story_id"]] = value
         else:

@@ -136,6 +136,9 @@ class GraphHit(Edge):
     relationship: str | None = None
     #: the query entity this hit came from, when it came from one
     entity: str | None = None
+    #: its graph node, when one node goes by several names: an owned or merged thing's edge
+    #: carries each story's own words (docs/decisions/0039), and its path is the node's
+    entity_id: str | None = None
     entity_match: bool = False
     via: str | None = None
     #: a `bridge` hit: the story that mentions the bridge entity (docs/decisions/0022); the hit

@@ -106,7 +106,7 @@ WHERE x.id IN $ids{first}
 WITH x
 MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(x)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, coalesce(r.name, x.name) AS entity, r.kind AS relationship,
+RETURN s.id AS story_id, coalesce(r.name, x.name) AS entity, x.id AS entity_id, r.kind AS relationship,
        coalesce(r.in_title, false) AS topic
 ORDER BY topic DESC, story_id, entity, relationship
 LIMIT $limit

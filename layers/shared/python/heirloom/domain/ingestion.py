@@ -508,7 +508,8 @@ def write_entities(
     and objects (heirloom.domain.staging)."""
     version = entities.extractor_version or ports.extractor_version
     named = ports.stories.named_things_of(story.legacy_id)
-    sources = {m.id: m for m in ports.stories.story_meta(sid for sid in named if sid != story.id)}
+    given = [sid for sid in named if sid != story.id]
+    sources = {m.id: m for m in ports.stories.story_meta(given)} if given else {}
     own, others = named_things.established(entities), named_things.others_of(named, sources, story)
     entities, unresolved = named_things.recall(
         entities, f"{story.title}\n{story.content}", others, mentions, unresolved
@@ -817,8 +818,8 @@ def delete_story(
 ) -> Change:
     """Delete the story everywhere, for good: no later create or update of this id revives it
     (heirloom.domain.ordering). With `legacy_id` (story events carry it), a delete that arrives
-    before the story's create is remembered, so the late create is skipped. A name only this
-    story established is unlinked from the stories that write it (`relink_named`)."""
+    before the story's create is remembered, so the late create is skipped. The stories that
+    write a name this one gave an animal or a work are re-linked (`relink_named`)."""
     # chunks go with the row (ON DELETE CASCADE)
     before = ports.stories.get_story(story_id)
     named = ports.stories.named_things_of(before.legacy_id) if before is not None else {}

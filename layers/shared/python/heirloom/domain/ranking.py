@@ -169,11 +169,17 @@ class ScoredCandidate:
 PER_STORY_TEMPLATES = frozenset({"overview"})
 
 
+def entity_key(hit: GraphHit) -> str:
+    """The entity or person a hit went through: its node when the hit names it (one owned thing
+    is "Dad's piano" in one story and "Relio's piano" in three: one entity), else its name."""
+    return hit.entity_id or (hit.entity or hit.via or "").casefold()
+
+
 def path_key(hit: GraphHit) -> tuple[str, str, str]:
     """The traversal path a hit came by: template, the entity or person it went through, edge."""
     if hit.template in PER_STORY_TEMPLATES:
         return (hit.template, str(hit.story_id), hit.relationship or "")
-    return (hit.template, (hit.entity or hit.via or "").casefold(), hit.relationship or "")
+    return (hit.template, entity_key(hit), hit.relationship or "")
 
 
 def specificity(stories_on_path: int) -> float:
@@ -346,7 +352,7 @@ def bridge_evidence(hits: Iterable[GraphHit], seeds: set[str], reach: Mapping[st
     a top story (0.0 when none is)."""
     return max(
         (
-            1.0 / max(1, reach.get((h.entity or "").casefold(), 1))
+            1.0 / max(1, reach.get(entity_key(h), 1))
             for h in hits
             if h.template == BRIDGE_TEMPLATE and str(h.source_story_id) in seeds
         ),
@@ -371,7 +377,7 @@ def apply_bridge(
     for sid, c in bridges.items():
         for h in c.graph_hits:
             if h.template == BRIDGE_TEMPLATE and str(h.source_story_id) in seeds and sid not in seeds:
-                reached.setdefault((h.entity or "").casefold(), set()).add(sid)
+                reached.setdefault(entity_key(h), set()).add(sid)
     reach = {key: len(ids) for key, ids in reached.items()}
     by_id = {str(s.candidate.story_id): s for s in ranked}
     boosted: dict[str, float] = {}

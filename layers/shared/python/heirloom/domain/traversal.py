@@ -157,6 +157,7 @@ class _Walk:
         via: str | None = None,
         entity_match: bool = False,
         topic: bool = False,
+        entity_id: str | None = None,
     ) -> None:
         for sid in story_ids:
             if sid:
@@ -167,6 +168,7 @@ class _Walk:
                         hops=hops,
                         relationship=relationship,
                         entity=entity,
+                        entity_id=entity_id,
                         via=via,
                         entity_match=entity_match,
                         topic=topic,
@@ -186,7 +188,7 @@ def _named(w: _Walk) -> None:
         for row in w.run.query("entity_focused", {**w.base, "ids": w.entity_ids}):
             w.add(
                 [row["story_id"]], "entity_focused", 1, row["relationship"], row["entity"], entity_match=True,
-                topic=bool(row.get("topic")),
+                topic=bool(row.get("topic")), entity_id=row.get("entity_id"),
             )  # fmt: skip
 
 
@@ -336,6 +338,7 @@ def _bridge(w: _Walk) -> None:
                         hops=2,
                         relationship=row["relationship"],
                         entity=row["entity"],
+                        entity_id=row["entity_id"],
                         source_story_id=row["source_id"],
                     )
                 )

@@ -19,8 +19,8 @@ def run(data: GraphSyncInput, services: Services) -> GraphSyncResult:
 def graph_sync_step(
     ports: IngestionPorts, data: GraphSyncInput, start_ingestion: Callable[[UUID], None] | None = None
 ) -> GraphSyncResult:
-    """`start_ingestion`: how the stories a name this sync established (or gave up) are
-    re-linked (decision 0040); inline without it."""
+    """`start_ingestion`: how the stories that write a name this sync gave (or stopped giving)
+    an animal or a work are re-linked (decision 0040); inline without it."""
     extraction = next((r for r in data.results if isinstance(r, ExtractionResult)), None)
     story = ports.stories.get_story(data.story_id)
     if story is None:
