@@ -27,7 +27,7 @@ MATCH (e)
 WHERE (e:Place OR e:Event OR e:Object) AND e.id IN $ids
 MATCH (s:Story)-[r:TOOK_PLACE_AT|REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, coalesce(r.name, e.name) AS entity, r.kind AS relationship,
+RETURN s.id AS story_id, coalesce(r.name, e.name) AS entity, e.id AS entity_id, r.kind AS relationship,
        coalesce(r.in_title, false) AS topic
 ORDER BY topic DESC, story_id
 LIMIT $limit
@@ -60,9 +60,10 @@ LIMIT $limit
     "connected_stories": """
 MATCH (e)
 WHERE (e:Person OR e:Place OR e:Event OR e:Object) AND e.id IN $ids
-MATCH (s:Story)-[:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(e)
+MATCH (s:Story)-[r:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(e)
 WHERE s.legacy_id IN $legacy_ids
-RETURN DISTINCT s.id AS story_id, e.id AS entity_id, e.name AS entity,
+RETURN DISTINCT s.id AS story_id, e.id AS entity_id,
+       CASE WHEN e:Person THEN e.name ELSE coalesce(r.name, e.name) END AS entity,
        CASE WHEN e:Person THEN 'Person' WHEN e:Place THEN 'Place' WHEN e:Event THEN 'Event'
             ELSE 'Object' END AS label
 ORDER BY entity_id, story_id

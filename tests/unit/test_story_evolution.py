@@ -37,8 +37,14 @@ def story(title, *hits, primary=True, legacy=LEGACY, sid=None):
         story_id=sid, legacy_id=legacy, legacy_name="Linked" if not primary else "Dom", title=title,
         primary=primary,
         graph_hits=tuple(GraphHit(story_id=sid, template=f"connected_{kind}", hops=1, entity=name,
-                                  entity_match=True) for kind, name in hits),
+                                  entity_id=node(name, *rest) if kind != "period" else None,
+                                  entity_match=True) for kind, name, *rest in hits),
     )  # fmt: skip
+
+
+def node(name, given=None):
+    """The graph node a name is on (`given`: one node several stories name differently)."""
+    return given or f"node:{name}"
 
 
 RAY, LAKE, SIXTIES = ("person", "Ray"), ("place", "Heron Lake"), ("period", "the 1960s")
@@ -58,7 +64,18 @@ def test_entities_of_the_seed_with_the_other_stories_that_share_them_ranked():
     assert [(s.title, s.shared) for s in ray.stories] == [("The Band", 2), ("The Wedding", 2)]
     assert SEED not in {s.story_id for e in entities for s in e.stories}
     assert "Walt" not in {e.name for e in entities}  # neither the seed's edge nor named in its text
-    assert "Walt" in {e.name for e in group_entities(CANDIDATES, SEED, named={("Walt", "person")})}
+    assert "Walt" in {e.name for e in group_entities(CANDIDATES, SEED, named={node("Walt")})}
+
+
+def test_one_node_is_one_entity_shown_by_the_seeds_words_or_most_stories():
+    """An owned thing's edges carry each story's words (decision 0039): the piano is one entity,
+    named as the seed names it, else as most of the (readable) stories do."""
+    seed = story("The note", ("object", "Dad's piano", "piano"), sid=SEED)
+    calls = [story(f"Call {i}", ("object", "Relio's piano", "piano")) for i in range(2)]
+    (opening,) = group_entities((seed, *calls), SEED)
+    assert (opening.name, opening.count) == ("Dad's piano", 2)
+    (enrich,) = group_entities((seed, *calls), None)
+    assert (enrich.name, enrich.count) == ("Relio's piano", 3)
 
 
 def test_a_period_counts_half_when_ranked():

@@ -6,8 +6,8 @@ uses. Every candidate here is a story the caller may read; names and titles are 
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Collection, Mapping, Sequence
 from uuid import UUID
 
 from heirloom.contracts.connections import (
@@ -49,26 +49,32 @@ def group_entities(
     candidates: Sequence[Candidate],
     seed: UUID | None,
     exclude: Collection[UUID] = (),
-    named: Collection[tuple[str, str]] = (),
+    named: Collection[str] = (),
 ) -> list[EntityConnections]:
-    """Entities (name, kind) -> the readable stories that share them, except the seed; with a
-    seed, only the entities the seed's graph edges or its text (`named`) show. Ranked by
-    `_weight`, then kind and name."""
+    """Entities (node, or a period's name, and kind) -> the readable stories that share them,
+    except the seed; with a seed, only the entities the seed's graph edges or its text (`named`:
+    node ids) show. An entity is shown by the seed's words for it, else by the words most of its
+    stories use: the candidates are readable, so never by a story the reader may not read.
+    Ranked by `_weight`, then kind and name."""
     stories: dict[tuple[str, EntityKind], set[UUID]] = defaultdict(set)
+    words: dict[tuple[str, EntityKind], dict[UUID, str]] = defaultdict(dict)
     by_id = {c.story_id: c for c in candidates}
     for c in candidates:
         for hit in c.graph_hits:
             kind = _kind(hit.template)
             if kind and hit.entity:
-                stories[(hit.entity, kind)].add(c.story_id)
+                key = (hit.entity_id or hit.entity, kind)
+                stories[key].add(c.story_id)
+                words[key].setdefault(c.story_id, hit.entity)
     if seed is not None:
-        stories = {key: ids for key, ids in stories.items() if seed in ids or key in named}
+        stories = {key: ids for key, ids in stories.items() if seed in ids or key[0] in named}
     shared: dict[UUID, int] = defaultdict(int)
     for ids in stories.values():
         for sid in ids:
             shared[sid] += 1
     out = []
-    for (name, kind), ids in stories.items():
+    for key, ids in stories.items():
+        kind, name = key[1], _shown_name(words[key], seed)
         others = [by_id[s] for s in ids if s != seed and s not in exclude]
         others.sort(key=lambda c: (-shared[c.story_id], not c.primary, c.title.casefold(), str(c.story_id)))
         out.append(
@@ -91,6 +97,15 @@ def group_entities(
         )
     out.sort(key=lambda e: (-_weight(e), KIND_ORDER[e.kind], e.name.casefold()))
     return out
+
+
+def _shown_name(written: Mapping[UUID, str], seed: UUID | None) -> str:
+    """The seed story's words for an entity, else the words most of its stories use (ties: the
+    first in alphabetical order)."""
+    if seed is not None and seed in written:
+        return written[seed]
+    counts = Counter(written.values())
+    return min(counts, key=lambda n: (-counts[n], n.casefold(), n))
 
 
 def _weight(entity: EntityConnections) -> float:
@@ -169,7 +184,7 @@ def assemble_connections(
     degraded: tuple[RetrievalSource, ...],
 ) -> StoryConnections:
     conn, candidates = data.connections, data.filtered.candidates
-    named = {(m.name, m.label.lower()) for m in data.filtered.intent.matches}
+    named = {m.node_id for m in data.filtered.intent.matches}
     if conn.kind == "opening":
         entities = group_entities(candidates, conn.story_id, named=named)
         formatted = opening_block(entities)

@@ -44,16 +44,18 @@ MATCH (s:Story {id: $story_id})
 RETURN s.years AS years
 """
 
-#: every story linked to one of the entities (the seed story too: it shows what it mentions); per
-#: label, by its id index (`per_label`), the branches merged by `CONNECTED_MERGE`
+#: every story linked to one of the entities (the seed story too: it shows what it mentions), with
+#: the name that story's edge gives it (an owned or merged thing's words per story, decision
+#: 0039); per label, by its id index (`per_label`), the branches merged by `CONNECTED_MERGE`
 CONNECTED_STORIES = per_label(
     """
 MATCH (x:{label})
 WHERE x.id IN $ids{first}
 WITH x
-MATCH (s:Story)-[:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(x)
+MATCH (s:Story)-[r:MENTIONS|TOOK_PLACE_AT|REFERENCES]->(x)
 WHERE s.legacy_id IN $legacy_ids
-RETURN DISTINCT s.id AS story_id, x.id AS entity_id, x.name AS entity, '{label}' AS label
+RETURN DISTINCT s.id AS story_id, x.id AS entity_id,
+       CASE WHEN x:Person THEN x.name ELSE coalesce(r.name, x.name) END AS entity, '{label}' AS label
 ORDER BY entity_id, story_id, entity, label
 LIMIT $limit
 """,
@@ -193,19 +195,20 @@ def _connections(
     if ids:
         for row in CONNECTED_MERGE.apply(q.run(*calls[0]), calls[0][2]):
             kind = str(row["label"]).lower()
-            hits.append(_hit(row["story_id"], f"connected_{kind}", row["entity"]))
+            hits.append(_hit(row["story_id"], f"connected_{kind}", row["entity"], row["entity_id"]))
     for (start, end), call in zip(spans, calls[1 if ids else 0 :], strict=True):
         for row in q.run(*call):
             hits.append(_hit(row["story_id"], "connected_period", period_name(start, end)))
     return hits
 
 
-def _hit(story_id: Any, template: str, entity: Any) -> GraphHit:
+def _hit(story_id: Any, template: str, entity: Any, entity_id: Any = None) -> GraphHit:
     return GraphHit(
         story_id=story_id,
         template=template,
         hops=1,
         relationship="TIME" if template == "connected_period" else "MENTIONS",
         entity=str(entity or ""),
+        entity_id=str(entity_id) if entity_id else None,
         entity_match=True,
     )
