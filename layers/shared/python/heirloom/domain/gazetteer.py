@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, cast
 
@@ -47,12 +47,34 @@ def _fold(word: str) -> str:
     if word.lower().endswith("'s"):
         word = word[:-2]
     word = word.rstrip("'")
+    if word.isascii():  # nothing to decompose; casefold is lower (most words: a story's cost)
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
 def _keys(text: str) -> tuple[str, ...]:
     return tuple(k for k in (_fold(m.group()) for m in _TOKEN.finditer(text)) if k)
+
+
+def words_pattern(words: Collection[str]) -> re.Pattern[str] | None:
+    """A search for any of these folded words (`Gazetteer.first_words`) as a whole word; None
+    for no words."""
+    if not words:
+        return None
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
+
+
+def may_name(text: str, pattern: re.Pattern[str] | None) -> bool:
+    """Could `find` find a name in `text` opening with one of the words of `pattern`
+    (`words_pattern`)? False is certain, and costs no tokenizing: in ASCII text every word's
+    key is the word in lower case (possessive after it); a text with other characters, whose
+    folding may move word boundaries, may always."""
+    if pattern is None:
+        return False
+    plain = text.replace("’", "'")
+    return not plain.isascii() or pattern.search(plain.lower()) is not None
 
 
 @dataclass(frozen=True)
@@ -189,6 +211,13 @@ class Gazetteer:
             index.setdefault(form.keys[0], []).append(form)
         frozen = {k: tuple(sorted(v, key=lambda f: -len(f.keys))) for k, v in index.items()}
         return cls(items, frozen)
+
+    def first_words(self, node_ids: Collection[str]) -> frozenset[str]:
+        """The first word (folded) of every form that names one of these nodes."""
+        wanted = {i for i, e in enumerate(self.entries) if e.node_id in node_ids}
+        return frozenset(
+            key for key, forms in self._index.items() if any(wanted.intersection(f.entries) for f in forms)
+        )
 
     def find(self, text: str) -> list[Mention]:
         """Every known name in `text`, longest first and without overlaps, in text order."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from heirloom.contracts.context import EntityMatch, Intent, Message, QueryEntities, QueryIntent
@@ -105,13 +105,18 @@ _SENTENCE_END = re.compile(r"[.!?]+[\"”’)]*\s+")
 _NEXT_SUBJECT = re.compile(r"(he|she)\b", re.IGNORECASE)
 
 
-def said_gender(text: str, mentions: Sequence[Mention], seen: dict[str, set[str]]) -> None:
-    """Gender evidence for each person named in `text`: a gendered kin word just before the name
-    ("her uncle Jim"), else "He"/"She" opening the next sentence when no one else was named in
-    between ("Lucia left in 1960. She ..."). Object and possessive pronouns are no evidence:
-    "Sabine rode with him" says nothing of Sabine."""
+def said_gender(
+    text: str, mentions: Sequence[Mention], seen: dict[str, set[str]], only: Collection[str] | None = None
+) -> None:
+    """Gender evidence for each person named in `text` (`only`: for these node ids alone; the
+    others still end a mention's sentence): a gendered kin word just before the name ("her uncle
+    Jim"), else "He"/"She" opening the next sentence when no one else was named in between
+    ("Lucia left in 1960. She ..."). Object and possessive pronouns are no evidence: "Sabine
+    rode with him" says nothing of Sabine."""
     people = [m for m in mentions if m.entries[0].label == "Person"]
     for i, mention in enumerate(people):
+        if only is not None and not any(e.node_id in only for e in mention.entries):
+            continue
         before = _WORD.findall(text[max(0, mention.start - 24) : mention.start])
         kin = parse_kin(before[-1]) if before else None
         gender = kin.gender if kin else None

@@ -23,7 +23,7 @@ from heirloom.contracts.context import (
 )
 from heirloom.contracts.records import Visibility
 from heirloom.domain.deadline import call_within
-from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry, Label
+from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry, Label, may_name, words_pattern
 from heirloom.domain.intent import (
     MAX_MATCHES,
     MIN_CONFIDENCE,
@@ -171,13 +171,16 @@ def build_gazetteer(
 def _with_story_genders(gazetteer: Gazetteer, stories: StoryStore, legacy_ids: list[UUID]) -> Gazetteer:
     """Persons the records give no gender get the one the legacies' public stories use for them
     ("Marco left Naples in 1960. He ..."); stories that disagree give none."""
-    if all(e.gender or e.label != "Person" for e in gazetteer.entries):
+    genderless = {e.node_id for e in gazetteer.entries if e.label == "Person" and not e.gender}
+    if not genderless:
         return gazetteer
+    # a story that cannot name one of them says nothing that counts: skipped without tokenizing
+    first_words = words_pattern(gazetteer.first_words(genderless))
     seen: dict[str, set[str]] = {}
     for legacy_id in legacy_ids:
         for story in stories.stories_of(legacy_id):
-            if story.visibility is Visibility.PUBLIC:
-                said_gender(story.content, gazetteer.find(story.content), seen)
+            if story.visibility is Visibility.PUBLIC and may_name(story.content, first_words):
+                said_gender(story.content, gazetteer.find(story.content), seen, genderless)
     if not seen:
         return gazetteer
     said = {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
