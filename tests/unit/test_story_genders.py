@@ -2,7 +2,6 @@
 stories that cannot name a person the records give no gender, without tokenizing them; the
 genders it finds are those of reading every public story."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,27 +9,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from heirloom.adapters.memory import MemoryStoryStore
-from heirloom.contracts.records import Legacy, Person, Story, User, Visibility
+from heirloom.contracts.records import Story, Visibility
 from heirloom.domain.gazetteer import _keys, may_name, words_pattern
 from heirloom.domain.intent import said_gender
 from heirloom.domain.intent_step import build_gazetteer
+from heirloom_dev.loader import read_dataset
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def _load(name: str) -> tuple[MemoryStoryStore, list[Story]]:
+    """The set's records as the loader reads them, into memory (no ingestion: only records)."""
+    dataset = read_dataset(EXAMPLES / name)
     store = MemoryStoryStore()
-    root = EXAMPLES / name
-    for row in map(json.loads, (root / "legacies.jsonl").read_text().splitlines()):
-        store.upsert_legacy(Legacy.model_validate(row))
-    for row in map(json.loads, (root / "persons.jsonl").read_text().splitlines()):
-        store.upsert_person(Person.model_validate(row))
-    for row in map(json.loads, (root / "users.jsonl").read_text().splitlines()):
-        store.upsert_user(User.model_validate(row))
-    stories = [
-        Story.model_validate(row)
-        for row in map(json.loads, (root / "stories.jsonl").read_text().splitlines())
-    ]
+    for item in dataset.legacies:
+        store.upsert_legacy(item.record)
+    for item in dataset.persons:
+        store.upsert_person(item.record)
+    for item in dataset.users:
+        store.upsert_user(item.record)
+    stories = [item.record for item in dataset.stories]
     for story in stories:
         store.upsert_story(story, "h")
     return store, stories

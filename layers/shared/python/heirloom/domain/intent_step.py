@@ -175,11 +175,11 @@ def _with_story_genders(gazetteer: Gazetteer, stories: StoryStore, legacy_ids: l
     if not genderless:
         return gazetteer
     # a story that cannot name one of them says nothing that counts: skipped without tokenizing
-    first_words = words_pattern(gazetteer.first_words(genderless))
+    pattern = words_pattern(gazetteer.first_words(genderless))
     seen: dict[str, set[str]] = {}
     for legacy_id in legacy_ids:
         for story in stories.stories_of(legacy_id):
-            if story.visibility is Visibility.PUBLIC and may_name(story.content, first_words):
+            if story.visibility is Visibility.PUBLIC and may_name(story.content, pattern):
                 said_gender(story.content, gazetteer.find(story.content), seen, genderless)
     if not seen:
         return gazetteer
