@@ -489,7 +489,7 @@ def test_a_deliberately_broken_filter_is_caught(engines, monkeypatch, breakage):
     assert caught, f"{breakage}: the oracle did not notice"
 
 
-def test_ambient_memory_names_only_what_the_user_may_read(engines):
+def test_ambient_memory_names_only_what_the_user_may_read(engines, unhurried_names):
     """Asked about Samovar in L: the admirer's ambient memory holds what L's public story says
     (a person of L who is not the subject, so Known Connections does not say it), never the
     private story's fact nor M's (behind a revoked link), nor any unreadable story as a source;

@@ -284,7 +284,9 @@ def title_marks(graph, story_id):
     return {r["x"]: r["t"] for r in rows}
 
 
-def test_a_things_owner_named_two_ways_is_one_thing_each_story_in_its_words(loaded, tmp_path):
+def test_a_things_owner_named_two_ways_is_one_thing_each_story_in_its_words(
+    loaded, tmp_path, unhurried_names
+):
     """ "Nana Ada's quilt" and "Ada Marsh's quilt" are one Object when both owners resolve to
     Ada Marsh: keyed by her id and the thing, each story's edge keeps the name it wrote. An
     owner no person resolves ("Mr. Quill") keeps a thing of its own, and a story withdrawn takes

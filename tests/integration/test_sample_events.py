@@ -200,7 +200,7 @@ def test_every_top_level_sample_has_a_check():
 
 
 @pytest.mark.parametrize("file", FILES)
-def test_the_sample_event_runs_through_heirloom_invoke(stack, file, capsys):
+def test_the_sample_event_runs_through_heirloom_invoke(stack, file, capsys, unhurried_names):
     from heirloom_dev.invoke import READ_ONLY
     from tests.support.fuzz import differences, snapshot
 

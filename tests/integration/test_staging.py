@@ -246,7 +246,7 @@ def test_records_and_deletes_are_in_the_changelog_shown_to_whoever_could_read_th
     assert any(c.action == "story_deleted" and str(c.story_id) == mini.personal_story for c in everything)
 
 
-def test_stage_then_approve_makes_an_entity_retrievable_by_the_context_workflow(staged):
+def test_stage_then_approve_makes_an_entity_retrievable_by_the_context_workflow(staged, unhurried_names):
     from heirloom.contracts.context import ContextRequest, Intent
     from tests.support import pipeline
     from tests.support.services import context_services

@@ -12,6 +12,7 @@ from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked
 from heirloom.errors import AccessDenied, NotFound
 from heirloom_dev.workflow import LocalConnectionsWorkflow, LocalContextWorkflow, LocalWorkflows
 from tests.support import oracle
+from tests.support.sample import unhurried_graph_names
 from tests.support.services import context_services, services_with
 
 SAMPLE = Path(__file__).parents[2] / "examples" / "sample-legacy"
@@ -35,7 +36,8 @@ USER = {
 def flows(sample_ports):
     p = sample_ports
     services = context_services(p)  # fmt: skip
-    with LocalWorkflows(services=services).start() as workflows:
+    # every test here expects the graph's places and objects matched in the question
+    with unhurried_graph_names(), LocalWorkflows(services=services).start() as workflows:
         yield LocalConnectionsWorkflow(workflows, history=True), LocalContextWorkflow(workflows)
 
 

@@ -63,6 +63,24 @@ def fresh_ports(
             conn.execute(f"DROP DATABASE IF EXISTS {dbname} WITH (FORCE)")
 
 
+@contextmanager
+def unhurried_graph_names() -> Iterator[None]:
+    """The gazetteer waits for the graph's entity names instead of its 0.3 s budget, for tests
+    that expect places and objects matched: on a loaded machine the graph (the Neptune-protocol
+    server above all) can miss that budget, and the intent then sees persons only."""
+    with pytest.MonkeyPatch.context() as mp:
+        from heirloom.domain import intent_step
+
+        mp.setattr(intent_step, "GRAPH_NAMES_BUDGET_S", 30.0)
+        yield
+
+
+@pytest.fixture
+def unhurried_names() -> Iterator[None]:
+    with unhurried_graph_names():
+        yield
+
+
 @pytest.fixture(scope="session")
 def sample_ports(local_stack: StackStatus) -> Iterator[IngestionPorts]:
     """The sample legacy, loaded once per session with spaCy extraction and the hashing embedder
