@@ -9,7 +9,9 @@ intent, and the query's own recall, reciprocal rank and leaks.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.util
 import json
 import time
 from dataclasses import dataclass
@@ -44,6 +46,78 @@ def dataset_digest(root: Path) -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+#: the modules that decide what a load stores (ingestion, the local models' adapters, the
+#: stores' adapters, the loader); their own imports of our packages are followed
+WRITE_PATH = (
+    "heirloom.domain.ingestion",
+    "heirloom.adapters.spacy.extractor",
+    "heirloom.adapters.embedders",
+    "heirloom.adapters.postgres",
+    "heirloom.adapters.falkor",
+    "heirloom.adapters.neptune",
+    "heirloom_dev.loader",
+)
+#: data the write path reads, by folder of the heirloom package
+WRITE_PATH_DATA = ("config/lexicons", "migrations")
+_OURS = ("heirloom", "heirloom_dev")
+
+
+def _source(module: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = spec.origin if spec else None
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
+def _imported(module: str, path: Path) -> set[str]:
+    """Our modules (and packages) that `module`'s source imports, relative imports resolved."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m.split(".")[0] in _OURS}
+
+
+def write_path_files() -> list[tuple[str, Path]]:
+    """(name, file) of every module and data file the write path reads, in a fixed order."""
+    sources: dict[str, Path] = {}
+    todo = list(WRITE_PATH)
+    while todo:
+        module = todo.pop()
+        if module in sources or (path := _source(module)) is None:
+            continue
+        sources[module] = path
+        todo.extend(_imported(module, path))
+    package = Path(str(importlib.util.find_spec("heirloom").origin)).parent  # type: ignore[union-attr]
+    data = sorted(p for folder in WRITE_PATH_DATA for p in (package / folder).rglob("*") if p.is_file())
+    return [*sorted(sources.items()), *((str(p.relative_to(package)), p) for p in data)]
+
+
+def files_digest(files: list[tuple[str, Path]]) -> str:
+    digest = hashlib.sha256()
+    for name, path in files:
+        digest.update(name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:8]
+
+
+def write_path_digest() -> str:
+    """A hash of the code and data that decide what loading a dataset stores: `heirloom eval`
+    keeps a dataset's load per (dataset, write path), so a change to how stories are extracted,
+    resolved or written is measured on a fresh load, and a change to ranking reuses the load."""
+    return files_digest(write_path_files())
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -149,7 +149,7 @@ def _cmd_facts_eval(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from heirloom.settings import get_settings
-    from heirloom_dev.eval import dataset_digest, evaluate, format_table, read_jsonl
+    from heirloom_dev.eval import dataset_digest, evaluate, format_table, read_jsonl, write_path_digest
     from heirloom_dev.loader import DatasetError, load_dataset, read_dataset
     from heirloom_dev.runtime import stack_home
     from heirloom_dev.stack import LocalStack, ensure_database
@@ -177,7 +177,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if problems:
         print(f"heirloom eval: {'; '.join(problems)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    digest = dataset_digest(root)
+    # one load per (dataset, write path): a change to what a load stores loads the dataset again
+    digest = f"{dataset_digest(root)}_{write_path_digest()}"
     # beside the local stack's home (.heirloom/local -> .heirloom/eval unless HEIRLOOM_HOME says)
     home = stack_home(get_settings()).parent / "eval"
     url = ensure_database(LocalStack(home).up().postgres_uri or "", f"eval_{digest}")
