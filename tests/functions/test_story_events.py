@@ -490,6 +490,33 @@ def test_a_later_story_writing_an_established_name_links_it_at_its_own_sync(extr
     assert _things(ports, later["detail"]["story"]["id"]) == []
 
 
+LUCIA = "d9fae9ea-c655-4158-be31-0f7567d461b3"  # the sample's second legacy
+
+
+def test_a_moved_story_takes_its_names_from_the_legacy_it_left_to_the_one_it_joins(extracting):
+    """A story event may move a story: the legacy it left no longer links the name in the
+    stories that write it alone, and the legacy it joins does, whichever came first."""
+    send, ports = extracting
+    here = sample("story_created")
+    here["detail"]["story"]["content"] = "Biscuit hid in the boiler cupboard and we took the door off."
+    there = sample("story_created")
+    there["detail"]["story"] |= {"id": "7e2a9c41-5b3d-4f6e-8a1c-2d3e4f5a6b7c", "legacy_id": LUCIA,
+                                 "content": "Biscuit slept all winter and would not go out."}  # fmt: skip
+    for event in (here, there, _cat_story()):
+        send(event)
+    here_id, there_id = here["detail"]["story"]["id"], there["detail"]["story"]["id"]
+    assert (_things(ports, here_id), _things(ports, there_id)) == ([("Biscuit", "animal")], [])
+    chunks = ports.vectors.chunks_of(here_id)
+    moved = _cat_story()
+    moved["detail-type"] = "Story Updated"
+    moved["detail"]["story"] |= {"legacy_id": LUCIA, "updated_at": "2030-01-01T00:00:00Z"}
+    assert send(moved) == "updated"
+    assert _things(ports, CAT_STORY) == [("Biscuit", "animal")]
+    assert _things(ports, here_id) == []  # re-linked without it ...
+    assert ports.vectors.chunks_of(here_id) == chunks  # ... and without re-embedding
+    assert _things(ports, there_id) == [("Biscuit", "animal")]
+
+
 def test_a_personal_storys_name_is_not_linked_in_a_story_others_read(extracting):
     send, ports = extracting
     personal = _cat_story()

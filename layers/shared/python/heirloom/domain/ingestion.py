@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from uuid import UUID
 
 from heirloom.contracts.curation import GraphChange
-from heirloom.contracts.extraction import ExtractedEntities
+from heirloom.contracts.extraction import ExtractedEntities, NamedThing
 from heirloom.contracts.records import (
     Legacy,
     Link,
@@ -677,12 +677,16 @@ def apply_story(
     process: bool = True,
     seq: int | None = None,
     may_move: bool = False,
+    start_ingestion: Callable[[UUID], None] | None = None,
 ) -> Change:
     """Store `story` (stale versions are no-ops) and bring the index and graph in step with what
     PostgreSQL now holds, which may be a newer version than the one delivered. With
     `process=False` only the record and its Story node are written; the ingestion workflow
     (chunk + embed, extraction, graph sync) does the rest. The delivered content's embedding
     starts before the story's writes (they overlap it) and is used if it is what is stored.
+    A moved story's names (decision 0040) leave the legacy it left, whose stories that write
+    them are re-linked (`relink_named`, with `start_ingestion`), and are given anew in its new
+    legacy at its next sync.
     `seq`: the source's sequence number, after `updated_at` in heirloom.domain.ordering.
     `may_move`: story events only; for any other source a version of a story another legacy
     holds is SKIPPED when older than the stored one (as ordering would; a dataset loaded again
@@ -696,11 +700,19 @@ def apply_story(
         raise StoryOfAnotherLegacy(story.id)
     delivered = content_hash(story.content)
     started = start_embedding(ports, story, digest_of(story.title, delivered)) if process else None
+    # the legacy a moved story left, and the names it gave there
+    left: Story | None = None
+    names: tuple[NamedThing, ...] = ()
     if before is not None and before.legacy_id != story.legacy_id:
         # a move: its entities are scoped by legacy, so they are built again (unmarked before
-        # the row moves, so a crash in between cannot leave the old scoping marked as done)
+        # the row moves, so a crash in between cannot leave the old scoping marked as done);
+        # its names are forgotten with the mark, so its next sync gives them in the new legacy
+        left, names = before, ports.stories.named_things_of(before.legacy_id).get(story.id, ())
         ports.stories.forget_graph_synced([story.id])
+        ports.stories.set_named_things(story.id, ())
     change = ports.stories.upsert_story(story, delivered, seq)
+    if left is not None and names:
+        relink_named(ports, left, SyncReport(names_changed=names), start_ingestion)
     # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
     # event's copy: two deliveries of one version write the same values
     current = ports.stories.get_story(story.id)

@@ -77,7 +77,12 @@ def _apply_story(
 ) -> Change:
     # our own producer checks who may move a story between legacies (docs/architecture.md, Security)
     change = ingestion.apply_story(
-        ports, detail.story, process=start_ingestion is None, seq=detail.sequence, may_move=True
+        ports,
+        detail.story,
+        process=start_ingestion is None,
+        seq=detail.sequence,
+        may_move=True,
+        start_ingestion=start_ingestion,
     )
     # a redelivered event restarts a hand-over that failed: the record is stored (UNCHANGED now)
     # but its index or graph is still behind
