@@ -21,6 +21,7 @@ from typing import Any
 from heirloom.contracts.context import AssembledContext, ContextRequest, Message, RankAssembleInput
 from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked, score
 from heirloom.domain.ranking import ScoredCandidate
+from heirloom_dev import heap
 from heirloom_dev.loader import DatasetError
 from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
@@ -174,9 +175,10 @@ def run_queries(root: Path, mode: str, budget: int, *, explain: bool = False) ->
     local = default_services().local_intent_classifier
     if isinstance(local, WarmingIntentClassifier):
         local.wait_ready(WARM_UP_S)
-    with LocalWorkflows().start() as workflows:
+    with LocalWorkflows().start() as workflows, heap.between_runs() as collect:
         runner = LocalContextWorkflow(workflows)
         for q in queries:
+            collect()  # between questions: a full collection inside one cut its traversal off
             request = ContextRequest(
                 legacy_id=q["legacy_id"],
                 user_id=q["user_id"],
