@@ -2,7 +2,8 @@
 return partial/empty results", `asyncio.wait_for`).
 
 The call runs on a daemon thread; when it has not returned in time the caller gets
-`DeadlineExceeded` and moves on, and the call's eventual result is discarded. Budgets checked
+`DeadlineExceeded` and moves on, and the call's eventual result is discarded, or handed to a
+`late` callback for a later caller. Budgets checked
 between queries cannot stop one query that hangs; this can.
 """
 
@@ -19,24 +20,37 @@ class DeadlineExceeded(TimeoutError):
     """The call did not return within its budget (it was abandoned, not cancelled)."""
 
 
-def call_within(seconds: float, fn: Callable[[], T], *, name: str = "call") -> T:
+def call_within(
+    seconds: float, fn: Callable[[], T], *, name: str = "call", late: Callable[[T], None] | None = None
+) -> T:
     """`fn()`, or `DeadlineExceeded` if it has not returned after `seconds`. Exceptions of `fn`
-    propagate unchanged."""
+    propagate unchanged. `late`: given `fn`'s value when it returns after the caller gave up."""
     done = threading.Event()
+    lock = threading.Lock()
     values: list[T] = []
     errors: list[BaseException] = []
+    abandoned = False
 
     def run() -> None:
         try:
-            values.append(fn())
+            value = fn()
         except BaseException as exc:  # handed to the caller below
             errors.append(exc)
-        finally:
             done.set()
+            return
+        with lock:
+            values.append(value)
+            after = abandoned
+        done.set()
+        if after and late is not None:
+            late(value)
 
     threading.Thread(target=run, name=f"deadline-{name}", daemon=True).start()
     if not done.wait(max(seconds, 0.0)):
-        raise DeadlineExceeded(f"{name} took longer than {seconds * 1000:.0f} ms")
+        with lock:
+            abandoned = not values
+        if abandoned:
+            raise DeadlineExceeded(f"{name} took longer than {seconds * 1000:.0f} ms")
     if errors:
         raise errors[0]
     return values[0]

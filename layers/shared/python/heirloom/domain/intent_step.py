@@ -22,7 +22,7 @@ from heirloom.contracts.context import (
     QueryIntent,
 )
 from heirloom.contracts.records import Visibility
-from heirloom.domain.deadline import call_within
+from heirloom.domain.deadline import DeadlineExceeded, call_within
 from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry, Label, may_name, words_pattern
 from heirloom.domain.intent import (
     MAX_MATCHES,
@@ -92,12 +92,57 @@ def entity_entries(rows: Sequence[Mapping[str, Any]]) -> list[GazetteerEntry]:
     ]
 
 
+#: the legacies whose entity names one query lists
+NamesKey = tuple[str, ...]
+
+
+class LateNames:
+    """Entity-name queries that outlived the gazetteer's budget, kept per container: while one
+    runs no other is sent for the same legacies, and the rows it brings after its budget are
+    the next build's. A legacy whose names always take longer than the budget then has them
+    from its second request on, instead of every request waiting and going without."""
+
+    def __init__(self, max_age_s: float = 300.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_age_s, self.clock = max_age_s, clock
+        self._lock = threading.Lock()
+        self._running: set[NamesKey] = set()
+        self._arrived: dict[NamesKey, tuple[float, list[dict[str, Any]]]] = {}
+
+    def run(
+        self, key: NamesKey, seconds: float, query: Callable[[], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """Rows that arrived late for `key` (once, within `max_age_s`), else `query()` within
+        `seconds`; DeadlineExceeded past them, or at once while an earlier query for `key` runs."""
+        with self._lock:
+            arrived = self._arrived.pop(key, None)
+            if arrived is not None and self.clock() - arrived[0] < self.max_age_s:
+                return arrived[1]
+            if key in self._running:
+                raise DeadlineExceeded("entity names: an earlier query is still running")
+            self._running.add(key)
+
+        def tracked() -> list[dict[str, Any]]:
+            try:
+                return query()
+            finally:
+                with self._lock:
+                    self._running.discard(key)
+
+        def keep(rows: list[dict[str, Any]]) -> None:
+            with self._lock:
+                self._arrived[key] = (self.clock(), rows)
+
+        return call_within(seconds, tracked, name="entity names", late=keep)
+
+
 class GazetteerCache:
-    """Per-container gazetteers by legacy, refreshed after `ttl_s` seconds."""
+    """Per-container gazetteers by legacy, refreshed after `ttl_s` seconds, and the entity-name
+    queries that outlived their budget (`late_names`)."""
 
     def __init__(self, ttl_s: float = 300.0, clock: Callable[[], float] = time.monotonic):
         self.ttl_s = ttl_s
         self.clock = clock
+        self.late_names = LateNames(ttl_s, clock)
         self._items: dict[UUID, tuple[float, Gazetteer, str]] = {}
 
     def get(
@@ -127,10 +172,12 @@ def build_gazetteer(
     graph: GraphStore | None,
     *,
     degraded: list[str] | None = None,
+    late: LateNames | None = None,
 ) -> tuple[Gazetteer, str]:
     """Names of the legacy's (and actively linked legacies') persons and graph entities. When
     the graph fails or takes longer than `GRAPH_NAMES_BUDGET_S`, persons only (the reason is
-    appended to `degraded`)."""
+    appended to `degraded`); with `late`, names that arrive after the budget are kept for the
+    next build."""
     legacy = stories.get_legacy(legacy_id)
     ids = [legacy_id] + [
         other
@@ -156,8 +203,8 @@ def build_gazetteer(
     if graph is not None:
         try:
             names = {"ids": [str(i) for i in ids]}
-            rows = call_within(
-                GRAPH_NAMES_BUDGET_S, lambda: graph.run(ENTITY_NAMES, names), name="entity names"
+            rows = (late or LateNames()).run(
+                tuple(names["ids"]), GRAPH_NAMES_BUDGET_S, lambda: graph.run(ENTITY_NAMES, names)
             )
             entries += entity_entries(rows)
         except Exception as exc:  # the graph is optional here; persons still match

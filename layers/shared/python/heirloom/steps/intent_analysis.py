@@ -65,7 +65,9 @@ def intent_analysis_step(
     degraded: list[str] = []
     gazetteer, subject = cache.get(
         request.legacy_id,
-        lambda: build_gazetteer(request.legacy_id, stories, names_from, degraded=degraded),
+        lambda: build_gazetteer(
+            request.legacy_id, stories, names_from, degraded=degraded, late=cache.late_names
+        ),
         keep=lambda: not degraded and (names_from is not None or graph is None),
     )
     connections = request.purpose == "connections"
