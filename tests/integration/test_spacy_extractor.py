@@ -923,3 +923,16 @@ def test_quoted_speech_is_no_work(extractor: SpacyEntityExtractor) -> None:
         'She called her "Nellie" all her life.',
     ):
         assert not _works(extract_entities(extractor, text)), text
+
+
+def test_a_feast_or_a_season_alone_is_no_place(extractor: SpacyEntityExtractor) -> None:
+    """rules-13: the small model tags "Easter" LOC in "the Easter bread" and FAC in "for Easter";
+    a feast or a season is a time, never a place. A place whose name holds one stays."""
+    for text in (
+        "Most of the cards are in Mom's hand: the wedding soup, the Easter bread, the ham loaf.",
+        "We went to Grandma's for Easter.",
+    ):
+        got = extract_entities(extractor, text)
+        assert "Easter" not in _names(got, "places"), text
+    kept = extract_entities(extractor, "Every summer we drove to Palm Springs and Winter Park.")
+    assert {"Palm Springs", "Winter Park"} & set(_names(kept, "places"))

