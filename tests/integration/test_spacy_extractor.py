@@ -936,3 +936,18 @@ def test_a_feast_or_a_season_alone_is_no_place(extractor: SpacyEntityExtractor) 
         assert "Easter" not in _names(got, "places"), text
     kept = extract_entities(extractor, "Every summer we drove to Palm Springs and Winter Park.")
     assert {"Palm Springs", "Winter Park"} & set(_names(kept, "places"))
+
+
+def test_heirloom_tableware_by_its_two_words_is_a_thing_its_head_alone_is_not(
+    extractor: SpacyEntityExtractor,
+) -> None:
+    """rules-13: "punch bowl", "gravy boat", "sugar bowl" are kitchenware; a bowl or a boat
+    alone, without an owner, is too common a word to be one."""
+    got = extract_entities(
+        extractor,
+        "Every Christmas Eve Mom filled the punch bowl. Grandma's gravy boat and the sugar bowl "
+        "stayed on the shelf. We ate from a bowl on the boat.",
+    )
+    things = {o.name: o.type for o in got.objects}
+    assert things == {"punch bowl": "kitchenware", "Grandma's gravy boat": "kitchenware",
+                      "sugar bowl": "kitchenware"}  # fmt: skip
