@@ -3,8 +3,8 @@ return partial/empty results", `asyncio.wait_for`).
 
 The call runs on a daemon thread; when it has not returned in time the caller gets
 `DeadlineExceeded` and moves on, and the call's eventual result is discarded, or handed to a
-`late` callback for a later caller. Budgets checked
-between queries cannot stop one query that hangs; this can.
+`late` callback for a later caller. Budgets checked between queries cannot stop one query that
+hangs; this can.
 """
 
 from __future__ import annotations
