@@ -310,7 +310,9 @@ def test_an_unusable_intent_model_keeps_the_local_intent(rig, sample_ports, answ
         update={"latency_ms": result.metadata.intent.latency_ms}
     )
     assert result.ranked_story_ids == baseline.ranked_story_ids  # the same context as without a model
-    assert result.metadata.latency_ms["intent"] < 1000
+    # cut at its 500 ms budget, not after the model's 3 s: the bound is the model's delay, as wall
+    # time on a loaded machine stretches everything else in the step (CI measured 1010 ms once)
+    assert result.metadata.latency_ms["intent"] < 3000
 
 
 def bedrock_reranker():
