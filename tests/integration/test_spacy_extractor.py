@@ -528,6 +528,19 @@ def test_a_kin_or_honorific_title_makes_no_place(extractor: SpacyEntityExtractor
     assert "Aunt Bea" in _names(got, "people")
 
 
+def test_a_kin_word_before_a_name_makes_it_a_person_the_model_tagged_a_place(
+    extractor: SpacyEntityExtractor,
+) -> None:
+    """rules-13: "my sister Tess" with Tess tagged FAC, "my uncle Jordan" with Jordan a country:
+    the kin word says a person. The same name after "to" stays a place."""
+    got = extract_entities(extractor, "Her second move was to send my sister Tess and me up after it.")
+    assert ("Tess", "sister") in {(p.name, p.context) for p in got.people}
+    assert "Tess" not in _names(got, "places")
+    got = extract_entities(extractor, "My uncle Jordan farmed near Paris. We drove to Jordan once.")
+    assert ("Jordan", "uncle") in {(p.name, p.context) for p in got.people}
+    assert "Jordan" in _names(got, "places")
+
+
 def test_a_kin_title_in_any_language_names_a_person(extractor: SpacyEntityExtractor) -> None:
     """A capitalised kin title of any language of the kin lexicon before a capitalised name is a
     person mention with the title in the name and the kin word as context, as "Aunt Bea" is,

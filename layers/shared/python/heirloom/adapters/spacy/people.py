@@ -131,9 +131,10 @@ class _KinScan:
     def _titled(self, start: int, i: int, j: int) -> None:
         doc, kin_word = self.doc, self.doc[i].lower_
         if not (doc[i].is_title or doc[start].is_title):  # "my grandmother Edith", "his brother Walter"
-            self.out.append(
-                _Cand("people", i + 1, j, _text(doc, i + 1, j), RULE_CONFIDENCE, context=kin_word)
-            )
+            # the kin word says a person, against the model's place ("my sister Tess" tagged FAC)
+            placed = any(doc[t].ent_type_ in _PLACE_LABELS for t in range(i + 1, j))
+            conf = KNOWN_NAME_CONFIDENCE if placed else RULE_CONFIDENCE
+            self.out.append(_Cand("people", i + 1, j, _text(doc, i + 1, j), conf, context=kin_word))
         elif (
             kin_word in _KIN_TITLE_WORDS
         ):  # "Uncle Jim", "Great-Uncle Bob", "Nonna Rosa": the title is in the name
