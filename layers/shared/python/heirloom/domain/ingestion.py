@@ -592,24 +592,30 @@ def enrich_story(ports: IngestionPorts, story: Story, digest: str) -> bool:
     if ports.stories.graph_synced(story.id) == (digest, ports.extractor_version):
         return False
     report = sync_entities(ports, story, extract_story(ports, story), digest)
-    relink_named(ports, story, report)
+    relink_named(ports, story, report.names_changed)
     return True
 
 
 def relink_named(
     ports: IngestionPorts,
     story: Story,
-    report: SyncReport,
+    names: Sequence[NamedThing],
     start_ingestion: Callable[[UUID], None] | None = None,
 ) -> list[UUID]:
-    """Re-link the legacy's other graph-synced stories that write a name this story's sync gave
-    or stopped giving (`report.names_changed`, decision 0040), through the ingestion
-    workflow (`start_ingestion`) or inline. Returns their ids."""
-    if not report.names_changed:
+    """Re-link the other graph-synced stories of `story`'s legacy that write a name it gave or
+    stopped giving there (`names`: a sync's `names_changed`, decision 0040), through the
+    ingestion workflow (`start_ingestion`) or inline. Returns their ids."""
+    if not names:
         return []
-    writing = named_things.stories_writing(ports.stories.stories_of(story.legacy_id), report.names_changed)
+    writing = named_things.stories_writing(ports.stories.stories_of(story.legacy_id), names)
     synced = [s for s in writing if s.id != story.id and ports.stories.graph_synced(s.id) is not None]
     return relink(ports, synced, start_ingestion)
+
+
+def names_given(ports: IngestionPorts, story: Story) -> tuple[NamedThing, ...]:
+    """The names `story` gives an animal or a work in its legacy, as of its last graph sync
+    (one per name key: what `write_entities` stored)."""
+    return ports.stories.named_things_of(story.legacy_id).get(story.id, ())
 
 
 def relink(
@@ -665,9 +671,8 @@ def process_story(
     if pending is not None:
         pending.store(ports, story)
     if resolved is not None:
-        relink_named(
-            ports, story, write_entities(ports, story, resolved[0], digest, resolved[1], resolved[2])
-        )
+        report = write_entities(ports, story, resolved[0], digest, resolved[1], resolved[2])
+        relink_named(ports, story, report.names_changed)
 
 
 def apply_story(
@@ -702,17 +707,17 @@ def apply_story(
     started = start_embedding(ports, story, digest_of(story.title, delivered)) if process else None
     # the legacy a moved story left, and the names it gave there
     left: Story | None = None
-    names: tuple[NamedThing, ...] = ()
+    names: Sequence[NamedThing] = ()
     if before is not None and before.legacy_id != story.legacy_id:
         # a move: its entities are scoped by legacy, so they are built again (unmarked before
         # the row moves, so a crash in between cannot leave the old scoping marked as done);
         # its names are forgotten with the mark, so its next sync gives them in the new legacy
-        left, names = before, ports.stories.named_things_of(before.legacy_id).get(story.id, ())
+        left, names = before, names_given(ports, before)
         ports.stories.forget_graph_synced([story.id])
         ports.stories.set_named_things(story.id, ())
     change = ports.stories.upsert_story(story, delivered, seq)
-    if left is not None and names:
-        relink_named(ports, left, SyncReport(names_changed=names), start_ingestion)
+    if left is not None:
+        relink_named(ports, left, names, start_ingestion)
     # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
     # event's copy: two deliveries of one version write the same values
     current = ports.stories.get_story(story.id)
@@ -834,12 +839,11 @@ def delete_story(
     write a name this one gave an animal or a work are re-linked (`relink_named`)."""
     # chunks go with the row (ON DELETE CASCADE)
     before = ports.stories.get_story(story_id)
-    named = ports.stories.named_things_of(before.legacy_id) if before is not None else {}
+    names = names_given(ports, before) if before is not None else ()
     change = ports.stories.delete_story(story_id, deleted_at, legacy_id)
     remove_derived(ports, story_id)
-    if before is not None and named.get(story_id):
-        lost = named_things.changed(named[story_id], ())
-        relink_named(ports, before, SyncReport(names_changed=lost), start_ingestion)
+    if before is not None:
+        relink_named(ports, before, names, start_ingestion)
     if ports.curation is not None and before is not None:
         ports.curation.record_change(
             GraphChange(

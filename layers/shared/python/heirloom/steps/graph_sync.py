@@ -38,7 +38,7 @@ def graph_sync_step(
         raise
     if deleted_meanwhile(ports, data.story_id):
         return GraphSyncResult(story_id=data.story_id, status="deleted")
-    relink_named(ports, story, report, start_ingestion)
+    relink_named(ports, story, report.names_changed, start_ingestion)
     return GraphSyncResult(
         story_id=data.story_id,
         status="synced",
