@@ -964,3 +964,33 @@ def test_heirloom_tableware_by_its_two_words_is_a_thing_its_head_alone_is_not(
     things = {o.name: o.type for o in got.objects}
     assert things == {"punch bowl": "kitchenware", "Grandma's gravy boat": "kitchenware",
                       "sugar bowl": "kitchenware"}  # fmt: skip
+
+
+def test_a_name_after_a_word_for_a_person_and_called_is_a_person(extractor: SpacyEntityExtractor) -> None:
+    """rules-14: "a nurse named Kenji" with Kenji tagged GPE; "a pub called" names no person."""
+    got = extract_entities(extractor, "We met a nurse named Kenji at the clinic.")
+    assert "Kenji" in _names(got, "people")
+    assert "Kenji" not in _names(got, "places")
+    kept = extract_entities(extractor, "We had lunch in a village called Dover.")
+    assert "Dover" not in _names(kept, "people")
+
+
+def test_a_name_with_a_birthday_a_paw_or_kin_is_no_place(extractor: SpacyEntityExtractor) -> None:
+    """rules-14: a name the story gives a tail, a husband or stitches with its "'s" is no place,
+    wherever the model tagged it GPE; a place's harbour keeps it a place."""
+    for text, name in (
+        ("Honestly it was fine. Apart from Rowan. Rowan's tail was wagging.", "Rowan"),
+        ("Then we waited for Denver. Denver's husband was late.", "Denver"),
+    ):
+        assert name not in _names(extract_entities(extractor, text), "places"), text
+    kept = extract_entities(extractor, "We drove home past Dover. Dover's harbour was busy.")
+    assert "Dover" in _names(kept, "places")
+
+
+def test_a_breed_after_adverbs_and_a_drawn_out_word_are_no_names(extractor: SpacyEntityExtractor) -> None:
+    """rules-14: "a very wet Labrador" (tagged GPE) is a breed as "a Nash" is a make; "Nooo" (tagged
+    PERSON or GPE) is a word drawn out."""
+    got = extract_entities(extractor, "It was a very wet Labrador, and it shook itself on me.")
+    assert "Labrador" not in _names(got, "places")
+    got = extract_entities(extractor, "Sooo. Nooo, he said.")
+    assert not any(n.startswith("N") for n in _names(got, "people") + _names(got, "places"))

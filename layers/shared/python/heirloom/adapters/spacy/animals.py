@@ -13,14 +13,13 @@ from heirloom.adapters.spacy.lexicon import (
     _DETERMINERS,
     _KIN_TITLE_WORDS,
     _KIN_WORDS,
+    _NAMING,
     _NOMINAL,
     _POSSESSIVE_MARKS,
     _POSSESSIVE_PRONOUNS,
 )
 from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand, _verb
 
-#: words that name an animal by what it is called ("a dog named Rex", "a cat called Biscuit")
-_NAMING = frozenset({"named", "called"})
 #: the longest name read (words)
 _MAX_NAME = 3
 

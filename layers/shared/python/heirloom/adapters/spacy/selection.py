@@ -19,7 +19,7 @@ from heirloom.adapters.spacy.things import (
 )
 from heirloom.adapters.spacy.titles import outside_works, quoted_works
 from heirloom.adapters.spacy.tokens import KNOWN_NAME_CONFIDENCE, RULE_CONFIDENCE, _Cand
-from heirloom.adapters.spacy.where import retag_places, without_seasons
+from heirloom.adapters.spacy.where import retag_people, retag_places, without_seasons
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
@@ -114,6 +114,7 @@ def _dedupe(cands: Iterable[_Cand]) -> list[_Cand]:
 def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
     spans = known(doc) if known is not None else []  # known names: read once, used twice
     retag_places(doc, spans)  # "a flat in Lyon": the model's person is a place
+    retag_people(doc)  # "a boy called Jayden": the model's place is a person
     animals = named_animals(doc, spans)  # "our cat Biscuit": a thing, wherever the story names it
     works = quoted_works(doc)  # played "Danny Boy": a song, no person
     people = outside_works(without_animals(_people(doc, spans), animals), works)

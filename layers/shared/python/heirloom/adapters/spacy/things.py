@@ -7,6 +7,8 @@ from typing import Any
 
 from heirloom.adapters.spacy.lexicon import (
     _ADJ,
+    _ADV,
+    _ANIMATE_POSSESSIONS,
     _DETERMINERS,
     _EVENT_HEADS,
     _EVENT_NEEDS_QUALIFIER,
@@ -42,6 +44,7 @@ from heirloom.adapters.spacy.tokens import (
     WEAK_CONFIDENCE,
     _Cand,
     _capitalised,
+    _drawn_out,
     _text,
 )
 from heirloom.domain.kinship import _HONORIFICS
@@ -346,7 +349,7 @@ def _ner_name(doc: Any, ent: Any) -> tuple[int, int] | None:
     end = next((k for k in range(start + 1, end) if _ends_name(doc, k)), end)
     while end > start and (doc[end - 1].text in _POSSESSIVE_MARKS or doc[end - 1].is_punct):
         end -= 1
-    if start >= end or any(t.like_num for t in doc[start:end]):
+    if start >= end or any(t.like_num or _drawn_out(t) for t in doc[start:end]):
         return None
     if not any(t.is_title or t.is_upper for t in doc[start:end]):
         return None
@@ -354,15 +357,31 @@ def _ner_name(doc: Any, ent: Any) -> tuple[int, int] | None:
 
 
 def _a_thing(doc: Any, start: int, end: int) -> bool:
-    """ "a Nash", "an old Plymouth", "our Midsummer": a proper name heading its phrase after "a",
-    "an" or a possessive pronoun (adjectives between) names a make, a family or a feast; a place
-    name takes neither. Not one that modifies a noun ("a Minnesota winter")."""
+    """ "a Nash", "an old Plymouth", "our Midsummer", "a very wet Labrador": a proper name heading
+    its phrase after "a", "an" or a possessive pronoun (adjectives and adverbs between) names a
+    make, a family, a breed or a feast; a place name takes neither. Not one that modifies a noun
+    ("a Minnesota winter")."""
     k = start - 1
-    while k >= 0 and doc[k].tag_ in _ADJ:
+    while k >= 0 and doc[k].tag_ in _ADJ | _ADV:
         k -= 1
     if k < 0 or doc[k].lower_ not in _INDEFINITE | _POSSESSIVE_PRONOUNS:
         return False
     return not (end < len(doc) and doc[end].tag_ in _NOMINAL)
+
+
+def _animate(doc: Any, words: list[str]) -> bool:
+    """Does the story give `words` (a name) something only a person or an animal has, with an
+    "'s" ("Thimble's stitches", "Dina's birthday", "Tess's husband"), adjectives between?"""
+    n = len(words)
+    for k in range(len(doc) - n - 1):
+        if [t.text for t in doc[k : k + n]] != words or doc[k + n].text not in _POSSESSIVE_MARKS:
+            continue
+        j = k + n + 1
+        while j < len(doc) and doc[j].tag_ in _ADJ:
+            j += 1
+        if j < len(doc) and doc[j].lower_ in _ANIMATE_POSSESSIONS | _KIN_WORDS:
+            return True
+    return False
 
 
 def _ner_places_events(doc: Any) -> list[_Cand]:
@@ -372,7 +391,11 @@ def _ner_places_events(doc: Any) -> list[_Cand]:
         if label not in _PLACE_LABELS | {"EVENT"} or (span := _ner_name(doc, ent)) is None:
             continue
         start, end = span
-        if label != "EVENT" and (_person_titled(doc, start, end) or _a_thing(doc, start, end)):
+        if label != "EVENT" and (
+            _person_titled(doc, start, end)
+            or _a_thing(doc, start, end)
+            or _animate(doc, [t.text for t in doc[start:end]])
+        ):
             continue  # "Nonna Rosa", "Pastor Lund" tagged FAC or GPE: a person; "a Nash": a thing
         name = _text(doc, start, end)
         last = doc[end - 1].lower_

@@ -49,6 +49,12 @@ def _capitalised(token: Any) -> bool:
     return bool(token.text[:1].isupper())
 
 
+def _drawn_out(token: Any) -> bool:
+    """ "Nooo", "Sooo": a letter three times running draws a word out; no name is spelled so."""
+    text = token.lower_
+    return any(a.isalpha() and a == b == c for a, b, c in zip(text, text[1:], text[2:], strict=False))
+
+
 def _verb(token: Any) -> bool:
     """A verb or a modal, by its fine-grained tag."""
     return bool(token.tag_.startswith("VB") or token.tag_ == "MD")

@@ -1,7 +1,8 @@
 """Names the model tagged a person that the sentence puts somewhere ("a flat in Lyon", "moved to
 Duluth", "back from Lyon"), there or where the model tagged nothing, and the same name elsewhere
 in the story: a place. The small model often reads a one-word town as a person; a name the
-legacy knows as a person's stays one."""
+legacy knows as a person's stays one. The other way round, a name the story gives a person ("a
+boy called Jayden") is a person's wherever the model tagged it a place."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from typing import Any
 
 from heirloom.adapters.spacy.lexicon import (
     _MOTION_WORDS,
+    _NAMING,
+    _NOUN,
+    _PERSON_NOUNS,
+    _PLACE_LABELS,
     _POSSESSIVE_MARKS,
     _SEASONS,
     _WHERE_PREPOSITIONS,
@@ -83,6 +88,30 @@ def retag_places(doc: Any, known: Sequence[tuple[int, int, int]]) -> None:
     if not any(free(ent) and ent.text in where for ent in ents):
         return
     doc.ents = [Span(doc, e.start, e.end, label="GPE") if free(e) and e.text in where else e for e in ents]
+
+
+def _named_person(doc: Any, start: int) -> bool:
+    """The name at `start` follows a word for a person and "called" or "named" ("a boy called
+    Jayden", "my friend named Dina"); not a place's ("a pub called the Anchor")."""
+    k = start - 1
+    if k < 1 or doc[k].lower_ not in _NAMING:
+        return False
+    return doc[k - 1].lower_ in _PERSON_NOUNS and doc[k - 1].tag_ in _NOUN
+
+
+def retag_people(doc: Any) -> None:
+    """Relabel as PERSON the model's place entities (GPE, LOC, FAC, ORG) whose words the story
+    gives a person once (`_named_person`), there and wherever else the story names them."""
+    from spacy.tokens import Span
+
+    ents = list(doc.ents)
+    named = {e.text for e in ents if e.label_ in _PLACE_LABELS and _named_person(doc, e.start)}
+    if not named:
+        return
+    doc.ents = [
+        Span(doc, e.start, e.end, label="PERSON") if e.label_ in _PLACE_LABELS and e.text in named else e
+        for e in ents
+    ]
 
 
 def without_seasons(cands: list[_Cand]) -> list[_Cand]:
