@@ -30,6 +30,7 @@ from heirloom.domain.asker import (
     asker_kin,
     kin_phrases,
     named_kin_phrases,
+    namesakes,
     resolve_kin,
     resolve_named_kin,
     with_asker_kin,
@@ -166,6 +167,39 @@ def test_a_name_two_people_of_one_legacy_share_resolves_nothing():
     assert names(resolve_named_kin(phrases, [*PERSONS, other], RELATIONSHIPS)) == []
 
 
+def test_the_askers_relatives_recorded_in_a_linked_legacy_are_theirs():
+    """Each legacy keeps its own Person nodes: the linked legacy records its subject's
+    granddaughter Ana as its own node. "my grandfather" is followed from that node too."""
+    GRANDPA, ANA_THERE, GRANDPAS_FATHER = uuid4(), uuid4(), uuid4()
+    there = [
+        person(GRANDPA, "Piet de Vries", legacy=LINKED),
+        person(ANA_THERE, "Ana S.", legacy=LINKED, aliases=("Ana Silva",)),
+        person(GRANDPAS_FATHER, "Jan de Vries", legacy=LINKED),
+    ]
+    rels = [
+        *RELATIONSHIPS,
+        family(GRANDPA, ANA_THERE, "granddaughter"),
+        family(GRANDPA, GRANDPAS_FATHER, "father"),
+    ]
+    everyone = [*PERSONS, *there]
+    assert namesakes(PERSONS[0], everyone) == {ME, ANA_THERE}
+    grandpa = kin_phrases("What did my grandfather build?")
+    assert names(resolve_kin(grandpa, ME, everyone, rels)) == ["Henk de Vries"]  # the mother's father
+    found = resolve_kin(grandpa, ME, everyone, rels, also={ANA_THERE})
+    assert sorted((k.person.name, k.linked) for k in found) == [
+        ("Henk de Vries", False),
+        ("Piet de Vries", True),
+    ]
+    opa = kin_phrases("Opa's father")
+    assert names(resolve_kin(opa, ME, everyone, rels, also={ANA_THERE})) == ["Jan de Vries"]
+    # found only there: the graph's, not the retrieval text's
+    text = "What did my grandfather build?"
+    assert with_asker_names(text, found, DAD) == f"{text} Henk de Vries"
+    # two people there could be her: neither is
+    twin = person(uuid4(), "Ana Silva", legacy=LINKED)
+    assert namesakes(PERSONS[0], [*everyone, twin]) == {ME}
+
+
 def test_a_gendered_word_never_takes_a_relative_recorded_as_the_other_gender():
     # Inês is recorded as a daughter: "my brother" is Tomás only
     assert names(resolve_kin(kin_phrases("my brother"), ME, PERSONS, RELATIONSHIPS)) == ["Tomás Silva"]
@@ -286,3 +320,22 @@ def test_a_named_persons_relative_seeds_traversal_but_not_the_search_text(servic
     matches, hits = _asked(services, "What did Carlos's wife grow?")
     assert (str(UNCLE_WIFE), "Carlos's wife") in matches
     assert all(h.lexical == 0.0 for h in hits if h.story_id == beans)  # "Marta" is not searched
+
+
+def test_a_relative_recorded_only_in_a_linked_legacy_seeds_traversal_but_not_the_search_text(services):
+    """The linked legacy records its subject Henk's grandson Tomás as its own node, and Henk's
+    brother Piet there: "my great-uncle" is Piet, found through that node only."""
+    tomas_there, piet = uuid4(), uuid4()
+    store = services.stories
+    store.upsert_person(person(tomas_there, "Tomás Silva", legacy=LINKED))
+    store.upsert_person(person(piet, "Piet de Vries", legacy=LINKED))
+    store.upsert_relationship(family(OPA, tomas_there, "grandson"))
+    store.upsert_relationship(family(OPA, piet, "brother"))
+    store.upsert_user(User(id=ASKER, name="Tomás", person_id=BRO))
+    found = asker_kin("What did my great-uncle build?", ASKER, LEGACY, store)
+    assert [(k.person.name, k.linked) for k in found] == [("Piet de Vries", True)]
+    boat = uuid4()
+    story_events.run(story_created(boat, LEGACY, ASKER, "The boat", "Piet built a boat."), services)
+    matches, hits = _asked(services, "What did my great-uncle build?")
+    assert (str(piet), "my great-uncle") in matches
+    assert all(h.lexical == 0.0 for h in hits if h.story_id == boat)  # "Piet" is not searched

@@ -7,7 +7,7 @@ and vector search alike; the others, traversal only."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -43,6 +43,8 @@ class AskerKin:
     person: Person
     #: the named person the mention is relative to ("Bea" in "Bea's grandson"); None: the asker
     anchor: str | None = None
+    #: found only through the asker's node in a linked legacy (`namesakes`)
+    linked: bool = False
 
 
 def _chain(phrase: str) -> tuple[Kin, ...] | None:
@@ -132,25 +134,49 @@ def _step(
     return found
 
 
+def namesakes(person: Person, persons: Sequence[Person]) -> set[UUID]:
+    """`person` and their node in each other legacy among `persons`: the one there whose full
+    name is theirs or one of their aliases, or has theirs among its aliases (each legacy keeps
+    its own Person nodes; the grandson a linked legacy records is the asker). A legacy with two
+    such people gives none: better nothing than a guess."""
+    mine = {person.name.casefold(), *(a.casefold() for a in person.aliases)}
+    found: dict[UUID, list[UUID]] = {}
+    for other in persons:
+        if other.legacy_id == person.legacy_id or other.id == person.id:
+            continue
+        theirs = {other.name.casefold(), *(a.casefold() for a in other.aliases)}
+        if person.name.casefold() in theirs or other.name.casefold() in mine:
+            found.setdefault(other.legacy_id, []).append(other.id)
+    return {person.id} | {ids[0] for ids in found.values() if len(ids) == 1}
+
+
 def resolve_kin(
     phrases: Sequence[KinPhrase],
     asker: UUID,
     persons: Sequence[Person],
     relationships: Sequence[Relationship],
+    also: Collection[UUID] = (),
 ) -> list[AskerKin]:
     """Each phrase followed link by link from the asker ("my uncle's wife": the asker's uncles,
-    then their wives); the composed relation ("aunt") when the links are not recorded."""
+    then their wives); the composed relation ("aunt") when the links are not recorded. `also`:
+    the asker's nodes in linked legacies (`namesakes`), each followed on its own records; a
+    relative found only from one of them is `linked`."""
+    selves = {asker, *also}
     by_id = {p.id: p for p in persons}
     genders = gender_evidence(persons, relationships)
     out: list[AskerKin] = []
     for phrase in phrases:
-        people = _follow({asker}, phrase.chain, relationships, genders)
-        if not people and len(phrase.chain) > 1:
-            composed = parse_kin(phrase.text, mention=True)
-            people = _step({asker}, composed, relationships, genders) if composed else set()
-        for pid in sorted(people - {asker}, key=str):
+        found: dict[UUID, bool] = {}
+        for node in sorted(selves, key=lambda n: (n != asker, str(n))):  # the asker's own first
+            people = _follow({node}, phrase.chain, relationships, genders)
+            if not people and len(phrase.chain) > 1:
+                composed = parse_kin(phrase.text, mention=True)
+                people = _step({node}, composed, relationships, genders) if composed else set()
+            for pid in people - selves:
+                found.setdefault(pid, node != asker)
+        for pid in sorted(found, key=str):
             if pid in by_id and all(a.person.id != pid for a in out):
-                out.append(AskerKin(phrase.text, by_id[pid]))
+                out.append(AskerKin(phrase.text, by_id[pid], linked=found[pid]))
     return out[:MAX_PEOPLE]
 
 
@@ -236,7 +262,9 @@ def asker_kin(
                     if person is not None and (cross_legacy or person.legacy_id == legacy_id):
                         persons[pid] = person
     everyone = list(persons.values())
-    out = resolve_kin(phrases, own.id, everyone, relationships) if own is not None and phrases else []
+    out: list[AskerKin] = []
+    if own is not None and phrases:
+        out = resolve_kin(phrases, own.id, everyone, relationships, also=namesakes(own, everyone) - {own.id})
     for found in resolve_named_kin(named, everyone, relationships):
         if all(a.person.id != found.person.id for a in out):
             out.append(found)
@@ -269,10 +297,13 @@ def with_asker_names(text: str, kin: Sequence[AskerKin], subject_id: UUID | None
     """The retrieval text with the asker's relatives named: "What did my brother build?" + "Tomás
     Silva". A phrase naming the legacy's subject goes, as the subject's names do (every story is
     about them); with nothing left, the text as it was. People named relative to someone else
-    ("Bea's grandson") seed the graph only (docs/evaluation.md, "Named kin")."""
+    ("Bea's grandson"), and relatives found only through the asker's node in a linked legacy,
+    seed the graph only (docs/evaluation.md, "Named kin", "The asker in a linked legacy")."""
     out = text
     for k in kin:
-        if k.anchor is not None:  # measured: their name in the text pulled other stories ahead
+        # measured: their name in the text pulled other stories ahead (a linked legacy's
+        # grandfather: his own stories do not name him, the stories about him do)
+        if k.anchor is not None or k.linked:
             continue
         if k.person.id == subject_id:
             out = re.sub(rf"\b{re.escape(k.mention)}(?:['’]s?)?(?!\w)", " ", out, flags=re.IGNORECASE)
