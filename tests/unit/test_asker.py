@@ -339,3 +339,35 @@ def test_a_relative_recorded_only_in_a_linked_legacy_seeds_traversal_but_not_the
     matches, hits = _asked(services, "What did my great-uncle build?")
     assert (str(piet), "my great-uncle") in matches
     assert all(h.lexical == 0.0 for h in hits if h.story_id == boat)  # "Piet" is not searched
+
+
+def test_a_linked_legacy_whose_subject_is_named_is_searched_without_their_names(services):
+    """Henk's legacy is his own account ("I asked Rosa ..."): searched for "How did Henk propose
+    to Rosa?", its stories are matched against the question without his names; the request's
+    subject's names stay there (a person like any other in his stories)."""
+    from heirloom.domain.access_filter import scope_for
+
+    store = services.stories
+    scope = scope_for(store, ASKER, LEGACY)
+    ((text, own),) = vector_search.own_accounts("How did Henk propose to Rosa?", [], scope, LEGACY, store)
+    assert text == "How did propose to Rosa?" and own.legacy_ids == (LINKED,)
+    ((text, _),) = vector_search.own_accounts("Did João ever meet Henk de Vries?", [], scope, LEGACY, store)
+    assert text == "Did João ever meet ?"
+    assert vector_search.own_accounts("How did Tomás propose?", [], scope, LEGACY, store) == []
+    ferry, shed = uuid4(), uuid4()
+    story_events.run(
+        story_created(ferry, LINKED, ASKER, "The ferry", "I asked Rosa to marry me on the ferry."), services
+    )
+    story_events.run(story_created(shed, LEGACY, ASKER, "The shed", "Henk built the shed."), services)
+    _, hits = _asked(services, "How did Henk propose to Rosa?")
+    by_story = {h.story_id: h for h in hits}
+    assert set(by_story) == {ferry, shed} and len(hits) == 2  # each chunk once
+    # the shed matched "Henk" in the request's search; the ferry was searched without him
+    assert by_story[shed].lexical > 0
+
+    def cosine(text):
+        (embedding,) = services.embedder.embed([text])
+        return next(h.similarity for h in services.vectors.search(embedding, own, 24) if h.story_id == ferry)
+
+    assert by_story[ferry].similarity == round(cosine("How did propose to Rosa?"), 6)
+    assert by_story[ferry].similarity != round(cosine("How did Henk propose to Rosa?"), 6)
