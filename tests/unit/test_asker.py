@@ -192,9 +192,11 @@ def test_the_askers_relatives_recorded_in_a_linked_legacy_are_theirs():
     ]
     opa = kin_phrases("Opa's father")
     assert names(resolve_kin(opa, ME, everyone, rels, also={ANA_THERE})) == ["Jan de Vries"]
-    # found only there: the graph's, not the retrieval text's
+    # found only there: the graph's, not the retrieval text's; the subject of the legacy
+    # searched, it leaves that search's text as the subject's names do
     text = "What did my grandfather build?"
     assert with_asker_names(text, found, DAD) == f"{text} Henk de Vries"
+    assert with_asker_names(text, found, GRANDPA) == "What did build? Henk de Vries"
     # two people there could be her: neither is
     twin = person(uuid4(), "Ana Silva", legacy=LINKED)
     assert namesakes(PERSONS[0], [*everyone, twin]) == {ME}
@@ -354,6 +356,10 @@ def test_a_linked_legacy_whose_subject_is_named_is_searched_without_their_names(
     ((text, _),) = vector_search.own_accounts("Did João ever meet Henk de Vries?", [], scope, LEGACY, store)
     assert text == "Did João ever meet ?"
     assert vector_search.own_accounts("How did Tomás propose?", [], scope, LEGACY, store) == []
+    # named as the asker's relative: "Opa" is Henk, and goes from his legacy's text
+    kin = asker_kin("Did Opa ever go back?", ASKER, LEGACY, store, others=False)
+    ((text, own),) = vector_search.own_accounts("Did Opa ever go back?", kin, scope, LEGACY, store)
+    assert text == "Did ever go back?" and own.legacy_ids == (LINKED,)
     ferry, shed = uuid4(), uuid4()
     story_events.run(
         story_created(ferry, LINKED, ASKER, "The ferry", "I asked Rosa to marry me on the ferry."), services

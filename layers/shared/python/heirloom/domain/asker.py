@@ -301,12 +301,12 @@ def with_asker_names(text: str, kin: Sequence[AskerKin], subject_id: UUID | None
     seed the graph only (docs/evaluation.md, "Named kin", "The asker in a linked legacy")."""
     out = text
     for k in kin:
-        # measured: their name in the text pulled other stories ahead (a linked legacy's
-        # grandfather: his own stories do not name him, the stories about him do)
-        if k.anchor is not None or k.linked:
-            continue
-        if k.person.id == subject_id:
+        if k.anchor is None and k.person.id == subject_id:
             out = re.sub(rf"\b{re.escape(k.mention)}(?:['’]s?)?(?!\w)", " ", out, flags=re.IGNORECASE)
+        elif k.anchor is not None or k.linked:
+            # measured: their name in the text pulled other stories ahead (a linked legacy's
+            # grandfather: his own stories do not name him, the stories about him do)
+            continue
         elif k.person.name.casefold() not in out.casefold():
             out = f"{out} {k.person.name}"
     out = " ".join(out.split())

@@ -33,19 +33,22 @@ def run(data: VectorSearchInput, services: Services) -> VectorBranch:
 def own_accounts(
     text: str, kin: Sequence[AskerKin], scope: ReadScope, legacy_id: UUID, store: StoryStore
 ) -> list[tuple[str, ReadScope]]:
-    """A linked legacy whose subject the question names, with its own search text: that
-    legacy's stories are the subject's own account ("I", never their name), so its subject's
-    names go from the text there and the request's subject's stay (a person like any other in
-    those stories)."""
+    """A linked legacy whose subject the question names, by a name or as the asker's relative
+    ("my grandfather"), with its own search text: that legacy's stories are the subject's own
+    account ("I", never their name), so its subject's names and kin phrase go from the text
+    there and the request's subject's stay (a person like any other in those stories)."""
     out: list[tuple[str, ReadScope]] = []
     for grant in scope.grants:
         if grant.legacy_id == legacy_id:
             continue
         other = store.get_legacy(grant.legacy_id)
-        forms = subject_forms(store, grant.legacy_id, legacy=other) if other else ()
+        if other is None:
+            continue
+        forms = subject_forms(store, grant.legacy_id, legacy=other)
         own = without_subject(text, forms)
-        if forms and own != " ".join(text.split()) and own:
-            own = with_asker_names(own, kin, other.subject_person_id if other else None)
+        named = own != " ".join(text.split()) or any(k.person.id == other.subject_person_id for k in kin)
+        own = with_asker_names(own, kin, other.subject_person_id)
+        if named and any(ch.isalnum() for ch in own):
             out.append((own, scope.model_copy(update={"grants": (grant,)})))
     return out
 
