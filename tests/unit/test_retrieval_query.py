@@ -8,7 +8,7 @@ import pytest
 from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.contracts.context import ContextRequest, Message, Persona
 from heirloom.contracts.records import Legacy, Person, Role
-from heirloom.domain.retrieval import query_text, subject_forms, without_subject
+from heirloom.domain.retrieval import SubjectCache, query_text, subject_forms, without_subject
 from heirloom.steps.vector_search import vector_search
 
 
@@ -95,6 +95,21 @@ def test_vector_search_reads_the_legacy_once_for_the_scope_and_the_subject():
     vector_search(request, store, index, HashingEmbedder(16))
     assert store.legacy_reads == 1
     assert index.texts == ["What did grow in the garden?"]
+
+
+def test_the_subject_cache_reads_a_legacy_once_per_ttl():
+    base = _store()
+    store = _CountingStore(base.legacy, base.person)
+    now = [0.0]
+    cache = SubjectCache(ttl_s=300.0, clock=lambda: now[0])
+    expected = (base.person.id, subject_forms(base, base.legacy.id))
+    assert cache.get(store, base.legacy.id) == expected
+    assert cache.get(store, base.legacy.id) == expected
+    assert store.legacy_reads == 1
+    now[0] = 300.0  # expired: read again
+    assert cache.get(store, base.legacy.id) == expected
+    assert store.legacy_reads == 2
+    assert cache.get(store, uuid4()) == (None, ())  # no such legacy: no subject
 
 
 def _asked(query: str) -> str:

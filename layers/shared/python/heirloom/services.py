@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from heirloom.domain.ingestion import IngestionPorts
     from heirloom.domain.intent_step import GazetteerCache, IntentClassifier
     from heirloom.domain.rerank import RerankStage
+    from heirloom.domain.retrieval import SubjectCache
     from heirloom.domain.traversal import NeighbourhoodCache
     from heirloom.ports import (
         BackfillRuns,
@@ -203,6 +204,12 @@ class Services:
         from heirloom.domain.intent_step import GazetteerCache
 
         return GazetteerCache(self.settings.resilience.gazetteer_ttl_s)
+
+    @cached_property
+    def subjects(self) -> SubjectCache:
+        from heirloom.domain.retrieval import SubjectCache
+
+        return SubjectCache(self.settings.resilience.gazetteer_ttl_s)
 
     @cached_property
     def context_workflow(self) -> ContextWorkflow:

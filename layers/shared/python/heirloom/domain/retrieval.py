@@ -5,6 +5,8 @@ are left out of both searches: every story is about the subject."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from uuid import UUID
@@ -40,6 +42,30 @@ def subject_forms(store: StoryStore, legacy_id: UUID, *, legacy: Legacy | None =
     if len(parts) > 1:
         forms.add(parts[0])
     return tuple(sorted((f for f in forms if f.strip()), key=len, reverse=True))
+
+
+class SubjectCache:
+    """Per-container subject of each legacy (person id, `subject_forms`), kept for `ttl_s`
+    seconds: VectorSearch wants them for every linked legacy in reach, on every request (two
+    reads each otherwise, 1.5 ms at p50 in `heirloom bench`)."""
+
+    def __init__(
+        self, ttl_s: float = 300.0, clock: Callable[[], float] = time.monotonic, max_items: int = 4096
+    ):
+        self.ttl_s, self.clock, self.max_items = ttl_s, clock, max_items
+        self._items: dict[UUID, tuple[float, UUID | None, tuple[str, ...]]] = {}
+
+    def get(self, store: StoryStore, legacy_id: UUID) -> tuple[UUID | None, tuple[str, ...]]:
+        hit = self._items.get(legacy_id)
+        if hit and self.clock() - hit[0] < self.ttl_s:
+            return hit[1], hit[2]
+        legacy = store.get_legacy(legacy_id)
+        subject = legacy.subject_person_id if legacy else None
+        forms = subject_forms(store, legacy_id, legacy=legacy) if legacy else ()
+        if len(self._items) >= self.max_items:
+            self._items.clear()
+        self._items[legacy_id] = (self.clock(), subject, forms)
+        return subject, forms
 
 
 def without_subject(text: str, forms: tuple[str, ...]) -> str:

@@ -14,7 +14,13 @@ from heirloom.domain.access_filter import scope_for
 from heirloom.domain.asker import AskerKin, asker_kin, with_asker_names
 from heirloom.domain.personas import reaches_links
 from heirloom.domain.relevance import retrieval_score
-from heirloom.domain.retrieval import _query_embeddings, query_text, subject_forms, without_subject
+from heirloom.domain.retrieval import (
+    SubjectCache,
+    _query_embeddings,
+    query_text,
+    subject_forms,
+    without_subject,
+)
 from heirloom.errors import ModelError, VectorUnavailable
 from heirloom.ports import Embedder, StoryStore, VectorIndex
 from heirloom.services import Services
@@ -27,35 +33,48 @@ def run(data: VectorSearchInput, services: Services) -> VectorBranch:
         services.vectors,
         services.embedder,
         k=services.settings.resilience.vector_k,
+        subjects=services.subjects,
     )
 
 
 def own_accounts(
-    text: str, kin: Sequence[AskerKin], scope: ReadScope, legacy_id: UUID, store: StoryStore
+    text: str,
+    kin: Sequence[AskerKin],
+    scope: ReadScope,
+    legacy_id: UUID,
+    store: StoryStore,
+    subjects: SubjectCache | None = None,
 ) -> list[tuple[str, ReadScope]]:
     """A linked legacy whose subject the question names, by a name or as the asker's relative
     ("my grandfather"), with its own search text: that legacy's stories are the subject's own
     account ("I", never their name), so its subject's names and kin phrase go from the text
     there and the request's subject's stay (a person like any other in those stories)."""
+    subjects = subjects or SubjectCache(ttl_s=0.0)
     out: list[tuple[str, ReadScope]] = []
     for grant in scope.grants:
         if grant.legacy_id == legacy_id:
             continue
-        other = store.get_legacy(grant.legacy_id)
-        if other is None:
+        subject, forms = subjects.get(store, grant.legacy_id)
+        if subject is None:
             continue
-        forms = subject_forms(store, grant.legacy_id, legacy=other)
         own = without_subject(text, forms)
-        named = own != " ".join(text.split()) or any(k.person.id == other.subject_person_id for k in kin)
-        own = with_asker_names(own, kin, other.subject_person_id)
+        named = own != " ".join(text.split()) or any(k.person.id == subject for k in kin)
+        own = with_asker_names(own, kin, subject)
         if named and any(ch.isalnum() for ch in own):
             out.append((own, scope.model_copy(update={"grants": (grant,)})))
     return out
 
 
 def vector_search(
-    request: ContextRequest, store: StoryStore, vectors: VectorIndex, embedder: Embedder, *, k: int = 24
+    request: ContextRequest,
+    store: StoryStore,
+    vectors: VectorIndex,
+    embedder: Embedder,
+    *,
+    k: int = 24,
+    subjects: SubjectCache | None = None,
 ) -> VectorBranch:
+    """`subjects`: the container's cache of linked legacies' subjects (none: read each time)."""
     started = time.monotonic()
     if request.mode == "graph":
         return VectorBranch(status="skipped")
@@ -75,7 +94,7 @@ def vector_search(
     # the asker's relatives only: others named relative to someone seed the graph, not the text
     kin = asker_kin(text, request.user_id, request.legacy_id, store, cross_legacy=cross, others=False)
     focus = with_asker_names(focus, kin, legacy.subject_person_id if legacy else None)
-    searches = [(focus, scope), *own_accounts(text, kin, scope, request.legacy_id, store)]
+    searches = [(focus, scope), *own_accounts(text, kin, scope, request.legacy_id, store, subjects)]
     # the queries are embedded while the words are searched (that search needs no embedding)
     pending = _query_embeddings().submit(embedder.embed, [t for t, _ in searches])
     by_words = [vectors.search_text(t, sc, k) for t, sc in searches]
