@@ -377,3 +377,16 @@ def test_a_linked_legacy_whose_subject_is_named_is_searched_without_their_names(
 
     assert by_story[ferry].similarity == round(cosine("How did propose to Rosa?"), 6)
     assert by_story[ferry].similarity != round(cosine("How did Henk propose to Rosa?"), 6)
+
+
+def test_a_relative_of_the_asker_with_the_askers_name_is_not_the_asker(services):
+    """Ana's aunt, also Ana Silva, in the linked legacy: by name alone she would be Ana's node
+    there, and her daughter Ana's."""
+    aunt, lia = uuid4(), uuid4()
+    store = services.stories
+    store.upsert_person(person(aunt, "Ana Silva", legacy=LINKED))
+    store.upsert_person(person(lia, "Lia Silva", legacy=LINKED))
+    store.upsert_relationship(family(aunt, ME, "niece"))
+    store.upsert_relationship(family(aunt, lia, "daughter"))
+    assert asker_kin("What did my daughter say?", ASKER, LEGACY, store) == []
+    assert names(asker_kin("What did my aunt say?", ASKER, LEGACY, store)) == ["Ana Silva"]

@@ -264,7 +264,15 @@ def asker_kin(
     everyone = list(persons.values())
     out: list[AskerKin] = []
     if own is not None and phrases:
-        out = resolve_kin(phrases, own.id, everyone, relationships, also=namesakes(own, everyone) - {own.id})
+        # a relative of the asker is never the asker, whatever their name ("John Smith Sr.")
+        kin_of_own = {
+            p
+            for r in relationships
+            if own.id in (r.from_person_id, r.to_person_id)
+            for p in (r.from_person_id, r.to_person_id)
+        }
+        selves = namesakes(own, [p for p in everyone if p.id not in kin_of_own - {own.id}]) - {own.id}
+        out = resolve_kin(phrases, own.id, everyone, relationships, also=selves)
     for found in resolve_named_kin(named, everyone, relationships):
         if all(a.person.id != found.person.id for a in out):
             out.append(found)
