@@ -350,18 +350,21 @@ def test_a_reranker_that_gives_up_keeps_the_order_and_marks_the_context_degraded
     assert result.metadata.rerank.status == ("failed" if answer == "throttled" else "timeout")
     # the first ranking's order: RankAssemble's own input assembled again without the stage
     # (a separate baseline run could retrieve differently on a loaded machine)
-    assert result.ranked_story_ids == assembled_without_rerank(rig).ranked_story_ids
+    assert (
+        result.ranked_story_ids
+        == assembled_without_rerank(rig, rig_services(sample_ports, rig)).ranked_story_ids
+    )
     assert not result.formatted_context.startswith("Note:")  # no story is missing
 
 
-def assembled_without_rerank(rig):
-    """RankAssemble's input in the last execution's history, assembled with no reranking stage."""
+def assembled_without_rerank(rig, services):
+    """RankAssemble's input in the last execution's history, assembled again by the step with
+    `services` (no reranking stage; the step's other ranking options, the bridge rule among
+    them, as the real run had them)."""
     import json
 
-    from heirloom.adapters.tokenizer import TiktokenTokenizer
     from heirloom.contracts.context import RankAssembleInput
-    from heirloom.domain.assembly import assemble
-    from heirloom.domain.personas import load_personas
+    from heirloom.steps import rank_assemble
 
     (entered,) = [
         e["stateEnteredEventDetails"]
@@ -370,8 +373,8 @@ def assembled_without_rerank(rig):
     ]
     state = json.loads(entered["input"])
     data = RankAssembleInput(request=state["request"], filtered=state["filtered"]["Payload"])
-    persona = load_personas()[data.request.persona]
-    return assemble(data.request, data.filtered, persona, TiktokenTokenizer())
+    assert services.rerank is None
+    return rank_assemble.run(data, services)
 
 
 def test_a_reranker_that_answers_reorders_only_the_stories_it_was_given(rig, sample_ports):
@@ -383,7 +386,7 @@ def test_a_reranker_that_answers_reorders_only_the_stories_it_was_given(rig, sam
     result = rig.context(FLOOD)
     assert result.degraded == () and result.metadata.rerank is not None
     assert result.metadata.rerank.status == "ok" and result.metadata.rerank.candidates > 1
-    without = assembled_without_rerank(rig)
+    without = assembled_without_rerank(rig, rig_services(sample_ports, rig))
     assert set(result.ranked_story_ids) == set(without.ranked_story_ids)
 
 
