@@ -243,6 +243,16 @@ def test_the_intent_gets_the_relatives_as_person_matches():
     assert with_asker_kin(intent, []) is intent
 
 
+def in_linked(services, names, relationships):
+    """These persons (id: name) of the linked legacy and these relationships, recorded."""
+    store = services.stories
+    for pid, name in names.items():
+        store.upsert_person(person(pid, name, legacy=LINKED))
+    for r in relationships:
+        store.upsert_relationship(r)
+    return store
+
+
 @pytest.fixture
 def services():
     svc = memory_services()
@@ -328,11 +338,8 @@ def test_a_relative_recorded_only_in_a_linked_legacy_seeds_traversal_but_not_the
     """The linked legacy records its subject Henk's grandson Tomás as its own node, and Henk's
     brother Piet there: "my great-uncle" is Piet, found through that node only."""
     tomas_there, piet = uuid4(), uuid4()
-    store = services.stories
-    store.upsert_person(person(tomas_there, "Tomás Silva", legacy=LINKED))
-    store.upsert_person(person(piet, "Piet de Vries", legacy=LINKED))
-    store.upsert_relationship(family(OPA, tomas_there, "grandson"))
-    store.upsert_relationship(family(OPA, piet, "brother"))
+    rels = [family(OPA, tomas_there, "grandson"), family(OPA, piet, "brother")]
+    store = in_linked(services, {tomas_there: "Tomás Silva", piet: "Piet de Vries"}, rels)
     store.upsert_user(User(id=ASKER, name="Tomás", person_id=BRO))
     found = asker_kin("What did my great-uncle build?", ASKER, LEGACY, store)
     assert [(k.person.name, k.linked) for k in found] == [("Piet de Vries", True)]
@@ -383,10 +390,7 @@ def test_a_relative_of_the_asker_with_the_askers_name_is_not_the_asker(services)
     """Ana's aunt, also Ana Silva, in the linked legacy: by name alone she would be Ana's node
     there, and her daughter Ana's."""
     aunt, lia = uuid4(), uuid4()
-    store = services.stories
-    store.upsert_person(person(aunt, "Ana Silva", legacy=LINKED))
-    store.upsert_person(person(lia, "Lia Silva", legacy=LINKED))
-    store.upsert_relationship(family(aunt, ME, "niece"))
-    store.upsert_relationship(family(aunt, lia, "daughter"))
+    rels = [family(aunt, ME, "niece"), family(aunt, lia, "daughter")]
+    store = in_linked(services, {aunt: "Ana Silva", lia: "Lia Silva"}, rels)
     assert asker_kin("What did my daughter say?", ASKER, LEGACY, store) == []
     assert names(asker_kin("What did my aunt say?", ASKER, LEGACY, store)) == ["Ana Silva"]
