@@ -46,6 +46,7 @@ from heirloom.adapters.spacy.tokens import (
     _capitalised,
     _drawn_out,
     _text,
+    occurrences,
 )
 from heirloom.domain.kinship import _HONORIFICS
 
@@ -318,9 +319,8 @@ def _corroborated(doc: Any, start: int, end: int) -> bool:
     n = len(words)
     seen = {
         sentence[k]
-        for k in range(len(doc) - n + 1)
-        if [t.text for t in doc[k : k + n]] == words
-        and not (k + n < len(doc) and doc[k + n].tag_ in _PROPER and doc[k + n].is_title)
+        for k in occurrences(doc, words)
+        if not (k + n < len(doc) and doc[k + n].tag_ in _PROPER and doc[k + n].is_title)
         and not (k > 0 and doc[k - 1].tag_ in _PROPER and doc[k - 1].is_title)
     }
     return len(seen) >= 2
@@ -369,17 +369,21 @@ def _a_thing(doc: Any, start: int, end: int) -> bool:
     return not (end < len(doc) and doc[end].tag_ in _NOMINAL)
 
 
+#: what a name's "'s" gives only a person or an animal (`_animate`)
+_ANIMATE_HAD = _ANIMATE_POSSESSIONS | _KIN_WORDS
+
+
 def _animate(doc: Any, words: list[str]) -> bool:
     """Does the story give `words` (a name) something only a person or an animal has, with an
     "'s" ("Thimble's stitches", "Dina's birthday", "Tess's husband"), adjectives between?"""
     n = len(words)
-    for k in range(len(doc) - n - 1):
-        if [t.text for t in doc[k : k + n]] != words or doc[k + n].text not in _POSSESSIVE_MARKS:
+    for k in occurrences(doc, words):
+        if k + n + 1 >= len(doc) or doc[k + n].text not in _POSSESSIVE_MARKS:
             continue
         j = k + n + 1
         while j < len(doc) and doc[j].tag_ in _ADJ:
             j += 1
-        if j < len(doc) and doc[j].lower_ in _ANIMATE_POSSESSIONS | _KIN_WORDS:
+        if j < len(doc) and doc[j].lower_ in _ANIMATE_HAD:
             return True
     return False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,15 @@ def _text(doc: Any, start: int, end: int) -> str:
 def _capitalised(token: Any) -> bool:
     """'Jim', 'DeLuca', "O'Brien" (spaCy's is_title is False for the last two)."""
     return bool(token.text[:1].isupper())
+
+
+def occurrences(doc: Any, words: Sequence[str], start: int = 0) -> Iterator[int]:
+    """Where `words` stand in `doc` from `start` on, as consecutive tokens of those texts: the
+    index of each first token (its first word compared before any other)."""
+    n = len(words)
+    for k in range(start, len(doc) - n + 1):
+        if doc[k].text == words[0] and all(doc[k + j].text == words[j] for j in range(1, n)):
+            yield k
 
 
 def _drawn_out(token: Any) -> bool:

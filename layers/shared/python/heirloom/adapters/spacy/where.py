@@ -19,7 +19,7 @@ from heirloom.adapters.spacy.lexicon import (
     _SEASONS,
     _WHERE_PREPOSITIONS,
 )
-from heirloom.adapters.spacy.tokens import _Cand
+from heirloom.adapters.spacy.tokens import _Cand, occurrences
 
 #: the model's labels of a name the sentence may put somewhere (its label aside, the words are
 #: then a place's wherever the story has them)
@@ -55,9 +55,9 @@ def _untagged_somewhere(doc: Any, words: tuple[str, ...]) -> bool:
     """`words` stand somewhere in the story outside every entity, put somewhere and not the
     start of a longer name ("the clinic in Lyon", the model tagging nothing there)."""
     n = len(words)
-    for i in range(1, len(doc) - n + 1):
+    for i in occurrences(doc, words, start=1):
         span = doc[i : i + n]
-        if tuple(t.text for t in span) != words or any(t.ent_type_ for t in span):
+        if any(t.ent_type_ for t in span):
             continue
         longer = i + n < len(doc) and doc[i + n].is_title
         if not longer and _put_somewhere(doc, span):
