@@ -254,24 +254,26 @@ def asker_kin(
     if own is not None:
         persons[own.id] = own
     relationships = store.relationships_of(sorted(persons, key=str))
-    if own is not None:  # the asker's relatives in legacies outside the request's
-        for rel in relationships:
-            for pid in (rel.from_person_id, rel.to_person_id):
-                if pid not in persons and own.id in (rel.from_person_id, rel.to_person_id):
-                    person = store.get_person(pid)
-                    if person is not None and (cross_legacy or person.legacy_id == legacy_id):
-                        persons[pid] = person
+    # the asker's recorded relatives, in the order of their relationships
+    related = list(
+        dict.fromkeys(
+            pid
+            for rel in relationships
+            if own is not None and own.id in (rel.from_person_id, rel.to_person_id)
+            for pid in (rel.from_person_id, rel.to_person_id)
+            if pid != own.id
+        )
+    )
+    for pid in related:  # the asker's relatives in legacies outside the request's
+        if pid not in persons:
+            person = store.get_person(pid)
+            if person is not None and (cross_legacy or person.legacy_id == legacy_id):
+                persons[pid] = person
     everyone = list(persons.values())
     out: list[AskerKin] = []
     if own is not None and phrases:
         # a relative of the asker is never the asker, whatever their name ("John Smith Sr.")
-        kin_of_own = {
-            p
-            for r in relationships
-            if own.id in (r.from_person_id, r.to_person_id)
-            for p in (r.from_person_id, r.to_person_id)
-        }
-        selves = namesakes(own, [p for p in everyone if p.id not in kin_of_own - {own.id}]) - {own.id}
+        selves = namesakes(own, [p for p in everyone if p.id not in related]) - {own.id}
         out = resolve_kin(phrases, own.id, everyone, relationships, also=selves)
     for found in resolve_named_kin(named, everyone, relationships):
         if all(a.person.id != found.person.id for a in out):
