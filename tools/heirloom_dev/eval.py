@@ -42,11 +42,7 @@ HEADLINE = (
 
 
 def dataset_digest(root: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(root.glob("*.json*")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+    return files_digest([(path.name, path) for path in sorted(root.glob("*.json*"))], length=12)
 
 
 #: the modules that decide what a load stores (ingestion, the local models' adapters, the
@@ -106,12 +102,13 @@ def write_path_files() -> list[tuple[str, Path]]:
     return [*sorted(sources.items()), *((str(p.relative_to(package)), p) for p in data)]
 
 
-def files_digest(files: list[tuple[str, Path]]) -> str:
+def files_digest(files: list[tuple[str, Path]], length: int = 8) -> str:
+    """The first `length` hex digits of a hash of each file's name and bytes, in order."""
     digest = hashlib.sha256()
     for name, path in files:
         digest.update(name.encode())
         digest.update(path.read_bytes())
-    return digest.hexdigest()[:8]
+    return digest.hexdigest()[:length]
 
 
 def write_path_digest() -> str:
