@@ -994,3 +994,24 @@ def test_a_breed_after_adverbs_and_a_drawn_out_word_are_no_names(extractor: Spac
     assert "Labrador" not in _names(got, "places")
     got = extract_entities(extractor, "Sooo. Nooo, he said.")
     assert not any(n.startswith("N") for n in _names(got, "people") + _names(got, "places"))
+
+
+def test_a_known_given_name_the_model_tagged_nothing_is_the_person(extractor: SpacyEntityExtractor) -> None:
+    """rules-15: the small model tags many given names nothing (checked below, so the test fails
+    if it stops doing so); written alone as a proper noun, a known person's given name is that
+    person. Not part of another full name, not a transcript's speaker label, not a month."""
+    nlp = extractor._nlp()
+    known = ["Femi Okafor", "Vivian Kask", "May Brennan"]
+    for text, name in (
+        ("Odile: Fifteen. Femi drove us to the vets on Tuesday.", "Femi"),
+        ("It was quiet at home. Femi fed him sardines every day.", "Femi"),
+    ):
+        assert [t.ent_type_ for t in nlp(text) if t.text == name] == [""], text  # tagged nothing
+        assert name in _names(extract_entities(extractor, text, known_names=known), "people"), text
+    for text, name in (
+        ("Femi: Sounds perfect actually.\nOdile: It was.", "Femi"),  # a speaker's label
+        ("My mother, Vivian Helmi Rautio, was born in 1930.", "Vivian"),  # another Vivian
+        ("We married in May, when the lilacs were out.", "May"),
+    ):
+        got = extract_entities(extractor, text, known_names=known)
+        assert name not in _names(got, "people"), (text, got)

@@ -238,11 +238,24 @@ def _place_evidence(doc: Any, start: int) -> bool:
     return start > 0 and doc[start - 1].lower_ in _PLACE_PREPOSITIONS and not owner
 
 
+def _standalone(doc: Any, start: int, end: int) -> bool:
+    """One proper-noun word no other capitalised proper noun joins ("Kunle drove us", not
+    "Vivian Helmi Rautio", another Vivian's full name), and no transcript's speaker label
+    ("Callum: Ouch.")."""
+
+    def joins(i: int) -> bool:
+        return 0 <= i < len(doc) and doc[i].tag_ in _PROPER and _capitalised(doc[i])
+
+    label = end < len(doc) and doc[end].text == ":"
+    return end - start == 1 and doc[start].tag_ in _PROPER and not (joins(start - 1) or joins(end) or label)
+
+
 def _known_people(doc: Any, known: Sequence[tuple[int, int, int]], out: list[_Cand]) -> list[_Cand]:
     """Names the legacy already knows, where the model and the rules found nothing; a name of two
     or more capitalised words whatever the model tagged it ("Nurse Halvorsen" as a building); one
     word (a known name or a known person's given name) the model tagged a place, unless a
-    preposition of place comes right before it ("Virginia said", not "moved to Virginia")."""
+    preposition of place comes right before it ("Virginia said", not "moved to Virginia"); a
+    given name the model tagged nothing, written alone as a proper noun (rules-15)."""
     found: list[_Cand] = []
     taken = {t for c in out for t in range(c.start, c.end)}
     for kind, start, end in known:
@@ -251,7 +264,9 @@ def _known_people(doc: Any, known: Sequence[tuple[int, int, int]], out: list[_Ca
         tagged = {doc[t].ent_type_ for t in range(start, end)} - {"", "PERSON"}
         words = [t for t in doc[start:end] if _capitalised(t) and t.lower_ not in _DETERMINERS]
         conf = KNOWN_NAME_CONFIDENCE if end - start > 1 else RULE_CONFIDENCE
-        if len(words) < 2 and (tagged or kind == GIVEN_NAME):
+        # "Kunle drove us": a known person's given name alone, which the model tagged nothing
+        given_alone = kind == GIVEN_NAME and not tagged and _standalone(doc, start, end)
+        if len(words) < 2 and (tagged or kind == GIVEN_NAME) and not given_alone:
             place = tagged and tagged <= _PLACE_LABELS and end - start == 1
             if not place or _place_evidence(doc, start):
                 continue  # "May" the month, "Virginia" after "to", "the Range" a region
