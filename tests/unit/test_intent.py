@@ -99,6 +99,24 @@ def test_articles_and_common_words(gaz):
     assert names(gaz, "Then Rose came over") == [("Rose", "p3")]
 
 
+def test_a_common_name_with_an_owner_names_no_entity():
+    """ "my wedding" is one wedding; the legacy's "wedding" is every story's. An owner by name,
+    a proper name or a longer name is matched."""
+    gaz = Gazetteer.build(
+        [
+            ("e1", "Event", "wedding", []),
+            ("e2", "Event", "Harvest Fair", []),
+            ("o1", "Object", "Papa's accordion", []),
+        ]
+    )
+    assert names(gaz, "what happened at the wedding") == [("wedding", "e1")]
+    for text in ("what happened at my wedding", "at her wedding", "their wedding"):
+        assert names(gaz, text) == [], text
+    assert names(gaz, "at Dad's wedding") == [("wedding", "e1")]
+    assert names(gaz, "at our Harvest Fair") == [("Harvest Fair", "e2")]
+    assert names(gaz, "who kept Papa's accordion") == [("Papa's accordion", "o1")]
+
+
 def test_the_same_name_in_two_legacies_names_both_nodes():
     gaz = Gazetteer.build(
         [

@@ -21,6 +21,8 @@ from heirloom.domain.intent_cues import (
 from heirloom.domain.people import alias_gender
 
 Label = Literal["Person", "Place", "Event", "Object"]
+#: possessive determiners: "my wedding" is one wedding
+OWNER_WORDS = frozenset({"my", "your", "his", "her", "our", "their"})
 LABELS: frozenset[str] = frozenset({"Person", "Place", "Event", "Object"})
 
 
@@ -230,6 +232,8 @@ class Gazetteer:
                     continue
                 if n == 1 and not self._plausible(text, tokens[i][0], key):
                     continue
+                if n == 1 and i > 0 and self._owned_common(text, tokens[i - 1], form):
+                    continue
                 if form.derived and self._place(form) and not self._short_place(text, tokens, i, n):
                     continue
                 found.append((i, i + n, form))
@@ -254,6 +258,17 @@ class Gazetteer:
                 )
             )
         return mentions
+
+    def _owned_common(self, text: str, before: tuple[int, int, str], form: _Form) -> bool:
+        """A thing's common name after a possessive determiner ("my wedding", "her funeral"):
+        the question means one, and the legacy's entity of that bare name is every story's. An
+        owner by name ("Carl's canoe") is matched: the legacy's canoe is most often his."""
+        if not all(
+            self.entries[i].label in ("Event", "Object") and self.entries[i].name.islower()
+            for i in form.entries
+        ):
+            return False
+        return text[before[0] : before[1]].lower() in OWNER_WORDS
 
     def _place(self, form: _Form) -> bool:
         return any(self.entries[i].label == "Place" for i in form.entries)
