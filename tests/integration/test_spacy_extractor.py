@@ -1015,3 +1015,25 @@ def test_a_known_given_name_the_model_tagged_nothing_is_the_person(extractor: Sp
     ):
         got = extract_entities(extractor, text, known_names=known)
         assert name not in _names(got, "people"), (text, got)
+
+
+def test_a_river_a_port_or_a_lock_the_model_took_for_a_person_is_a_place(
+    extractor: SpacyEntityExtractor,
+) -> None:
+    """rules-16: one proper noun after "the" after a preposition of where ("on the Maas", "up the
+    Rhine"), a name after a noun of a place and "of" ("the port of Rotterdam"), or after a noun
+    and "at" ("the lock at Ampsin") is a place where the model tagged it a person (checked
+    below). "a look at Bea", "a dig at Ray" and "laughed at Tom" leave a person."""
+    nlp = extractor._nlp()
+    for text, name in (
+        ("She lay at Maastricht, on the Maas, for the winter.", "Maas"),
+        ("We went up the Rhine as far as Strasbourg.", "Rhine"),
+        ("The silk came from a trader in the port of Rotterdam.", "Rotterdam"),
+        ("The engine died in the lock at Ampsin, below Huy.", "Ampsin"),
+    ):
+        assert (name, "PERSON") in {(e.text, e.label_) for e in nlp(text).ents}, text
+        got = extract_entities(extractor, text)
+        assert name in _names(got, "places") and name not in _names(got, "people"), (text, got)
+    for text in ("He took a look at Bea and laughed at Tom.", "Tom had a dig at Ray about the money."):
+        got = extract_entities(extractor, text)
+        assert not {"Bea", "Tom", "Ray"} & set(_names(got, "places")), (text, got)

