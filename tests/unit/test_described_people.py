@@ -28,6 +28,9 @@ def test_described_nouns_are_heads_of_descriptions_not_every_word():
     assert described_nouns("What did the neighbor whose boy she patched up do?") >= {"neighbor"}
     assert "roommate" in described_nouns("Who was Ada's roommate at school?")
     assert described_nouns("When did she finish nursing school?") == set()
+    # a name's words describe no one: "the Juno Avenue" is matched as a name, if at all
+    assert described_nouns("What happened on the Juno Avenue porch?") == set()
+    assert described_people("Who lived on the Juno Avenue?", ROWS) == []
 
 
 def test_a_described_person_is_found_by_the_words_of_the_relationship():

@@ -180,11 +180,12 @@ def description_words(text: str) -> set[str]:
 
 
 def described_nouns(text: str) -> set[str]:
-    """Nouns the message uses to describe someone: "the friend who", "her old roommate"."""
+    """Nouns the message uses to describe someone: "the friend who", "her old roommate"; never
+    a name's words ("the Johanna Maria": the gazetteer matches names)."""
     out = set()
     for m in _DESCRIPTION.finditer(text):
         for word in m.group(0).split()[1:]:
-            if word.lower() not in _DESCRIPTION_STOPWORDS:
+            if word.lower() not in _DESCRIPTION_STOPWORDS and not word[:1].isupper():
                 out.add(_stem(word))
     return out
 
