@@ -13,13 +13,15 @@ from uuid import UUID
 
 from heirloom.contracts.context import EntityMatch, QueryIntent
 from heirloom.contracts.records import Person, Relationship
-from heirloom.domain.kinship import DECOMPOSE, Kin, parse_kin
+from heirloom.domain.kinship import DECOMPOSE, NARRATOR_POSSESSIVES, Kin, parse_kin
 from heirloom.domain.people import gender_evidence, kin_of
 from heirloom.ports import StoryStore
 
 #: words that make a following kin word someone else's ("her father", "your Mum"); an article
 #: does not ("a Mãe", "o Pai" are how Portuguese says Mum and Dad)
 _NOT_THE_ASKERS = frozenset({"his", "her", "their", "your", "its", "whose"})
+#: the asker's "my" and "our", in the kin lexicon's languages too ("mijn opa", "minha avó")
+_ASKERS = frozenset({"my", "our"}) | NARRATOR_POSSESSIVES
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 #: longest kin phrase looked at after "my" ("my late great-uncle's second wife")
 _MAX_WORDS = 5
@@ -49,10 +51,17 @@ class AskerKin:
 
 def _chain(phrase: str) -> tuple[Kin, ...] | None:
     parts = re.split(r"['’]s\s+", re.sub(r"['’]s$", "", phrase))
-    kins = tuple(parse_kin(part, mention=True) for part in parts)
+    kins = tuple(parse_kin(part, mention=True) or _plural(part) for part in parts)
     if any(k is None for k in kins):
         return None
     return tuple(k for k in kins if k is not None)
+
+
+def _plural(part: str) -> Kin | None:
+    """A kin word in the plural ("my parents", "my grandparents", "my brothers"): every
+    relative the singular names."""
+    singular = re.sub(r"(?<=[^\Ws])s$", "", part)
+    return parse_kin(singular, mention=True) if singular != part else None
 
 
 def _longest(words: Sequence[str], start: int, lead: str) -> tuple[str, tuple[Kin, ...], int] | None:
@@ -66,8 +75,8 @@ def _longest(words: Sequence[str], start: int, lead: str) -> tuple[str, tuple[Ki
 
 
 def kin_phrases(text: str) -> list[KinPhrase]:
-    """Kin phrases relative to the asker: after "my"/"our" ("my brother", "our grandmother's
-    sister"), or a kin word used as a name ("Dad", "Pai", "Opa", "Mum's brother": capitalised,
+    """Kin phrases relative to the asker: after "my"/"our" or another language's ("my brother",
+    "our grandmother's sister", "mijn opa", "my parents"), or a kin word used as a name ("Dad", "Pai", "Opa", "Mum's brother": capitalised,
     not after "her", "the"..., and not a title before a name, "Grandma Rose")."""
     words = [m.group().rstrip("'’-") for m in _WORD.finditer(text)]
     found: list[KinPhrase] = []
@@ -77,10 +86,10 @@ def kin_phrases(text: str) -> list[KinPhrase]:
         lowered = word.lower()
         previous = words[i - 1].lower() if i else ""
         hit = None
-        if lowered in ("my", "our"):
+        if lowered in _ASKERS:
             hit = _longest(words, i + 1, lowered)
             text_start = i
-        elif word[:1].isupper() and previous not in _NOT_THE_ASKERS and previous not in ("my", "our"):
+        if hit is None and word[:1].isupper() and previous not in _NOT_THE_ASKERS | _ASKERS:
             hit = _longest(words, i, "")
             text_start = i
             following = words[hit[2]] if hit and hit[2] < len(words) else ""
