@@ -28,7 +28,9 @@ def _names(values):
 
 def test_legacy_context_returns_subject_and_only_active_links(graph, fx):
     rows = _rows(graph, "legacy_context", legacy_id=fx.legacy)
-    assert rows == [{"subject_id": "p-subject", "name": "Sam Reed", "linked_ids": [fx.linked]}]
+    assert rows == [
+        {"subject_id": "p-subject", "name": "Sam Reed", "linked_ids": [fx.linked], "linked_subject_ids": ["p-brother"]}
+    ]
 
 
 def test_relational_orders_family_then_friends_then_work(graph, fx):
@@ -344,6 +346,21 @@ def test_a_cross_legacy_question_asked_as_colleague_stays_in_the_primary_legacy(
     assert "s-sil" in {fname(h.story_id) for h in family.hits}  # the persona reaches the link
     colleague = traverse(graph, _request(fx, "colleague"), intent, load_personas()["colleague"].traversal)
     assert "s-sil" not in {fname(h.story_id) for h in colleague.hits}  # the intent does not widen it
+
+
+def test_a_linked_legacys_subject_named_is_a_path_not_evidence(graph, fx):
+    """Ben Reed is the linked legacy's subject: his own stories say "I"; a story that names him
+    is someone else's about him, so its mention carries no entity bonus where the persona reads
+    his legacy, and does where it stays home."""
+    ben = EntityMatch(mention="Ben", node_id=fx.brother, label="Person", name="Ben Reed")
+    intent = _intent(Intent.ENTITY_FOCUSED, [ben], people=("Ben Reed",))
+    family = traverse(graph, _request(fx), intent, load_personas()["family"].traversal)
+    mentions = [h for h in family.hits if h.template == "person_mentions"]
+    assert {fname(h.story_id) for h in mentions} == {"s-brother", "s-watch"}
+    assert not any(h.entity_match or h.topic for h in mentions)
+    colleague = traverse(graph, _request(fx, "colleague"), intent, load_personas()["colleague"].traversal)
+    home = [h for h in colleague.hits if h.template == "person_mentions"]
+    assert home and all(h.entity_match for h in home)
 
 
 def test_traverse_entity_matches_carry_the_entity_bonus(graph, fx):

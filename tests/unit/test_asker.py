@@ -33,6 +33,7 @@ from heirloom.domain.asker import (
     namesakes,
     resolve_kin,
     resolve_named_kin,
+    their_own,
     with_asker_kin,
     with_asker_names,
 )
@@ -401,3 +402,21 @@ def test_a_relative_of_the_asker_with_the_askers_name_is_not_the_asker(services)
     store = in_linked(services, {aunt: "Ana Silva", lia: "Lia Silva"}, rels)
     assert asker_kin("What did my daughter say?", ASKER, LEGACY, store) == []
     assert names(asker_kin("What did my aunt say?", ASKER, LEGACY, store)) == ["Ana Silva"]
+
+
+def test_a_relative_with_a_linked_subjects_name_is_that_subject():
+    """Opa as a person of the asker's legacy is Opa of his own linked legacy (whose stories are
+    his own account); a name two linked subjects share maps to neither."""
+    home_opa = person(uuid4(), "Henk de Vries")
+    subject = person(OPA, "Henk de Vries", legacy=LINKED)
+    kin = [AskerKin("Opa", home_opa), AskerKin("my brother", PERSONS[3])]
+    assert [(k.mention, k.person.id) for k in their_own(kin, [subject])] == [
+        ("Opa", OPA),
+        ("my brother", BRO),
+    ]
+    other = person(uuid4(), "Henk de Vries", legacy=uuid4())
+    assert their_own(kin, [subject, other]) == kin
+    # the subject found twice (their node and the home one) is one relative
+    assert [
+        k.person.id for k in their_own([AskerKin("Opa", home_opa), AskerKin("Opa", subject)], [subject])
+    ] == [OPA]

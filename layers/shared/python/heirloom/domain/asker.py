@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from uuid import UUID
 
 from heirloom.contracts.context import EntityMatch, QueryIntent
 from heirloom.contracts.records import Person, Relationship
 from heirloom.domain.kinship import DECOMPOSE, NARRATOR_POSSESSIVES, Kin, parse_kin
+from heirloom.domain.names import name_key
 from heirloom.domain.people import gender_evidence, kin_of
 from heirloom.ports import StoryStore
 
@@ -287,7 +288,30 @@ def asker_kin(
     for found in resolve_named_kin(named, everyone, relationships):
         if all(a.person.id != found.person.id for a in out):
             out.append(found)
+    if out and len(legacy_ids) > 1:
+        subjects = [store.get_legacy(other) for other in legacy_ids[1:]]
+        out = their_own(
+            out, [persons[lg.subject_person_id] for lg in subjects if lg and lg.subject_person_id in persons]
+        )
     return out[:MAX_PEOPLE]
+
+
+def their_own(kin: Sequence[AskerKin], subjects: Sequence[Person]) -> list[AskerKin]:
+    """A relative found as a person of one legacy whose full name is a linked legacy's subject's
+    is that subject, as the gazetteer reads their name: "my father-in-law", Kees in his
+    daughter-in-law's legacy, is Kees of his own legacy, whose stories are his own account (and
+    never name him). Two subjects of one name: neither."""
+    by_name: dict[str, Person | None] = {}
+    for subject in subjects:
+        key = name_key(subject.name)
+        by_name[key] = None if key in by_name else subject
+    out: list[AskerKin] = []
+    for k in kin:
+        subject = by_name.get(name_key(k.person.name))
+        found = replace(k, person=subject) if subject is not None else k
+        if all(o.person.id != found.person.id for o in out):
+            out.append(found)
+    return out
 
 
 def with_asker_kin(intent: QueryIntent, kin: Sequence[AskerKin]) -> QueryIntent:

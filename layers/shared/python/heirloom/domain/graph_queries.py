@@ -43,7 +43,9 @@ MATCH (l:Legacy {id: $legacy_id})
 OPTIONAL MATCH (l)-[k:LINKED_TO]-(o:Legacy)
 WITH l, k, o
 RETURN l.subject_person_id AS subject_id, l.name AS name,
-       collect(DISTINCT CASE WHEN k.status = 'active' THEN o.id ELSE NULL END) AS linked_ids
+       collect(DISTINCT CASE WHEN k.status = 'active' THEN o.id ELSE NULL END) AS linked_ids,
+       collect(DISTINCT CASE WHEN k.status = 'active' THEN o.subject_person_id ELSE NULL END)
+         AS linked_subject_ids
 """
 
 RELATIONAL_1HOP = f"""
@@ -92,7 +94,8 @@ WHERE c.id IN $ids
 WITH c
 MATCH (s:Story)-[r:MENTIONS]->(c)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, c.name AS entity, r.kind AS relationship, coalesce(r.in_title, false) AS topic
+RETURN s.id AS story_id, c.id AS person_id, c.name AS entity, r.kind AS relationship,
+       coalesce(r.in_title, false) AS topic
 ORDER BY topic DESC, story_id
 LIMIT $limit
 """

@@ -141,6 +141,8 @@ class _Walk:
     ambient: list[GraphFact] = field(default_factory=list)
     bridged: list[GraphHit] = field(default_factory=list)
     known: KnownScope | None = None
+    #: the subjects of the linked legacies walked: their own stories say "I", never their name
+    voices: frozenset[str] = frozenset()
 
     @property
     def planning(self) -> bool:
@@ -180,9 +182,12 @@ def _named(w: _Walk) -> None:
     """Entities named in the message: always looked up, they carry the entity bonus."""
     if w.person_ids:
         for row in w.run.query("person_mentions", {**w.base, "ids": w.person_ids}):
+            # a linked legacy's subject is named only in others' stories about them, never in
+            # their own account: such a mention is a path, not evidence (docs/evaluation.md)
+            own_voice = row.get("person_id") in w.voices
             w.add(
-                [row["story_id"]], "person_mentions", 1, "MENTIONS", row["entity"], entity_match=True,
-                topic=bool(row.get("topic")),
+                [row["story_id"]], "person_mentions", 1, "MENTIONS", row["entity"], entity_match=not own_voice,
+                topic=bool(row.get("topic")) and not own_voice,
             )  # fmt: skip
     if w.entity_ids:
         for row in w.run.query("entity_focused", {**w.base, "ids": w.entity_ids}):
@@ -487,6 +492,8 @@ def _start(run: _Run, request: ContextRequest, intent: QueryIntent, config: Trav
         base={"legacy_ids": [legacy_id, *(linked if cross else [])], "limit": config.max_graph_results},
         person_ids=_ids(intent, ["Person"]),
         entity_ids=_ids(intent, ["Place", "Event", "Object"]),
+        voices=frozenset(str(x) for x in ctx_rows[0].get("linked_subject_ids") or [] if x and cross)
+        - {str(ctx_rows[0]["subject_id"])},
     )
 
 
