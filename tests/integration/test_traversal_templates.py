@@ -29,7 +29,12 @@ def _names(values):
 def test_legacy_context_returns_subject_and_only_active_links(graph, fx):
     rows = _rows(graph, "legacy_context", legacy_id=fx.legacy)
     assert rows == [
-        {"subject_id": "p-subject", "name": "Sam Reed", "linked_ids": [fx.linked], "linked_subject_ids": ["p-brother"]}
+        {
+            "subject_id": "p-subject",
+            "name": "Sam Reed",
+            "linked_ids": [fx.linked],
+            "linked_subject_ids": ["p-brother"],
+        }
     ]
 
 
