@@ -307,8 +307,8 @@ def their_own(kin: Sequence[AskerKin], subjects: Sequence[Person]) -> list[Asker
         by_name[key] = None if key in by_name else subject
     out: list[AskerKin] = []
     for k in kin:
-        subject = by_name.get(name_key(k.person.name))
-        found = replace(k, person=subject) if subject is not None else k
+        own = by_name.get(name_key(k.person.name))
+        found = replace(k, person=own) if own is not None else k
         if all(o.person.id != found.person.id for o in out):
             out.append(found)
     return out
