@@ -21,8 +21,8 @@ from heirloom.ports import StoryStore
 #: words that make a following kin word someone else's ("her father", "your Mum"); an article
 #: does not ("a Mãe", "o Pai" are how Portuguese says Mum and Dad)
 _NOT_THE_ASKERS = frozenset({"his", "her", "their", "your", "its", "whose"})
-#: the asker's "my" and "our", in the kin lexicon's languages too ("mijn opa", "minha avó")
-_ASKERS = frozenset({"my", "our"}) | NARRATOR_POSSESSIVES
+#: the asker's "my" and "our" in every language of the kin lexicon ("my", "mijn opa", "minha avó")
+_ASKERS = NARRATOR_POSSESSIVES
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 #: longest kin phrase looked at after "my" ("my late great-uncle's second wife")
 _MAX_WORDS = 5
@@ -77,8 +77,9 @@ def _longest(words: Sequence[str], start: int, lead: str) -> tuple[str, tuple[Ki
 
 def kin_phrases(text: str) -> list[KinPhrase]:
     """Kin phrases relative to the asker: after "my"/"our" or another language's ("my brother",
-    "our grandmother's sister", "mijn opa", "my parents"), or a kin word used as a name ("Dad", "Pai", "Opa", "Mum's brother": capitalised,
-    not after "her", "the"..., and not a title before a name, "Grandma Rose")."""
+    "our grandmother's sister", "mijn opa", "my parents"), or a kin word used as a name ("Dad",
+    "Pai", "Opa", "Mum's brother": capitalised, not after "her", "the"..., and not a title
+    before a name, "Grandma Rose")."""
     words = [m.group().rstrip("'’-") for m in _WORD.finditer(text)]
     found: list[KinPhrase] = []
     i = 0

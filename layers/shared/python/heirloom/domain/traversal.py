@@ -492,9 +492,13 @@ def _start(run: _Run, request: ContextRequest, intent: QueryIntent, config: Trav
         base={"legacy_ids": [legacy_id, *(linked if cross else [])], "limit": config.max_graph_results},
         person_ids=_ids(intent, ["Person"]),
         entity_ids=_ids(intent, ["Place", "Event", "Object"]),
-        voices=frozenset(str(x) for x in ctx_rows[0].get("linked_subject_ids") or [] if x and cross)
-        - {str(ctx_rows[0]["subject_id"])},
+        voices=_voices(ctx_rows[0]) if cross else frozenset(),
     )
+
+
+def _voices(ctx: dict[str, Any]) -> frozenset[str]:
+    """The subjects of the legacies actively linked to the request's, other than its own."""
+    return frozenset(str(x) for x in ctx.get("linked_subject_ids") or [] if x) - {str(ctx["subject_id"])}
 
 
 def _dedupe(hits: list[GraphHit]) -> list[GraphHit]:

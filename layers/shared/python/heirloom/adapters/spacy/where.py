@@ -64,7 +64,7 @@ def _where_by_words(doc: Any, ent: Any, before: Any) -> bool:
     prep = doc[ent.start - 1]
     if prep.lower_ == "of":
         return before.lower_ in _PLACE_OF_NOUNS
-    if prep.lower_ == "the" and prep.text == "the":
+    if prep.text == "the":  # lower case: not a name's own "The"
         return before.lower_ in _WHERE_AFTER_THE and all(t.tag_ == "NNP" for t in ent)
     if prep.lower_ == "at":
         determiner = doc[before.i - 1].lower_ if before.i > 0 else ""
