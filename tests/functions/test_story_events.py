@@ -207,6 +207,57 @@ def test_a_person_added_after_the_story_that_names_them_is_linked_to_it(extracti
     assert NEW_PERSON in _mentions(ports, sid)
 
 
+def _places(ports, sid):
+    rows = ports.graph.run("MATCH (:Story {id: $id})-->(x:Place) RETURN x.name AS name", {"id": sid})
+    return {r["name"] for r in rows}
+
+
+def _unresolved(ports, sid):
+    """The people the story names that no person of its legacy is (one display string)."""
+    return ports.graph.run("MATCH (s:Story {id: $id}) RETURN s.unresolved_people AS u", {"id": sid})[0]["u"]
+
+
+def test_a_linked_legacys_person_is_a_person_in_its_stories_while_the_link_is_active(extracting):
+    """Virginia's record is in Rosa's legacy and a story of Dominic's legacy names her: the model
+    reads her as a place until a link makes Rosa's legacy's names known to extraction. Her record
+    arriving, the link made and the link removed each re-link the story."""
+    send, ports = extracting
+    send(sample("legacy_created"))
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "Virginia came down from Dayton every spring with a pie for Dom."
+    send(story)
+    sid = story["detail"]["story"]["id"]
+    person = sample("person_created")
+    person["detail"]["person"] |= {"id": NEW_PERSON, "name": "Virginia Ferraro", "aliases": []}
+    assert send(person) == "created"
+    assert "Virginia" in _places(ports, sid)  # no link: Rosa's legacy's names are not read
+    link = sample("link_created")
+    link["detail"]["link"]["status"] = "active"
+    assert send(link) == "created"
+    assert "Virginia" not in _places(ports, sid)
+    assert "Virginia" in _unresolved(ports, sid)  # a person, resolved within the story's legacy only
+    assert send(sample("link_removed")) == "updated"  # kept, revoked
+    assert "Virginia" in _places(ports, sid)
+
+
+def test_a_person_added_across_an_active_link_re_links_the_stories_naming_them(extracting):
+    send, ports = extracting
+    send(sample("legacy_created"))
+    link = sample("link_created")
+    link["detail"]["link"]["status"] = "active"
+    send(link)
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "Virginia came down from Dayton every spring with a pie for Dom."
+    send(story)
+    sid = story["detail"]["story"]["id"]
+    assert "Virginia" in _places(ports, sid)
+    person = sample("person_created")
+    person["detail"]["person"] |= {"id": NEW_PERSON, "name": "Virginia Ferraro", "aliases": []}
+    send(person)
+    assert "Virginia" not in _places(ports, sid)
+    assert "Virginia" in _unresolved(ports, sid)  # a person, resolved within the story's legacy only
+
+
 @pytest.mark.parametrize(
     ("content", "name", "detail"),
     [

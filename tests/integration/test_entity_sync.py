@@ -16,6 +16,7 @@ from heirloom.contracts.extraction import (
     ExtractedRelationship,
     TimeReference,
 )
+from heirloom.contracts.records import LinkStatus
 from heirloom.domain import ingestion
 from heirloom.domain.intent_step import build_gazetteer
 from heirloom_dev.loader import load_dataset, read_dataset
@@ -259,6 +260,49 @@ def test_a_known_persons_name_is_written_as_no_place(loaded, tmp_path):
     nodes, _ = facts(p.graph)
     assert nodes[("Place", "Quarry Glen")] == [mini.public_story]
     assert not {("Place", "Nana Ada"), ("Place", "Ada Marsh's"), ("Place", "Ada Marsh")} & set(nodes)
+
+
+class NamesSeen(ScriptedExtractor):
+    """A ScriptedExtractor that keeps the known names of its last call."""
+
+    def extract(self, text, *, known_names=()):
+        self.known = set(known_names)
+        return super().extract(text, known_names=known_names)
+
+
+def test_extraction_knows_the_people_of_actively_linked_legacies(loaded, tmp_path):
+    """A story of Ivy's legacy that names Ada (whose record is in the legacy linked to it) has her
+    names as people's: a place read as "Nana Ada" is not written. A revoked link gives nothing."""
+    ports, mini, _ = loaded
+    mistaken = ExtractedEntities(
+        places=(
+            ExtractedPlace(name="Nana Ada", type="locality", confidence=0.85),
+            ExtractedPlace(name="Quarry Glen", type="landmark", confidence=0.85),
+        )
+    )
+    extractor = NamesSeen({"glen": mistaken})
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="names-seen")
+    story = _record(mini, mini.linked_story, tmp_path)
+    visit = story.model_copy(
+        update={"content": "Nana Ada came to the glen.", "updated_at": story.updated_at + timedelta(hours=1)}
+    )
+    ingestion.apply_story(p, visit)
+    assert {"Ada Marsh", "Nana Ada", "Ivy Marsh"} <= extractor.known
+    nodes, _ = facts(p.graph)
+    assert nodes[("Place", "Quarry Glen")] == [mini.linked_story]
+    assert ("Place", "Nana Ada") not in nodes
+
+    link = read_dataset(mini.write(tmp_path / "y")).links[0].record
+    ingestion.apply_link(p, link.model_copy(update={"status": LinkStatus.REVOKED}))
+    again = visit.model_copy(
+        update={
+            "content": "Nana Ada came to the glen again.",
+            "updated_at": visit.updated_at + timedelta(hours=1),
+        }
+    )
+    ingestion.apply_story(p, again)
+    assert extractor.known == {"Ivy Marsh"}
+    assert ("Place", "Nana Ada") in facts(p.graph)[0]
 
 
 def _edit_extracted_as(ports, mini, tmp_path, entities, title, content):

@@ -436,15 +436,36 @@ def extract_story(
     ports: IngestionPorts, story: Story, known: Sequence[Person] | None = None
 ) -> ExtractedEntities:
     """Entities of `story` after the shared rules (threshold, limits, names, no PII). `known`:
-    the legacy's persons, when the caller has already read them."""
+    the legacy's persons, when the caller has already read them. Extraction is given their names
+    and those of the persons of the legacies actively linked to it (`linked_persons`)."""
     if ports.extractor is None:
         return ExtractedEntities()
     if known is None:
         known = ports.stories.persons_of([story.legacy_id])
     from heirloom.domain.extraction import extract_entities
 
-    names = [n for p in known for n in (p.name, *p.aliases)]
+    people = [*known, *linked_persons(ports.stories, story.legacy_id)]
+    names = list(dict.fromkeys(n for p in people for n in (p.name, *p.aliases)))
     return extract_entities(ports.extractor, story.content, known_names=names, title=story.title)
+
+
+def linked_legacies(stories: StoryStore, legacy_id: UUID) -> list[UUID]:
+    """The legacies actively linked to `legacy_id`."""
+    return [
+        other
+        for link in stories.links_of(legacy_id)
+        if link.status is LinkStatus.ACTIVE and (other := link.other_side(legacy_id)) is not None
+    ]
+
+
+def linked_persons(stories: StoryStore, legacy_id: UUID) -> list[Person]:
+    """The persons of the legacies actively linked to `legacy_id`. A linked family names its
+    people in each other's stories ("Sofia came for the summer", Sofia's record in her
+    grandmother's legacy): extraction takes these names as people's, not as the places the NER
+    model may read. Names only: mentions still resolve within the story's own legacy. A link
+    event re-links the stories it concerns (`relink.stories_naming_across`)."""
+    others = linked_legacies(stories, legacy_id)
+    return stories.persons_of(others) if others else []
 
 
 def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:

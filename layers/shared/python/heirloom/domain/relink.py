@@ -1,24 +1,38 @@
-"""Re-resolution: the stories a person, alias or relationship added (or a relationship changed
-or removed) after them may change. `ingestion.relink` re-links them (their people resolved
-again and the graph rewritten) without re-embedding: their graph marks are forgotten and they
-go through ingestion again, whose chunk step finds the index up to date."""
+"""Re-resolution: the stories a person, alias or relationship added after them (or a relationship
+changed or removed, or a link that starts or stops being active) may change. `ingestion.relink`
+re-links them (their people resolved again and the graph rewritten) without re-embedding: their
+graph marks are forgotten and they go through ingestion again, whose chunk step finds the index
+up to date."""
 
 from __future__ import annotations
 
 from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship, Story
-from heirloom.domain.ingestion import IngestionPorts, named_people
+from heirloom.domain.ingestion import IngestionPorts, linked_legacies, named_people
 from heirloom.domain.speakers import KnownPersons, speaker_persons
 
 
 def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
-    """The person's legacy's stories whose text or title names them by name or alias."""
-    return [
-        s
-        for s in ports.stories.stories_of(person.legacy_id)
-        if named_people(s.content, [person]) or named_people(s.title, [person])
-    ]
+    """The stories of the person's legacy, and of the legacies actively linked to it (their
+    extraction reads the person's names too: `ingestion.linked_persons`), whose text or title
+    names them by name or alias."""
+    legacies = [person.legacy_id, *linked_legacies(ports.stories, person.legacy_id)]
+    return [s for legacy_id in legacies for s in ports.stories.stories_of(legacy_id) if _names(s, [person])]
+
+
+def stories_naming_across(ports: IngestionPorts, legacy_a: UUID, legacy_b: UUID) -> list[Story]:
+    """The stories of each of two legacies that name a person of the other: a link between them
+    that starts or stops being active changes what their extraction reads."""
+    out: list[Story] = []
+    for here, there in ((legacy_a, legacy_b), (legacy_b, legacy_a)):
+        if persons := ports.stories.persons_of([there]):
+            out += [s for s in ports.stories.stories_of(here) if _names(s, persons)]
+    return out
+
+
+def _names(story: Story, persons: list[Person]) -> bool:
+    return bool(named_people(story.content, persons) or named_people(story.title, persons))
 
 
 def stories_narrated_by(ports: IngestionPorts, rel: Relationship) -> list[Story]:

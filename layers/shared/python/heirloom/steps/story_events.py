@@ -30,7 +30,12 @@ from heirloom.contracts.events import (
 from heirloom.contracts.ingestion import StoryEventApplied
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
-from heirloom.domain.relink import stories_naming, stories_narrated_by, stories_narrated_by_either
+from heirloom.domain.relink import (
+    stories_naming,
+    stories_naming_across,
+    stories_narrated_by,
+    stories_narrated_by_either,
+)
 from heirloom.domain.story_events import parse_detail
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.ports import Change
@@ -96,8 +101,9 @@ def _apply_story(
 def _relink_after(
     ports: IngestionPorts, detail: StoryEventDetail, start_ingestion: Callable[[UUID], None] | None
 ) -> None:
-    """A person (or alias) or relationship added, or a relationship changed or removed, after the
-    stories it concerns: those stories are re-linked (domain/relink.py)."""
+    """A person (or alias) or relationship added, a relationship changed or removed, or a link
+    made, changed or removed, after the stories it concerns: those stories are re-linked
+    (domain/relink.py)."""
     match detail:
         case PersonCreated():
             stored = ports.stories.get_person(detail.person.id)
@@ -111,6 +117,13 @@ def _relink_after(
                 stories_narrated_by_either(ports, detail.from_person_id, detail.to_person_id),
                 start_ingestion,
             )
+        case LinkCreated() | LinkUpdated():
+            link = detail.link
+            across = stories_naming_across(ports, link.legacy_a_id, link.legacy_b_id)
+            ingestion.relink(ports, across, start_ingestion)
+        case LinkRemoved():
+            across = stories_naming_across(ports, detail.legacy_a_id, detail.legacy_b_id)
+            ingestion.relink(ports, across, start_ingestion)
         case _:
             pass
 
