@@ -14,6 +14,7 @@ from uuid import UUID
 from heirloom.contracts.context import EntityMatch, QueryIntent
 from heirloom.contracts.records import Person, Relationship
 from heirloom.domain.kinship import DECOMPOSE, NARRATOR_POSSESSIVES, Kin, parse_kin
+from heirloom.domain.linked_subjects import linked_legacies
 from heirloom.domain.names import name_key
 from heirloom.domain.people import gender_evidence, kin_of
 from heirloom.ports import StoryStore
@@ -255,11 +256,7 @@ def asker_kin(
     asker = user.person_id if user is not None else None
     if asker is None and not named:  # the user is no known person: no one is their relative
         return []
-    legacy_ids = [legacy_id] + [
-        other
-        for link in (store.links_of(legacy_id) if cross_legacy else ())
-        if link.status == "active" and (other := link.other_side(legacy_id)) is not None
-    ]
+    legacy_ids = [legacy_id, *(linked_legacies(store, legacy_id) if cross_legacy else ())]
     persons = {p.id: p for p in store.persons_of(legacy_ids)}
     own = (persons.get(asker) or store.get_person(asker)) if asker is not None else None
     if own is not None:

@@ -38,6 +38,7 @@ from heirloom.domain import graph_sync, named_things
 from heirloom.domain.access import CREATES
 from heirloom.domain.chunking import chunk_story, content_hash, digest_of, story_digest
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
+from heirloom.domain.linked_subjects import linked_legacies
 from heirloom.ports import (
     Change,
     Chunk,
@@ -447,15 +448,6 @@ def extract_story(
     people = [*known, *linked_persons(ports.stories, story.legacy_id)]
     names = list(dict.fromkeys(n for p in people for n in (p.name, *p.aliases)))
     return extract_entities(ports.extractor, story.content, known_names=names, title=story.title)
-
-
-def linked_legacies(stories: StoryStore, legacy_id: UUID) -> list[UUID]:
-    """The legacies actively linked to `legacy_id`."""
-    return [
-        other
-        for link in stories.links_of(legacy_id)
-        if link.status is LinkStatus.ACTIVE and (other := link.other_side(legacy_id)) is not None
-    ]
 
 
 def linked_persons(stories: StoryStore, legacy_id: UUID) -> list[Person]:

@@ -33,6 +33,7 @@ from heirloom.domain.intent import (
     name_masked,
     said_gender,
 )
+from heirloom.domain.linked_subjects import linked_legacies
 from heirloom.domain.people import gender_evidence
 from heirloom.ports import Embedder, GraphStore, StoryStore
 
@@ -179,11 +180,7 @@ def build_gazetteer(
     appended to `degraded`); with `late`, names that arrive after the budget are kept for the
     next build."""
     legacy = stories.get_legacy(legacy_id)
-    ids = [legacy_id] + [
-        other
-        for link in stories.links_of(legacy_id)
-        if link.status == "active" and (other := link.other_side(legacy_id)) is not None
-    ]
+    ids = [legacy_id, *linked_legacies(stories, legacy_id)]
     persons = stories.persons_of(ids)
     linked_subjects = {lg.subject_person_id for lg in (stories.get_legacy(i) for i in ids[1:]) if lg}
     # gender from the records: kin words of the known relationships, aliases such as "Aunt Lucy"

@@ -21,6 +21,16 @@ from heirloom.ports import StoryStore
 COUNTED: frozenset[LinkStatus] = frozenset({LinkStatus.ACTIVE, LinkStatus.REVOKED})
 
 
+def linked_legacies(store: StoryStore, legacy_id: UUID) -> list[UUID]:
+    """The legacies actively linked to `legacy_id` (what the read scope, the gazetteer and the
+    asker's relatives reach), in link order."""
+    return [
+        other
+        for link in store.links_of(legacy_id)
+        if link.status is LinkStatus.ACTIVE and (other := link.other_side(legacy_id)) is not None
+    ]
+
+
 def linked_subjects(store: StoryStore, legacy_id: UUID) -> tuple[UUID, ...]:
     """The subject person ids of the legacies linked to `legacy_id` by an active or revoked link."""
     out: dict[UUID, None] = {}

@@ -9,7 +9,8 @@ from __future__ import annotations
 from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship, Story
-from heirloom.domain.ingestion import IngestionPorts, linked_legacies, named_people
+from heirloom.domain.ingestion import IngestionPorts, named_people
+from heirloom.domain.linked_subjects import linked_legacies
 from heirloom.domain.speakers import KnownPersons, speaker_persons
 
 
