@@ -22,7 +22,7 @@ from heirloom.contracts.extraction import ExtractedEntities, NamedThing
 from heirloom.contracts.records import Story
 from heirloom.domain.fact_resolution import FactEdge, FactState, resolve_edges
 from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
-from heirloom.domain.names import name_key
+from heirloom.domain.names import name_key, one_of_many
 from heirloom.ports import GraphStore
 
 ENTITY_NAMESPACE = uuid.UUID("6f1c7a52-3a4e-4c0e-9d7e-2a9f3f4b8c11")
@@ -465,6 +465,8 @@ def plan_story_entities(
         for item in items:
             by_name, owned = entity_id(legacy, label, item.name), owned_key(item.name, resolved)
             eid = entity_id(legacy, label, owned) if owned else by_name
+            if one_of_many(label, item.name):  # "the wedding": this story's (decision 0041)
+                by_name = eid = entity_id(legacy, label, f"{story.id}|{item.name}")
             # merged away (by its owner's key or, merged before owners counted, by its name); an
             # owned entity is shared like a survivor: each story's edge keeps the story's words
             survivor = (

@@ -34,6 +34,7 @@ from heirloom.domain.intent import (
     said_gender,
 )
 from heirloom.domain.linked_subjects import linked_legacies
+from heirloom.domain.names import one_of_many
 from heirloom.domain.people import gender_evidence
 from heirloom.ports import Embedder, GraphStore, StoryStore
 
@@ -73,8 +74,8 @@ def entity_entries(rows: Sequence[Mapping[str, Any]]) -> list[GazetteerEntry]:
     written: dict[tuple[str, str], list[str]] = {}
     legacy: dict[tuple[str, str], str] = {}
     for r in rows:
-        if not r.get("name"):
-            continue
+        if not r.get("name") or one_of_many(str(r["label"]), str(r["name"])):
+            continue  # "the wedding" of one story names nothing a question can (decision 0041)
         key = (str(r["id"]), str(r["label"]))
         legacy.setdefault(key, str(r.get("legacy") or ""))
         if r.get("alias"):

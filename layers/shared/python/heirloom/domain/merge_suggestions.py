@@ -15,7 +15,7 @@ from uuid import UUID
 
 from heirloom.contracts.curation import EntityLabel, EntityRef, MergeSuggestion
 from heirloom.domain.graph_schema import DISPLAY_SEPARATOR
-from heirloom.domain.names import name_key
+from heirloom.domain.names import name_key, one_of_many
 from heirloom.ports import GraphStore
 
 LABELS: tuple[EntityLabel, ...] = ("Place", "Event", "Object")
@@ -121,6 +121,8 @@ def suggest(
         for b in visible[i + 1 :]:
             if a.ref.label != b.ref.label or frozenset((a.ref.id, b.ref.id)) in kept_apart:
                 continue
+            if one_of_many(a.ref.label, a.ref.name) and one_of_many(b.ref.label, b.ref.name):
+                continue  # two stories' "the wedding": nothing says they are one (decision 0041)
             named = name_evidence(a, b)
             if named is None:
                 continue

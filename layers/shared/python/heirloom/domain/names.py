@@ -40,3 +40,14 @@ def name_key(name: str) -> str:
     """Case-insensitive identity of a name for deduplication ("The Mill" == "mill")."""
     text = normalize_name(name).casefold()
     return re.sub(r"^(?:the|a|an)\s+", "", text)
+
+
+#: event heads a family has many of: "the wedding" of one story and of another story are
+#: different days (docs/decisions/0041)
+MANY_REFERENT_EVENTS = frozenset({"burial", "funeral", "memorial", "wake", "wedding"})
+
+
+def one_of_many(label: str, name: str) -> bool:
+    """An Event named by one of MANY_REFERENT_EVENTS alone ("wedding", "the Funeral"), nothing
+    said of whose or when: its story's own event, never one node with another story's."""
+    return label == "Event" and name_key(name) in MANY_REFERENT_EVENTS
