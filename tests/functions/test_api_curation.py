@@ -11,7 +11,7 @@ import pytest
 from heirloom.adapters.postgres.curation import PgCurationStore
 from heirloom.domain.entity_sync import entity_id
 from heirloom_dev.loader import load_dataset
-from tests.integration.test_curation import PERSONAL, PRIVATE, PUBLIC, ScriptedExtractor
+from tests.integration.test_curation import PERSONAL, PRIVATE, PUBLIC, ScriptedExtractor, eid
 from tests.support.apigw import legacy_caller
 from tests.support.dataset import MiniDataset
 from tests.support.services import services_with
@@ -54,10 +54,7 @@ def test_a_creator_lists_merges_and_undoes_through_the_api(api):
 
 def test_keep_apart_through_the_api(api):
     call, mini, _ = api
-    a, b = (
-        entity_id(mini.legacy, "Event", "wedding"),
-        entity_id(mini.legacy, "Event", "Uncle Dommie's wedding"),
-    )
+    a, b = eid(mini, "Event", "wedding"), eid(mini, "Event", "Uncle Dommie's wedding")
     status, out = call("POST", "/keep-apart", mini.creator, {"entity_a": a, "entity_b": b})
     assert status == 200 and out == {"entity_a": a, "entity_b": b}
     status, found = call("GET", "/merge-suggestions", mini.creator)

@@ -23,6 +23,7 @@ from heirloom.contracts.extraction import (
 )
 from heirloom.domain import curation_api
 from heirloom.domain.entity_sync import entity_id, graph_fingerprints
+from heirloom.domain.names import one_of_many
 from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
 from heirloom_dev.loader import load_dataset
 from tests.support.dataset import MiniDataset
@@ -98,7 +99,9 @@ def world(ports, tmp_path):
 
 
 def eid(mini: MiniDataset, label: str, name: str) -> str:
-    return entity_id(mini.legacy, label, name)
+    """The node id of the entity the stories name so; "wedding" alone is the public story's own
+    (decision 0041)."""
+    return entity_id(mini.legacy, label, f"{mini.public_story}|{name}" if one_of_many(label, name) else name)
 
 
 def test_suggestions_name_their_evidence_and_only_readable_things(world):
