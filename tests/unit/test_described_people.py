@@ -46,6 +46,9 @@ def test_nothing_described_or_the_person_is_named():
     assert described_people("What was she like?", ROWS) == []
     assert described_people("When did she become a nurse?", ROWS) == []
     assert described_people("What did her roommate Vera say?", ROWS, exclude=["p-viv"]) == []
+    # the asker's own relative: resolved through the asker's relationships, not the subject's
+    assert described_people("What did my older brother do in the war?", ROWS) == []
+    assert described_people("Did my friend ever call?", ROWS) == []
 
 
 def test_named_people_finds_aliases_the_model_missed_and_skips_ambiguous_names():

@@ -154,9 +154,11 @@ _KIND_WORDS: dict[str, frozenset[str]] = {
     "KNEW": frozenset({"acquaintance"}),
 }
 #: a described person is a noun after a determiner or possessive ("the neighbour", "her
-#: roommate", "one of Nell's old nurses"), with at most one word between them
+#: roommate", "one of Nell's old nurses"), with at most one word between them; not after "my":
+#: the asker's relative, whom the asker's relationships resolve (heirloom.domain.asker), is not
+#: the subject's connection of that description
 _DESCRIPTION = re.compile(
-    r"\b(?:the|her|his|my|their|your|our|whose|[A-Za-z]+['’]s?)\s+(?:[a-z]+\s+)?([a-z][a-z-]+)",
+    r"\b(?:the|her|his|their|your|our|whose|[A-Za-z]+['’]s?)\s+(?:[a-z]+\s+)?([a-z][a-z-]+)",
     re.IGNORECASE,
 )
 
