@@ -38,6 +38,7 @@ from heirloom.domain import graph_sync, named_things
 from heirloom.domain.access import CREATES
 from heirloom.domain.chunking import chunk_story, content_hash, digest_of, story_digest
 from heirloom.domain.entity_sync import SyncReport, sync_story_entities, withdraw_story
+from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
 from heirloom.domain.linked_subjects import linked_legacies
 from heirloom.ports import (
     Change,
@@ -460,15 +461,19 @@ def linked_persons(stories: StoryStore, legacy_id: UUID) -> list[Person]:
     return stories.persons_of(others) if others else []
 
 
-def named_people(text: str, known: Sequence[Person]) -> dict[str, str]:
-    """Known persons the text names by name or alias (known-entity matching, docs/design.md §11, at write
-    time): mention as written -> person id, for names that point at one person only. The NER
-    model misses nicknames ("Frannie"); the gazetteer does not."""
-    from heirloom.domain.gazetteer import Gazetteer, GazetteerEntry
-
-    gazetteer = Gazetteer.build(
+def people_gazetteer(known: Sequence[Person]) -> Gazetteer:
+    """The gazetteer of `known`'s names and aliases (built once for many texts)."""
+    return Gazetteer.build(
         GazetteerEntry(str(p.id), "Person", p.name, tuple(p.aliases), str(p.legacy_id)) for p in known
     )
+
+
+def named_people(text: str, known: Sequence[Person] | Gazetteer) -> dict[str, str]:
+    """Known persons the text names by name or alias (known-entity matching, docs/design.md §11, at write
+    time): mention as written -> person id, for names that point at one person only. The NER
+    model misses nicknames ("Frannie"); the gazetteer does not. `known`: the persons, or their
+    `people_gazetteer`."""
+    gazetteer = known if isinstance(known, Gazetteer) else people_gazetteer(known)
     found: dict[str, str] = {}
     for mention in gazetteer.find(text):
         ids = {e.node_id for e in mention.entries}

@@ -9,7 +9,8 @@ from __future__ import annotations
 from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship, Story
-from heirloom.domain.ingestion import IngestionPorts, named_people
+from heirloom.domain.gazetteer import Gazetteer
+from heirloom.domain.ingestion import IngestionPorts, named_people, people_gazetteer
 from heirloom.domain.linked_subjects import linked_legacies
 from heirloom.domain.speakers import KnownPersons, speaker_persons
 
@@ -18,8 +19,9 @@ def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
     """The stories of the person's legacy, and of the legacies actively linked to it (their
     extraction reads the person's names too: `ingestion.linked_persons`), whose text or title
     names them by name or alias."""
+    names = people_gazetteer([person])
     legacies = [person.legacy_id, *linked_legacies(ports.stories, person.legacy_id)]
-    return [s for legacy_id in legacies for s in ports.stories.stories_of(legacy_id) if _names(s, [person])]
+    return [s for legacy_id in legacies for s in ports.stories.stories_of(legacy_id) if _names(s, names)]
 
 
 def stories_naming_across(ports: IngestionPorts, legacy_a: UUID, legacy_b: UUID) -> list[Story]:
@@ -28,12 +30,13 @@ def stories_naming_across(ports: IngestionPorts, legacy_a: UUID, legacy_b: UUID)
     out: list[Story] = []
     for here, there in ((legacy_a, legacy_b), (legacy_b, legacy_a)):
         if persons := ports.stories.persons_of([there]):
-            out += [s for s in ports.stories.stories_of(here) if _names(s, persons)]
+            names = people_gazetteer(persons)
+            out += [s for s in ports.stories.stories_of(here) if _names(s, names)]
     return out
 
 
-def _names(story: Story, persons: list[Person]) -> bool:
-    return bool(named_people(story.content, persons) or named_people(story.title, persons))
+def _names(story: Story, names: Gazetteer) -> bool:
+    return bool(named_people(story.content, names) or named_people(story.title, names))
 
 
 def stories_narrated_by(ports: IngestionPorts, rel: Relationship) -> list[Story]:
