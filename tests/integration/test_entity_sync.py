@@ -274,19 +274,15 @@ def test_extraction_knows_the_people_of_actively_linked_legacies(loaded, tmp_pat
     """A story of Ivy's legacy that names Ada (whose record is in the legacy linked to it) has her
     names as people's: a place read as "Nana Ada" is not written. A revoked link gives nothing."""
     ports, mini, _ = loaded
+    names = (("Nana Ada", "locality"), ("Quarry Glen", "landmark"))
     mistaken = ExtractedEntities(
-        places=(
-            ExtractedPlace(name="Nana Ada", type="locality", confidence=0.85),
-            ExtractedPlace(name="Quarry Glen", type="landmark", confidence=0.85),
-        )
+        places=tuple(ExtractedPlace(name=n, type=t, confidence=0.85) for n, t in names)
     )
     extractor = NamesSeen({"glen": mistaken})
-    p = dataclasses.replace(ports, extractor=extractor, extractor_version="names-seen")
-    story = _record(mini, mini.linked_story, tmp_path)
-    visit = story.model_copy(
-        update={"content": "Nana Ada came to the glen.", "updated_at": story.updated_at + timedelta(hours=1)}
+    edit = {"story_id": mini.linked_story, "extractor": extractor}
+    p = _edit_extracted_as(
+        ports, mini, tmp_path, mistaken, "Ivy at sea", "Nana Ada came to the glen.", **edit
     )
-    ingestion.apply_story(p, visit)
     assert {"Ada Marsh", "Nana Ada", "Ivy Marsh"} <= extractor.known
     nodes, _ = facts(p.graph)
     assert nodes[("Place", "Quarry Glen")] == [mini.linked_story]
@@ -294,26 +290,25 @@ def test_extraction_knows_the_people_of_actively_linked_legacies(loaded, tmp_pat
 
     link = read_dataset(mini.write(tmp_path / "y")).links[0].record
     ingestion.apply_link(p, link.model_copy(update={"status": LinkStatus.REVOKED}))
-    again = visit.model_copy(
-        update={
-            "content": "Nana Ada came to the glen again.",
-            "updated_at": visit.updated_at + timedelta(hours=1),
-        }
+    _edit_extracted_as(
+        ports, mini, tmp_path, mistaken, "Ivy at sea", "Nana Ada came to the glen again.", hours=2, **edit
     )
-    ingestion.apply_story(p, again)
     assert extractor.known == {"Ivy Marsh"}
     assert ("Place", "Nana Ada") in facts(p.graph)[0]
 
 
-def _edit_extracted_as(ports, mini, tmp_path, entities, title, content):
-    """The public story edited to `title` and `content` and applied with an extractor that
-    answers `entities` for it (a version of its own): the ports it was applied with."""
-    p = dataclasses.replace(
-        ports, extractor=ScriptedExtractor({"glen": entities}), extractor_version=f"scripted {title}"
-    )
-    story = _record(mini, mini.public_story, tmp_path)
+def _edit_extracted_as(
+    ports, mini, tmp_path, entities, title, content, *, story_id=None, extractor=None, hours=1
+):
+    """A story of the mini dataset (the public one unless `story_id`) edited to `title` and
+    `content`, `hours` after its stored version, and applied with an extractor that answers
+    `entities` for it (`extractor`, else a ScriptedExtractor; a version of its own): the ports
+    it was applied with."""
+    extractor = extractor or ScriptedExtractor({"glen": entities})
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version=f"scripted {title}")
+    story = _record(mini, story_id or mini.public_story, tmp_path)
     edited = story.model_copy(
-        update={"title": title, "content": content, "updated_at": story.updated_at + timedelta(hours=1)}
+        update={"title": title, "content": content, "updated_at": story.updated_at + timedelta(hours=hours)}
     )
     ingestion.apply_story(p, edited)
     return p
