@@ -240,6 +240,31 @@ def test_a_linked_legacys_person_is_a_person_in_its_stories_while_the_link_is_ac
     assert "Virginia" in _places(ports, sid)
 
 
+def test_a_pending_link_re_links_nothing_until_it_is_accepted(extracting, monkeypatch):
+    send, ports = extracting
+    send(sample("legacy_created"))
+    person = sample("person_created")
+    person["detail"]["person"] |= {"id": NEW_PERSON, "name": "Virginia Ferraro", "aliases": []}
+    send(person)
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "Virginia came down from Dayton every spring with a pie for Dom."
+    send(story)
+    relinked: list[set[str]] = []
+    relink = ingestion.relink
+
+    def recording(ports, stories, start_ingestion=None):
+        ids = relink(ports, stories, start_ingestion)
+        relinked.append({str(i) for i in ids})
+        return ids
+
+    monkeypatch.setattr(ingestion, "relink", recording)
+    assert send(sample("link_created")) == "created"  # pending: nothing the extraction reads
+    assert relinked == [] and "Virginia" in _places(ports, story["detail"]["story"]["id"])
+    assert send(sample("link_updated")) == "updated"  # accepted: the story names Rosa's Virginia
+    assert len(relinked) == 1 and story["detail"]["story"]["id"] in relinked[0]
+    assert "Virginia" not in _places(ports, story["detail"]["story"]["id"])
+
+
 def test_a_person_added_across_an_active_link_re_links_the_stories_naming_them(extracting):
     send, ports = extracting
     send(sample("legacy_created"))

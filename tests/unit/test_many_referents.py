@@ -12,7 +12,7 @@ import pytest
 from heirloom.contracts.curation import EntityRef
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedEvent
 from heirloom.contracts.records import Story, Visibility
-from heirloom.domain.entity_sync import plan_story_entities
+from heirloom.domain.entity_sync import entity_id, plan_story_entities
 from heirloom.domain.intent_step import entity_entries
 from heirloom.domain.merge_suggestions import EntityInfo, suggest
 from heirloom.domain.names import one_of_many
@@ -58,6 +58,15 @@ def test_two_stories_weddings_are_two_events_their_named_ones_one() -> None:
     assert first["Okerlund wedding"] == second["Okerlund wedding"]
     assert first["flood"] == second["flood"]
     assert event_ids(1, "Wedding") == {"Wedding": first["wedding"]}  # the same story: one node
+
+
+def test_a_merge_recorded_against_the_shared_wedding_still_applies() -> None:
+    """An admin merged the one "wedding" node of before into "Dom's wedding": kept."""
+    shared = entity_id(str(LEGACY), "Event", "wedding")
+    events = (ExtractedEvent(name="the wedding", type="wedding", confidence=0.9),)
+    plan = plan_story_entities(story(1), ExtractedEntities(events=events), {}, [], {shared: "doms-wedding"})
+    assert [row["id"] for row in plan.redirected["Event"]] == ["doms-wedding"]
+    assert plan.by_label["Event"] == []
 
 
 def test_a_question_cannot_name_a_storys_own_wedding() -> None:

@@ -466,7 +466,7 @@ def plan_story_entities(
             by_name, owned = entity_id(legacy, label, item.name), owned_key(item.name, resolved)
             eid = entity_id(legacy, label, owned) if owned else by_name
             if one_of_many(label, item.name):  # "the wedding": this story's (decision 0041)
-                by_name = eid = entity_id(legacy, label, f"{story.id}|{item.name}")
+                eid = entity_id(legacy, label, f"{story.id}|{item.name}")
             # merged away (by its owner's key or, merged before owners counted, by its name); an
             # owned entity is shared like a survivor: each story's edge keeps the story's words
             survivor = (

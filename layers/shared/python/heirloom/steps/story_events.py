@@ -28,6 +28,7 @@ from heirloom.contracts.events import (
     UserCreated,
 )
 from heirloom.contracts.ingestion import StoryEventApplied
+from heirloom.contracts.records import LinkStatus
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
 from heirloom.domain.relink import (
@@ -119,8 +120,10 @@ def _relink_after(
             )
         case LinkCreated() | LinkUpdated():
             link = detail.link
-            across = stories_naming_across(ports, link.legacy_a_id, link.legacy_b_id)
-            ingestion.relink(ports, across, start_ingestion)
+            # a link created pending changes no extraction; an update may start or end an active one
+            if isinstance(detail, LinkUpdated) or link.status is LinkStatus.ACTIVE:
+                across = stories_naming_across(ports, link.legacy_a_id, link.legacy_b_id)
+                ingestion.relink(ports, across, start_ingestion)
         case LinkRemoved():
             across = stories_naming_across(ports, detail.legacy_a_id, detail.legacy_b_id)
             ingestion.relink(ports, across, start_ingestion)
