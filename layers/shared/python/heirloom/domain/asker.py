@@ -14,7 +14,7 @@ from uuid import UUID
 from heirloom.contracts.context import EntityMatch, QueryIntent
 from heirloom.contracts.records import Person, Relationship
 from heirloom.domain.kinship import DECOMPOSE, NARRATOR_POSSESSIVES, Kin, parse_kin
-from heirloom.domain.linked_subjects import linked_legacies
+from heirloom.domain.linked_subjects import linked_legacies, subjects_of
 from heirloom.domain.names import name_key
 from heirloom.domain.people import gender_evidence, kin_of
 from heirloom.ports import StoryStore
@@ -287,10 +287,8 @@ def asker_kin(
         if all(a.person.id != found.person.id for a in out):
             out.append(found)
     if out and len(legacy_ids) > 1:
-        subjects = [store.get_legacy(other) for other in legacy_ids[1:]]
-        out = their_own(
-            out, [persons[lg.subject_person_id] for lg in subjects if lg and lg.subject_person_id in persons]
-        )
+        subjects = subjects_of(store, legacy_ids[1:])
+        out = their_own(out, [persons[s] for s in subjects if s in persons])
     return out[:MAX_PEOPLE]
 
 

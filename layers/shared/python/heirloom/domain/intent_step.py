@@ -33,7 +33,7 @@ from heirloom.domain.intent import (
     name_masked,
     said_gender,
 )
-from heirloom.domain.linked_subjects import linked_legacies
+from heirloom.domain.linked_subjects import linked_legacies, subjects_of
 from heirloom.domain.names import one_of_many
 from heirloom.domain.people import gender_evidence
 from heirloom.ports import Embedder, GraphStore, StoryStore
@@ -183,7 +183,7 @@ def build_gazetteer(
     legacy = stories.get_legacy(legacy_id)
     ids = [legacy_id, *linked_legacies(stories, legacy_id)]
     persons = stories.persons_of(ids)
-    linked_subjects = {lg.subject_person_id for lg in (stories.get_legacy(i) for i in ids[1:]) if lg}
+    linked_subjects = set(subjects_of(stories, ids[1:]))
     # gender from the records: kin words of the known relationships, aliases such as "Aunt Lucy"
     genders = gender_evidence(persons, stories.relationships_of([p.id for p in persons])) if persons else {}
     entries = [

@@ -11,7 +11,7 @@ scope and the cross-legacy traversal follow active links only (AccessFilter, `gr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from uuid import UUID
 
 from heirloom.contracts.records import LinkStatus, Person
@@ -31,17 +31,19 @@ def linked_legacies(store: StoryStore, legacy_id: UUID) -> list[UUID]:
     ]
 
 
+def subjects_of(store: StoryStore, legacy_ids: Iterable[UUID]) -> list[UUID]:
+    """The subject person ids of these legacies, in their order (a legacy not stored has none)."""
+    return [lg.subject_person_id for lg in map(store.get_legacy, legacy_ids) if lg is not None]
+
+
 def linked_subjects(store: StoryStore, legacy_id: UUID) -> tuple[UUID, ...]:
     """The subject person ids of the legacies linked to `legacy_id` by an active or revoked link."""
-    out: dict[UUID, None] = {}
-    for link in store.links_of(legacy_id):
-        other = link.other_side(legacy_id)
-        if link.status not in COUNTED or other is None:
-            continue
-        legacy = store.get_legacy(other)
-        if legacy is not None:
-            out[legacy.subject_person_id] = None
-    return tuple(out)
+    others = [
+        other
+        for link in store.links_of(legacy_id)
+        if link.status in COUNTED and (other := link.other_side(legacy_id)) is not None
+    ]
+    return tuple(dict.fromkeys(subjects_of(store, others)))
 
 
 def names_linked_subject(kin: Sequence[Person], subjects: Sequence[UUID]) -> bool:
