@@ -90,3 +90,26 @@ def test_a_blank_question_is_refused(query):
 def test_every_sample_story_event_is_valid():
     for path in sorted((ROOT / "events" / "story_events").glob("*.json")):
         parse_detail(StoryEvent.model_validate(json.loads(path.read_text())))
+
+
+@pytest.mark.parametrize("kind", ["Name", "Detail", "Period", "NonBlankText", "StoryContent"])
+def test_the_api_schema_refuses_the_blank_text_the_check_refuses(kind):
+    # the OpenAPI document publishes each type's pattern: a client (or schemathesis) that follows
+    # it must never send what the validator then refuses as blank ("\x1d" alone: a 400 once)
+    import re
+    import sys
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from heirloom.contracts import records
+
+    adapter = TypeAdapter(getattr(records, kind))
+    pattern = re.compile(adapter.json_schema()["pattern"])
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    for text in [*spaces, "".join(spaces), " a ", "\x1d\x1ex"]:
+        try:
+            adapter.validate_python(text)
+            accepted = True
+        except ValidationError:
+            accepted = False
+        assert (pattern.search(text) is not None) == accepted, (kind, repr(text))

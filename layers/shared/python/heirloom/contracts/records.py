@@ -88,10 +88,10 @@ Text = Annotated[str, AfterValidator(_no_nul), _NO_NUL]
 NonBlankText = Annotated[str, AfterValidator(_no_nul), AfterValidator(_not_blank), _NON_BLANK]
 #: a relationship's detail ("mother") and its years ("1952"): when given, not blank
 Detail = Annotated[
-    str, StringConstraints(max_length=300), AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL
+    str, StringConstraints(max_length=300), AfterValidator(_no_nul), AfterValidator(_not_blank), _NON_BLANK
 ]
 Period = Annotated[
-    str, StringConstraints(max_length=100), AfterValidator(_no_nul), AfterValidator(_not_blank), _NO_NUL
+    str, StringConstraints(max_length=100), AfterValidator(_no_nul), AfterValidator(_not_blank), _NON_BLANK
 ]
 #: a name or title: 1-300 characters, not only whitespace
 Name = Annotated[
@@ -99,7 +99,7 @@ Name = Annotated[
     StringConstraints(min_length=1, max_length=300),
     AfterValidator(_no_nul),
     AfterValidator(_not_blank),
-    _NO_NUL,
+    _NON_BLANK,
 ]
 
 
@@ -180,7 +180,7 @@ StoryContent = Annotated[
     StringConstraints(min_length=1, max_length=MAX_STORY_CHARS),
     AfterValidator(_no_nul),
     AfterValidator(_not_blank),
-    _NO_NUL,
+    _NON_BLANK,
 ]
 
 
