@@ -265,6 +265,40 @@ def test_a_pending_link_re_links_nothing_until_it_is_accepted(extracting, monkey
     assert "Virginia" not in _places(ports, story["detail"]["story"]["id"])
 
 
+def test_only_a_link_starting_or_ending_active_re_links(extracting, monkeypatch):
+    """What is shared through an active link changes no extraction: re-extracting every story
+    that names someone across it would be work for nothing."""
+    send, ports = extracting
+    send(sample("legacy_created"))
+    person = sample("person_created")
+    person["detail"]["person"] |= {"id": NEW_PERSON, "name": "Virginia Ferraro", "aliases": []}
+    send(person)
+    story = sample("story_created")
+    story["detail"]["story"]["content"] = "Virginia came down from Dayton every spring with a pie for Dom."
+    send(story)
+    sid = story["detail"]["story"]["id"]
+    relinked: list[set[str]] = []
+    relink = ingestion.relink
+
+    def recording(ports, stories, start_ingestion=None):
+        ids = relink(ports, stories, start_ingestion)
+        relinked.append({str(i) for i in ids})
+        return ids
+
+    monkeypatch.setattr(ingestion, "relink", recording)
+    accepted = sample("link_updated")
+    assert send(accepted) == "created"  # its first event: active at once
+    assert len(relinked) == 1 and sid in relinked[0]
+    shared = sample("link_updated")
+    shared["time"] = "2019-11-03T20:00:00Z"
+    shared["detail"]["link"] |= {"share_mode": "selective", "shared_story_ids": [sid]}
+    assert send(shared) == "updated"
+    assert len(relinked) == 1  # still active between the same legacies
+    assert send(sample("link_removed")) == "updated"
+    assert len(relinked) == 2 and sid in relinked[1]
+    assert "Virginia" in _places(ports, sid)
+
+
 def test_a_person_added_across_an_active_link_re_links_the_stories_naming_them(extracting):
     send, ports = extracting
     send(sample("legacy_created"))

@@ -28,7 +28,7 @@ from heirloom.contracts.events import (
     UserCreated,
 )
 from heirloom.contracts.ingestion import StoryEventApplied
-from heirloom.contracts.records import LinkStatus
+from heirloom.contracts.records import Link, LinkStatus
 from heirloom.domain import ingestion
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
 from heirloom.domain.relink import (
@@ -70,9 +70,12 @@ def handle_story_event(
     try:
         if isinstance(detail, StoryCreated | StoryUpdated):
             return _apply_story(ports, detail, start_ingestion)
+        # a link's state before the event: only a change of what is actively linked re-links
+        link_id = _link_id(detail)
+        before = ports.stories.get_link(link_id) if link_id else None
         change = _apply_record(ports, detail, event, start_ingestion)
         if change in (Change.CREATED, Change.UPDATED, Change.DELETED):
-            _relink_after(ports, detail, start_ingestion)
+            _relink_after(ports, detail, start_ingestion, before)
         return change
     except UnknownReference as exc:
         raise NotFound(str(exc)) from exc
@@ -99,11 +102,46 @@ def _apply_story(
     return change
 
 
+def _link_id(detail: StoryEventDetail) -> UUID | None:
+    match detail:
+        case LinkCreated() | LinkUpdated():
+            return detail.link.id
+        case LinkRemoved():
+            return detail.link_id
+        case _:
+            return None
+
+
+def _active_ends(link: Link | None) -> frozenset[UUID]:
+    """The two legacies a link actively links (none when it is not active or not known)."""
+    if link is None or link.status is not LinkStatus.ACTIVE:
+        return frozenset()
+    return frozenset((link.legacy_a_id, link.legacy_b_id))
+
+
+def _relink_links(
+    ports: IngestionPorts,
+    before: Link | None,
+    after: Link | None,
+    start_ingestion: Callable[[UUID], None] | None,
+) -> None:
+    """A link that starts or stops actively linking two legacies changes which names their
+    stories' extraction reads: the stories of either side naming a person of the other are
+    re-linked. A change of what is shared, or of a pending link, re-links nothing."""
+    was, now = _active_ends(before), _active_ends(after)
+    for ends in {e for e in (was, now) if e and was != now}:
+        a, b = sorted(ends)
+        ingestion.relink(ports, stories_naming_across(ports, a, b), start_ingestion)
+
+
 def _relink_after(
-    ports: IngestionPorts, detail: StoryEventDetail, start_ingestion: Callable[[UUID], None] | None
+    ports: IngestionPorts,
+    detail: StoryEventDetail,
+    start_ingestion: Callable[[UUID], None] | None,
+    link_before: Link | None = None,
 ) -> None:
     """A person (or alias) or relationship added, a relationship changed or removed, or a link
-    made, changed or removed, after the stories it concerns: those stories are re-linked
+    made active or no longer active, after the stories it concerns: those stories are re-linked
     (domain/relink.py)."""
     match detail:
         case PersonCreated():
@@ -119,14 +157,9 @@ def _relink_after(
                 start_ingestion,
             )
         case LinkCreated() | LinkUpdated():
-            link = detail.link
-            # a link created pending changes no extraction; an update may start or end an active one
-            if isinstance(detail, LinkUpdated) or link.status is LinkStatus.ACTIVE:
-                across = stories_naming_across(ports, link.legacy_a_id, link.legacy_b_id)
-                ingestion.relink(ports, across, start_ingestion)
+            _relink_links(ports, link_before, ports.stories.get_link(detail.link.id), start_ingestion)
         case LinkRemoved():
-            across = stories_naming_across(ports, detail.legacy_a_id, detail.legacy_b_id)
-            ingestion.relink(ports, across, start_ingestion)
+            _relink_links(ports, link_before, ports.stories.get_link(detail.link_id), start_ingestion)
         case _:
             pass
 
