@@ -78,3 +78,25 @@ def test_each_labelled_story_reaches_the_extractor_with_its_title():
     evaluate(SAMPLE, recording)
     labelled = json.loads((SAMPLE / "facts.json").read_text())["stories"]
     assert seen and seen == {sid: titles[sid] for sid in labelled}
+
+
+def test_extraction_is_given_the_names_of_actively_linked_legacies_as_ingestion_gives_them(tmp_path):
+    from heirloom_dev.fact_eval import known_names
+
+    rows = {
+        "persons": [
+            {"id": "p1", "legacy_id": "A", "name": "Rosa Ferraro", "aliases": ["Nonna"]},
+            {"id": "p2", "legacy_id": "B", "name": "Virginia Ferraro"},
+            {"id": "p3", "legacy_id": "C", "name": "Tavi Bruni"},
+        ],
+        "links": [
+            {"legacy_a_id": "B", "legacy_b_id": "A", "status": "active"},
+            {"legacy_a_id": "A", "legacy_b_id": "C", "status": "pending"},
+        ],
+    }
+    for name, lines in rows.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert known_names(tmp_path, "A") == ["Rosa Ferraro", "Nonna", "Virginia Ferraro"]
+    assert known_names(tmp_path, "C") == ["Tavi Bruni"]  # a pending link gives no names
+    (tmp_path / "links.jsonl").unlink()
+    assert known_names(tmp_path, "B") == ["Virginia Ferraro"]

@@ -107,17 +107,32 @@ def evaluate(dataset: Path, extract: Extract) -> FactScore:
         s["id"]: s
         for s in (json.loads(line) for line in (dataset / "stories.jsonl").read_text().splitlines() if line)
     }
-    known: dict[str, list[str]] = {}
-    for line in (dataset / "persons.jsonl").read_text().splitlines():
-        if line.strip():
-            p = json.loads(line)
-            known.setdefault(p["legacy_id"], []).extend([p["name"], *p.get("aliases", [])])
     score = FactScore()
     for sid, story_labels in labels.items():
         story = stories[sid]
-        entities = extract(sid, story["title"], story["content"], known.get(story["legacy_id"], []))
+        entities = extract(sid, story["title"], story["content"], known_names(dataset, story["legacy_id"]))
         score_story(entities.facts, story_labels, score)
     return score
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    )
+
+
+def known_names(dataset: Path, legacy_id: str) -> list[str]:
+    """The names extraction is given, as ingestion gives them (`ingestion.extract_story`): the
+    persons of the story's legacy and of the legacies actively linked to it."""
+    legacies = {legacy_id}
+    for link in _lines(dataset / "links.jsonl"):
+        ends = {link["legacy_a_id"], link["legacy_b_id"]}
+        if link.get("status") == "active" and legacy_id in ends:
+            legacies |= ends
+    people = [p for p in _lines(dataset / "persons.jsonl") if p["legacy_id"] in legacies]
+    own = [p for p in people if p["legacy_id"] == legacy_id]  # the story's own legacy's first
+    ordered = own + [p for p in people if p["legacy_id"] != legacy_id]
+    return list(dict.fromkeys(n for p in ordered for n in (p["name"], *p.get("aliases", []))))
 
 
 def local_extract() -> Extract:
