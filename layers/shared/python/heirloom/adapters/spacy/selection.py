@@ -4,6 +4,7 @@ merged, and the result as extracted entities."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from heirloom.adapters.spacy.animals import named_animals, without_animals
@@ -23,10 +24,31 @@ from heirloom.adapters.spacy.where import retag_people, retag_places, without_se
 from heirloom.contracts.extraction import (
     ExtractedEntities,
     ExtractedEvent,
+    ExtractedFact,
     ExtractedObject,
     ExtractedPerson,
     ExtractedPlace,
 )
+
+#: facts that make their thing a keepsake: someone made, gave, kept or received it
+_THING_FACTS = frozenset({"GAVE", "MADE", "KEPT", "RECEIVED"})
+
+
+def given_things(chosen: list[_Cand], facts: Iterable[ExtractedFact]) -> list[_Cand]:
+    """A common thing ("the pot", "the dress") is a keepsake only with an owner; a named person
+    making, giving, keeping or receiving it qualifies it as an owner does ("Mémé Yvonne gave us
+    the pot"): it is kept at the fact's confidence, and so is the fact, whose thing would
+    otherwise be dropped below the confidence floor."""
+    held: dict[str, float] = {}
+    for f in facts:
+        if f.relation in _THING_FACTS:
+            held[f.target] = max(held.get(f.target, 0.0), f.confidence)
+    return [
+        replace(c, confidence=max(c.confidence, held[c.name]))
+        if c.kind == "objects" and c.name in held
+        else c
+        for c in chosen
+    ]
 
 
 def _overlaps(a: _Cand, b: _Cand) -> bool:
@@ -127,6 +149,7 @@ def _entities(doc: Any, known: Any, version: str) -> ExtractedEntities:
     times = _time_references(doc, [c for c in cands if c.kind == "events"])
     rels = _relations(doc, chosen)
     facts = _facts(doc, chosen)
+    chosen = given_things(chosen, facts)
     chosen, renames = _short_names(chosen)
     if renames:
         rels = [r.model_copy(update={"subject": renames.get(r.subject, r.subject)}) for r in rels]
