@@ -837,6 +837,22 @@ def test_a_common_thing_someone_gave_made_or_kept_is_kept_with_its_fact(
     assert "pot" not in _names(got, "objects") and not got.facts
 
 
+def test_a_thing_that_went_to_someone_was_received_by_them(extractor: SpacyEntityExtractor) -> None:
+    """rules-19: "it went to Mom", "the accordion passed to his son Tony": the person RECEIVED
+    the thing; a person going somewhere, or a thing going to no person, states no fact."""
+    text = "Grandma Ida made the quilt in 1938. When she died it went to Mom."
+    facts = {(f.source, f.relation, f.target) for f in extract_entities(extractor, text).facts}
+    assert ("Mom", "RECEIVED", "quilt") in facts
+    text = "The accordion passed to his son Tony in 1979."
+    facts = {(f.source, f.relation, f.target) for f in extract_entities(extractor, text).facts}
+    assert facts == {("Tony", "RECEIVED", "accordion")}
+    for text in ("Aunt Rose went to Peter for help.", "The watch went to the jeweler on Grand Avenue."):
+        assert not extract_entities(extractor, text).facts, text
+    # someone passing a thing on still GAVE it
+    facts = extract_entities(extractor, "Grandpa passed the watch down to Tony.").facts
+    assert ("Grandpa", "GAVE", "watch") in {(f.source, f.relation, f.target) for f in facts}
+
+
 def test_a_name_the_sentence_puts_somewhere_is_a_place(extractor: SpacyEntityExtractor) -> None:
     """The small model reads one-word towns as people (rules-10): a name after "in", or after
     the "to" or "from" of travelling ("moved to", "drove back from"), is a place, and so is the

