@@ -100,3 +100,24 @@ def test_extraction_is_given_the_names_of_actively_linked_legacies_as_ingestion_
     assert known_names(tmp_path, "C") == ["Tavi Bruni"]  # a pending link gives no names
     (tmp_path / "links.jsonl").unlink()
     assert known_names(tmp_path, "B") == ["Virginia Ferraro"]
+
+
+def test_every_label_file_names_stories_of_its_set_and_relations_of_the_vocabulary():
+    from typing import get_args
+
+    from heirloom.contracts.extraction import FactRelation
+
+    files = sorted((ROOT / "examples").glob("*/facts.json"))
+    assert len(files) >= 2  # the sample legacy's, and linked-family's held-out labels
+    for path in files:
+        ids = {
+            json.loads(line)["id"]
+            for line in (path.parent / "stories.jsonl").read_text().splitlines()
+            if line
+        }
+        stories = json.loads(path.read_text())["stories"]
+        assert stories and set(stories) <= ids, path
+        for labels in stories.values():
+            for label in labels:
+                assert label["relation"] in get_args(FactRelation), (path, label)
+                assert label["source"] and label["target"] and label["note"], (path, label)
