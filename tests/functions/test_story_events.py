@@ -240,7 +240,9 @@ def test_a_linked_legacys_person_is_a_person_in_its_stories_while_the_link_is_ac
     assert "Virginia" in _places(ports, sid)
 
 
-def test_a_pending_link_re_links_nothing_until_it_is_accepted(extracting, monkeypatch):
+def _virginia_named_across_a_link(extracting, monkeypatch):
+    """Virginia's record in Rosa's legacy, a story of Dominic's naming her, and a list that
+    records the story ids of each re-linking from here on."""
     send, ports = extracting
     send(sample("legacy_created"))
     person = sample("person_created")
@@ -258,34 +260,22 @@ def test_a_pending_link_re_links_nothing_until_it_is_accepted(extracting, monkey
         return ids
 
     monkeypatch.setattr(ingestion, "relink", recording)
+    return send, ports, story["detail"]["story"]["id"], relinked
+
+
+def test_a_pending_link_re_links_nothing_until_it_is_accepted(extracting, monkeypatch):
+    send, ports, sid, relinked = _virginia_named_across_a_link(extracting, monkeypatch)
     assert send(sample("link_created")) == "created"  # pending: nothing the extraction reads
-    assert relinked == [] and "Virginia" in _places(ports, story["detail"]["story"]["id"])
+    assert relinked == [] and "Virginia" in _places(ports, sid)
     assert send(sample("link_updated")) == "updated"  # accepted: the story names Rosa's Virginia
-    assert len(relinked) == 1 and story["detail"]["story"]["id"] in relinked[0]
-    assert "Virginia" not in _places(ports, story["detail"]["story"]["id"])
+    assert len(relinked) == 1 and sid in relinked[0]
+    assert "Virginia" not in _places(ports, sid)
 
 
 def test_only_a_link_starting_or_ending_active_re_links(extracting, monkeypatch):
     """What is shared through an active link changes no extraction: re-extracting every story
     that names someone across it would be work for nothing."""
-    send, ports = extracting
-    send(sample("legacy_created"))
-    person = sample("person_created")
-    person["detail"]["person"] |= {"id": NEW_PERSON, "name": "Virginia Ferraro", "aliases": []}
-    send(person)
-    story = sample("story_created")
-    story["detail"]["story"]["content"] = "Virginia came down from Dayton every spring with a pie for Dom."
-    send(story)
-    sid = story["detail"]["story"]["id"]
-    relinked: list[set[str]] = []
-    relink = ingestion.relink
-
-    def recording(ports, stories, start_ingestion=None):
-        ids = relink(ports, stories, start_ingestion)
-        relinked.append({str(i) for i in ids})
-        return ids
-
-    monkeypatch.setattr(ingestion, "relink", recording)
+    send, ports, sid, relinked = _virginia_named_across_a_link(extracting, monkeypatch)
     accepted = sample("link_updated")
     assert send(accepted) == "created"  # its first event: active at once
     assert len(relinked) == 1 and sid in relinked[0]

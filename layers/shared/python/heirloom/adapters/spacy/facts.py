@@ -165,28 +165,7 @@ def _passed_to(
     )
     if person is None or any(t.tag_.startswith("VB") for t in doc[k + 2 : person.start]):
         return []
-    negated = False
-    j = k - 1
-    while j >= start and k - j <= _WINDOW:
-        tok = doc[j]
-        if tok.lower_ in _NEGATIONS:
-            negated = True
-        thing = next((c for c in at.values() if c.kind == "objects" and c.start <= j < c.end), None)
-        if thing is not None:
-            conf = RELATION_CONFIDENCE
-            break
-        if tok.lower_ == "it" and tok.tag_ == "PRP":
-            thing, conf = story.thing_before(j), PRONOUN_CONFIDENCE
-            break
-        if (
-            tok.tag_.startswith("VB")
-            or tok.text in (",", ";")
-            or any(c.kind == "people" and c.start <= j < c.end for c in at.values())
-        ):
-            return []  # another clause, or a person going somewhere
-        j -= 1
-    else:
-        return []
+    thing, conf, negated = _left_of(doc, start, k, at, story, "objects")
     if thing is None:
         return []
     verb = f"{doc[k].text} to"
@@ -198,29 +177,46 @@ def _subject(
 ) -> tuple[_Cand | None, float, bool, _Cand | None]:
     """The person left of the verb at `k` in its sentence (no other verb between), whether a
     negation stands between, and the partner of "X and Y <verb>"."""
+    person, conf, negated = _left_of(doc, start, k, at, story, "people")
+    partner = None
+    named = person is not None and conf == RELATION_CONFIDENCE  # not a pronoun's referent
+    if named and person is not None and person.start >= 2 and doc[person.start - 1].lower_ == "and":
+        partner = next((c for c in at.values() if c.kind == "people" and c.end == person.start - 1), None)
+    return person, conf, negated, partner
+
+
+#: verbs that may stand between a subject and its fact verb ("she had given", "was carried")
+_AUXILIARIES = frozenset({"was", "had", "did", "were", "has", "have", "is"})
+
+
+def _left_of(
+    doc: Any, start: int, k: int, at: dict[int, _Cand], story: _Story, kind: str
+) -> tuple[_Cand | None, float, bool]:
+    """The person ("people": a name, or "he"/"she") or thing ("objects": a name, or "it") left of
+    the verb at `k` in its clause, and whether a negation stands between. Another verb or a
+    comma ends the clause; looking for a thing, so does a person ("Aunt Rose went to Peter")."""
     negated = False
     j = k - 1
     while j >= start and k - j <= _WINDOW:
         tok = doc[j]
         if tok.lower_ in _NEGATIONS:
             negated = True
-        person = next((c for c in at.values() if c.kind == "people" and c.start <= j < c.end), None)
-        if person is not None:
-            partner = None
-            if person.start >= 2 and doc[person.start - 1].lower_ == "and":
-                partner = next(
-                    (c for c in at.values() if c.kind == "people" and c.end == person.start - 1), None
-                )
-            return person, RELATION_CONFIDENCE, negated, partner
-        if tok.lower_ in ("he", "she") and tok.tag_ == "PRP":
-            found = story.before(j, tok.lower_)
-            return found, PRONOUN_CONFIDENCE, negated, None
-        if tok.tag_.startswith("VB") and tok.lower_ not in ("was", "had", "did", "were", "has", "have", "is"):
-            return None, 0.0, False, None  # another verb's clause
+        here = [c for c in at.values() if c.start <= j < c.end]
+        found = next((c for c in here if c.kind == kind), None)
+        if found is not None:
+            return found, RELATION_CONFIDENCE, negated
+        if tok.tag_ == "PRP" and kind == "people" and tok.lower_ in ("he", "she"):
+            return story.before(j, tok.lower_), PRONOUN_CONFIDENCE, negated
+        if tok.tag_ == "PRP" and kind == "objects" and tok.lower_ == "it":
+            return story.thing_before(j), PRONOUN_CONFIDENCE, negated
+        if kind == "objects" and any(c.kind == "people" for c in here):
+            break
+        if tok.tag_.startswith("VB") and tok.lower_ not in _AUXILIARIES:
+            break  # another verb's clause
         if tok.text in (",", ";") and j < k - 1:
-            return None, 0.0, False, None
+            break
         j -= 1
-    return None, 0.0, False, None
+    return None, 0.0, False
 
 
 def _targets(
