@@ -121,9 +121,9 @@ def _facts(doc: Any, cands: list[_Cand]) -> list[ExtractedFact]:
             tok = doc[k]
             if not tok.tag_.startswith("VB"):
                 continue
-            if tok.lower_ in _PASSING:  # a thing passing to someone
+            if tok.lower_ in _PASSING:  # a thing going to someone ("it went to Mom")
                 out += _passed_to(doc, start, k, end, at, story, sentence)
-            if tok.lower_ in _FACT_VERBS:  # someone passing it on
+            if tok.lower_ in _FACT_VERBS:  # a person's fact ("Dad passed it down", "she married")
                 out += _verb_facts(doc, start, k, end, at, story, sentence)
     return out
 
