@@ -81,7 +81,7 @@ def test_each_labelled_story_reaches_the_extractor_with_its_title():
 
 
 def test_extraction_is_given_the_names_of_actively_linked_legacies_as_ingestion_gives_them(tmp_path):
-    from heirloom_dev.fact_eval import known_names
+    from heirloom_dev.fact_eval import _lines, known_names
 
     rows = {
         "persons": [
@@ -94,12 +94,11 @@ def test_extraction_is_given_the_names_of_actively_linked_legacies_as_ingestion_
             {"legacy_a_id": "A", "legacy_b_id": "C", "status": "pending"},
         ],
     }
-    for name, lines in rows.items():
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    assert known_names(tmp_path, "A") == ["Rosa Ferraro", "Nonna", "Virginia Ferraro"]
-    assert known_names(tmp_path, "C") == ["Tavi Bruni"]  # a pending link gives no names
-    (tmp_path / "links.jsonl").unlink()
-    assert known_names(tmp_path, "B") == ["Virginia Ferraro"]
+    persons, links = rows["persons"], rows["links"]
+    assert known_names(persons, links, "A") == ["Rosa Ferraro", "Nonna", "Virginia Ferraro"]
+    assert known_names(persons, links, "C") == ["Tavi Bruni"]  # a pending link gives no names
+    assert _lines(tmp_path / "links.jsonl") == []  # a set with no links file has no links
+    assert known_names(persons, [], "B") == ["Virginia Ferraro"]
 
 
 def test_every_label_file_names_stories_of_its_set_and_relations_of_the_vocabulary():

@@ -107,10 +107,12 @@ def evaluate(dataset: Path, extract: Extract) -> FactScore:
         s["id"]: s
         for s in (json.loads(line) for line in (dataset / "stories.jsonl").read_text().splitlines() if line)
     }
+    persons, links = _lines(dataset / "persons.jsonl"), _lines(dataset / "links.jsonl")
     score = FactScore()
     for sid, story_labels in labels.items():
         story = stories[sid]
-        entities = extract(sid, story["title"], story["content"], known_names(dataset, story["legacy_id"]))
+        known = known_names(persons, links, story["legacy_id"])
+        entities = extract(sid, story["title"], story["content"], known)
         score_story(entities.facts, story_labels, score)
     return score
 
@@ -121,15 +123,16 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     )
 
 
-def known_names(dataset: Path, legacy_id: str) -> list[str]:
+def known_names(persons: list[dict[str, Any]], links: list[dict[str, Any]], legacy_id: str) -> list[str]:
     """The names extraction is given, as ingestion gives them (`ingestion.extract_story`): the
-    persons of the story's legacy and of the legacies actively linked to it."""
+    persons of the story's legacy and of the legacies actively linked to it (rows of a dataset's
+    persons.jsonl and links.jsonl)."""
     legacies = {legacy_id}
-    for link in _lines(dataset / "links.jsonl"):
+    for link in links:
         ends = {link["legacy_a_id"], link["legacy_b_id"]}
         if link.get("status") == "active" and legacy_id in ends:
             legacies |= ends
-    people = [p for p in _lines(dataset / "persons.jsonl") if p["legacy_id"] in legacies]
+    people = [p for p in persons if p["legacy_id"] in legacies]
     own = [p for p in people if p["legacy_id"] == legacy_id]  # the story's own legacy's first
     ordered = own + [p for p in people if p["legacy_id"] != legacy_id]
     return list(dict.fromkeys(n for p in ordered for n in (p["name"], *p.get("aliases", []))))

@@ -21,13 +21,15 @@ from heirloom.ports import StoryStore
 COUNTED: frozenset[LinkStatus] = frozenset({LinkStatus.ACTIVE, LinkStatus.REVOKED})
 
 
-def linked_legacies(store: StoryStore, legacy_id: UUID) -> list[UUID]:
-    """The legacies actively linked to `legacy_id` (what the read scope, the gazetteer and the
-    asker's relatives reach), in link order."""
+def linked_legacies(
+    store: StoryStore, legacy_id: UUID, statuses: frozenset[LinkStatus] = frozenset({LinkStatus.ACTIVE})
+) -> list[UUID]:
+    """The legacies linked to `legacy_id` by a link of these statuses, in link order; by default
+    the actively linked ones (what the read scope, the gazetteer and the asker's relatives reach)."""
     return [
         other
         for link in store.links_of(legacy_id)
-        if link.status is LinkStatus.ACTIVE and (other := link.other_side(legacy_id)) is not None
+        if link.status in statuses and (other := link.other_side(legacy_id)) is not None
     ]
 
 
@@ -38,12 +40,7 @@ def subjects_of(store: StoryStore, legacy_ids: Iterable[UUID]) -> list[UUID]:
 
 def linked_subjects(store: StoryStore, legacy_id: UUID) -> tuple[UUID, ...]:
     """The subject person ids of the legacies linked to `legacy_id` by an active or revoked link."""
-    others = [
-        other
-        for link in store.links_of(legacy_id)
-        if link.status in COUNTED and (other := link.other_side(legacy_id)) is not None
-    ]
-    return tuple(dict.fromkeys(subjects_of(store, others)))
+    return tuple(dict.fromkeys(subjects_of(store, linked_legacies(store, legacy_id, COUNTED))))
 
 
 def names_linked_subject(kin: Sequence[Person], subjects: Sequence[UUID]) -> bool:

@@ -156,10 +156,10 @@ def _relink_after(
                 stories_narrated_by_either(ports, detail.from_person_id, detail.to_person_id),
                 start_ingestion,
             )
-        case LinkCreated() | LinkUpdated():
-            _relink_links(ports, link_before, ports.stories.get_link(detail.link.id), start_ingestion)
-        case LinkRemoved():
-            _relink_links(ports, link_before, ports.stories.get_link(detail.link_id), start_ingestion)
+        case LinkCreated() | LinkUpdated() | LinkRemoved():
+            link_id = _link_id(detail)
+            after = ports.stories.get_link(link_id) if link_id else None
+            _relink_links(ports, link_before, after, start_ingestion)
         case _:
             pass
 
