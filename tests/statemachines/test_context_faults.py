@@ -43,6 +43,8 @@ VINE = ("family", "Why did the family argue about the Vine Street house?")
 #: (Python over HTTP, a cold container per test, 2 shared cores) a healthy traversal can need
 #: more than production's 300 ms, so the Neptune pass gives it more: the cuts tested are the same
 TRAVERSAL_BUDGET_MS = 1000.0 if os.environ.get("HEIRLOOM_GRAPH") == "neptune-local" else 300.0
+#: for tests of something other than the budget's cut, whatever the machine's load
+UNHURRIED_BUDGET_MS = 5000.0
 DEAD_PG = "postgresql://postgres:@/postgres?host=/nonexistent/heirloom-pg&connect_timeout=1"
 GRAPH_REFUSED = GraphUnavailable(
     "graph store unavailable: Error 111 connecting to falkor.sock. Connection refused."
@@ -115,7 +117,7 @@ def workflows() -> Iterator[LocalWorkflows]:
         yield wf
 
 
-def rig_services(ports: Any, rig: Rig, **overrides: Any) -> Any:
+def rig_services(ports: Any, rig: Rig, budget_ms: float = TRAVERSAL_BUDGET_MS, **overrides: Any) -> Any:
     breaker = CircuitBreaker(rig.breaker_store, clock=rig.clock)
     ports_ = {
         "stories": faulty(ports.stories, rig.stories),
@@ -125,7 +127,7 @@ def rig_services(ports: Any, rig: Rig, **overrides: Any) -> Any:
         "tokenizer": ports.tokenizer,
         "breaker": breaker,
     }
-    return services_with({"TRAVERSAL_BUDGET_MS": str(int(TRAVERSAL_BUDGET_MS))}, **{**ports_, **overrides})
+    return services_with({"TRAVERSAL_BUDGET_MS": str(int(budget_ms))}, **{**ports_, **overrides})
 
 
 @pytest.fixture
@@ -246,7 +248,10 @@ def test_breaker_opens_after_three_failures_half_opens_and_recloses(rig, unhurri
     assert rig.breaker_state == "closed" and rig.breaker_failures == 0
 
 
-def test_intermittent_graph_errors_never_open_the_breaker(rig, unhurried_names):
+def test_intermittent_graph_errors_never_open_the_breaker(rig, sample_ports, unhurried_names):
+    # what is tested is the breaker, not the budget: a healthy traversal that a stall of the
+    # loaded CI machine pushed past 300 ms (graph_status "timeout", once) must not decide it
+    rig.workflows.services = rig_services(sample_ports, rig, budget_ms=UNHURRIED_BUDGET_MS)
     outcomes = []
     for i in range(6):
         if i % 2:
