@@ -451,6 +451,17 @@ def test_relationships_between_kept_entities(results: list[ExtractedEntities]) -
     }
 
 
+def test_an_events_owner_took_part_in_it_unless_it_is_their_funeral(extractor: SpacyEntityExtractor) -> None:
+    facts = {}
+    for kind in ("wedding", "funeral", "burial"):
+        text = f"Harold Brennan farmed the east field. At Harold's {kind} the whole parish came."
+        got = extract_entities(extractor, text, known_names=["Harold Brennan"])
+        assert [e.name for e in got.events] == [f"Harold's {kind}"]
+        facts[kind] = {(r.subject, r.predicate, r.object) for r in got.relationships}
+    assert facts["wedding"] == {("Harold Brennan", "PARTICIPATED_IN", "Harold's wedding")}
+    assert facts["funeral"] == facts["burial"] == set()
+
+
 def test_kin_references_and_time_phrases(extractor: SpacyEntityExtractor) -> None:
     text = (
         "The summer after the flood, my dad and my grandmother moved to the lake cabin. "

@@ -176,9 +176,10 @@ def _relations(doc: Any, cands: list[_Cand]) -> list[ExtractedRelationship]:
     people = [c for c in cands if c.kind == "people"]
     places = {c.start: c for c in cands if c.kind == "places"}
     for c in cands:
+        # "Harold's wedding": Harold took part; "Harold's funeral" is his, he did not take part
         owner = (
             _owner_of(doc, people, c.owner)
-            if c.owner is not None and c.kind in ("objects", "events")
+            if c.owner is not None and c.kind in ("objects", "events") and c.type != "funeral"
             else None
         )
         if owner is not None:

