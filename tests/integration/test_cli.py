@@ -117,10 +117,6 @@ def loaded(cli_env, monkeypatch, capsys):
     """The mini dataset loaded with entity extraction (so stories carry graph sync marks)."""
     from heirloom.settings import get_settings
 
-    monkeypatch.setenv("EXTRACTOR_PROVIDER", "local")
-    get_settings.cache_clear()
-    from heirloom.settings import get_settings
-
     monkeypatch.setenv("EXTRACTOR_PROVIDER", "local")  # the people a story names enter the graph
     get_settings.cache_clear()
     data = MiniDataset()
