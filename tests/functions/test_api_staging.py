@@ -10,7 +10,7 @@ from uuid import UUID
 import pytest
 
 from heirloom.adapters.postgres.curation import PgCurationStore
-from heirloom.domain import ingestion
+from heirloom.domain import story_graph
 from heirloom.domain.chunking import story_digest
 from heirloom_dev.loader import load_dataset
 from tests.integration.test_curation import ScriptedExtractor
@@ -40,7 +40,7 @@ def api(ports, tmp_path):
         )
         for sid in (mini.public_story, mini.personal_story):
             story = q.stories.get_story(UUID(sid))
-            assert story is not None and ingestion.enrich_story(
+            assert story is not None and story_graph.enrich_story(
                 q, story, story_digest(story.title, story.content)
             )
 

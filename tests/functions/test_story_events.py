@@ -10,7 +10,7 @@ import pytest
 
 from heirloom.contracts.ingestion import GraphSyncInput
 from heirloom.contracts.records import Story
-from heirloom.domain import ingestion
+from heirloom.domain import ingestion, story_graph
 from heirloom.errors import InvalidRequest, NotFound
 from heirloom.steps.chunk_embed import chunk_embed_step
 from heirloom.steps.extract_entities import extract_step
@@ -252,14 +252,14 @@ def _virginia_named_across_a_link(extracting, monkeypatch):
     story["detail"]["story"]["content"] = "Virginia came down from Dayton every spring with a pie for Dom."
     send(story)
     relinked: list[set[str]] = []
-    relink = ingestion.relink
+    relink = story_graph.relink
 
     def recording(ports, stories, start_ingestion=None):
         ids = relink(ports, stories, start_ingestion)
         relinked.append({str(i) for i in ids})
         return ids
 
-    monkeypatch.setattr(ingestion, "relink", recording)
+    monkeypatch.setattr(story_graph, "relink", recording)
     return send, ports, story["detail"]["story"]["id"], relinked
 
 

@@ -140,8 +140,8 @@ def stage(ports: IngestionPorts, curation: PgCurationStore, world: World) -> Non
     same entity approved from another story) may be in the graph."""
     from heirloom.domain.chunking import story_digest
     from heirloom.domain.entity_sync import entity_id
-    from heirloom.domain.ingestion import enrich_story, resync_story
     from heirloom.domain.names import name_key
+    from heirloom.domain.story_graph import enrich_story, resync_story
 
     legacy_id = uuid.UUID(world.legacies[0]["id"])
     staged_ports = dataclasses.replace(ports, curation=curation)

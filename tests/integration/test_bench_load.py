@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from heirloom.adapters.embedders import HashingEmbedder
-from heirloom.domain import ingestion
+from heirloom.domain import ingestion, story_index
 from heirloom.domain.chunking import story_digest
 from heirloom.domain.entity_sync import sync_story_entities
 from heirloom.domain.graph_schema import NODE_LABELS
@@ -63,14 +63,14 @@ def _load_story_by_story(stack: bench.BenchStack, corpus: bench_corpus.Corpus) -
     for sp in corpus.stories:
         ingestion.apply_story(ports, sp.story, process=False)
         digest = story_digest(sp.story.title, sp.story.content)
-        chunks = ingestion.story_chunks(ports, sp.story)
-        vectors = ports.embedder.embed([ingestion.embedding_text(sp.story.title, c.text) for c in chunks])
+        chunks = story_index.story_chunks(ports, sp.story)
+        vectors = ports.embedder.embed([story_index.embedding_text(sp.story.title, c.text) for c in chunks])
         embedded = [
             EmbeddedChunk(index=c.index, text=c.text, token_count=c.token_count, embedding=tuple(v))
             for c, v in zip(chunks, vectors, strict=True)
         ]
         ports.vectors.replace_chunks(
-            sp.story.id, embedded, ingestion.index_key(digest, ports.chunk_max_tokens)
+            sp.story.id, embedded, story_index.index_key(digest, ports.chunk_max_tokens)
         )
         report = sync_story_entities(ports.graph, sp.story, sp.entities, sp.resolved, [])
         ports.stories.mark_graph_synced(

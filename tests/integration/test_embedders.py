@@ -119,7 +119,7 @@ def test_every_chunk_of_a_long_paragraph_is_read_whole(minilm):
     from types import SimpleNamespace
 
     from heirloom.adapters.tokenizer import TiktokenTokenizer
-    from heirloom.domain.ingestion import embedding_text, story_chunks
+    from heirloom.domain.story_index import embedding_text, story_chunks
 
     sentences = [
         f"In {1950 + i} the family drove north to the lake and stayed in cabin {i}." for i in range(40)

@@ -17,7 +17,7 @@ from heirloom.adapters.embedders import HashingEmbedder
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.ingestion import BackfillRequest
 from heirloom.contracts.records import Legacy
-from heirloom.domain import ingestion
+from heirloom.domain import ingestion, story_graph
 from heirloom.domain.entity_sync import graph_fingerprints, sync_story_entities
 from heirloom.domain.graph_queries import TEMPLATES
 from heirloom.domain.graph_rebuild import rebuild_graph
@@ -138,7 +138,7 @@ def test_a_fact_removed_by_an_edit_that_a_crash_brings_back_is_repaired(mini):
     assert not repair_lost_graph(ports)  # in step
     # the snapshot's graph: the old version's contribution written back, the marks untouched
     known = ports.stories.persons_of([old.legacy_id])
-    mentions, unresolved = ingestion.resolve_mentions(ports, old, ILLNESS, known)
+    mentions, unresolved = story_graph.resolve_mentions(ports, old, ILLNESS, known)
     sync_story_entities(ports.graph, old, ILLNESS, mentions, unresolved)
     assert ("Place", "County Hospital") in facts(ports.graph)[0]
     with pytest.warns(UserWarning, match="lost data"):

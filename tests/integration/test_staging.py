@@ -21,7 +21,7 @@ from heirloom.contracts.extraction import (
     ExtractedPlace,
     ExtractedRelationship,
 )
-from heirloom.domain import curation_api, ingestion
+from heirloom.domain import curation_api, ingestion, story_graph
 from heirloom.domain.chunking import story_digest
 from heirloom.domain.entity_sync import entity_id
 from heirloom.errors import AccessDenied, Conflict, InvalidRequest, NotFound
@@ -65,7 +65,7 @@ def staged(ports, tmp_path):
     for sid in (mini.public_story, mini.personal_story):
         story = p.stories.get_story(UUID(sid))
         assert story is not None
-        assert ingestion.enrich_story(p, story, story_digest(story.title, story.content))
+        assert story_graph.enrich_story(p, story, story_digest(story.title, story.content))
     return p, mini, cur
 
 
@@ -122,7 +122,7 @@ def test_staged_entities_stay_out_of_the_graph_and_suggestions_until_approved(st
     assert ("WORKED_AT", "the old barn") in person_edges(ports.graph, mini.public_story)
     # the graph is marked synced with the story's text: an unchanged delivery extracts nothing
     story = ports.stories.get_story(UUID(mini.public_story))
-    assert not ingestion.enrich_story(ports, story, story_digest(story.title, story.content))
+    assert not story_graph.enrich_story(ports, story, story_digest(story.title, story.content))
 
 
 def test_a_rejection_survives_re_extraction_of_the_same_text_but_not_a_change(staged, tmp_path):
@@ -135,7 +135,7 @@ def test_a_rejection_survives_re_extraction_of_the_same_text_but_not_a_change(st
 
     ports.stories.forget_graph_synced([UUID(mini.public_story)])  # e.g. a rebuild extracts again
     story = ports.stories.get_story(UUID(mini.public_story))
-    assert ingestion.enrich_story(ports, story, story_digest(story.title, story.content))
+    assert story_graph.enrich_story(ports, story, story_digest(story.title, story.content))
     assert nodes(ports.graph, "Object") == {"apple trees"}
     assert "cider" not in {i.name for i in curation_api.staged_for(cur, legacy, creator)}
     assert item(cur, mini, "cider", "rejected").id == cider.id

@@ -12,7 +12,8 @@ from heirloom.contracts.extraction import ExtractedEntities, ExtractedPlace
 from heirloom.contracts.ingestion import BackfillRequest
 from heirloom.domain import graph_sync
 from heirloom.domain.chunking import content_hash, story_digest
-from heirloom.domain.ingestion import apply_story, index_key, story_behind
+from heirloom.domain.ingestion import apply_story, story_behind
+from heirloom.domain.story_index import index_key
 from heirloom.steps.backfill_plan import plan_backfill
 from heirloom_dev.loader import read_dataset
 from heirloom_dev.workflow import LocalWorkflows

@@ -4,7 +4,7 @@ from uuid import uuid4
 
 from heirloom.contracts.records import Person
 from heirloom.domain.described import described_nouns, described_people
-from heirloom.domain.ingestion import named_people
+from heirloom.domain.story_graph import named_people
 
 ROWS = [
     {

@@ -11,9 +11,9 @@ from heirloom.adapters.memory import MemoryStoryStore
 from heirloom.contracts.extraction import ExtractedEntities
 from heirloom.contracts.records import Person, Story, User, Visibility
 from heirloom.domain import people
-from heirloom.domain.ingestion import resolve_mentions
 from heirloom.domain.people import ResolutionMethod, resolve_people
 from heirloom.domain.speakers import _narrators, resolve_spoken_people, speaker_persons, transcript_turns
+from heirloom.domain.story_graph import resolve_mentions
 from heirloom_dev.loader import read_dataset
 from tests.support.kin import family, person
 

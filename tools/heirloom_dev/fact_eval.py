@@ -124,7 +124,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def known_names(persons: list[dict[str, Any]], links: list[dict[str, Any]], legacy_id: str) -> list[str]:
-    """The names extraction is given, as ingestion gives them (`ingestion.extract_story`): the
+    """The names extraction is given, as ingestion gives them (`story_graph.extract_story`): the
     persons of the story's legacy and of the legacies actively linked to it (rows of a dataset's
     persons.jsonl and links.jsonl)."""
     legacies = {legacy_id}

@@ -223,7 +223,7 @@ def apply_records(ports: IngestionPorts, corpus: Corpus) -> None:
 
 def _todo(stack: BenchStack, batch: Sequence[StoryPlan]) -> tuple[dict[UUID, dict[str, Any]], list[_Todo]]:
     """The batch's stories not yet loaded as this generator loads them, with their chunks."""
-    from heirloom.domain import ingestion
+    from heirloom.domain import story_index
     from heirloom.domain.chunking import story_digest
 
     ports = stack.ports
@@ -233,7 +233,7 @@ def _todo(stack: BenchStack, batch: Sequence[StoryPlan]) -> tuple[dict[UUID, dic
         digest = story_digest(sp.story.title, sp.story.content)
         row = state.get(sp.story.id)
         done = (
-            ingestion.index_key(digest, ports.chunk_max_tokens),
+            story_index.index_key(digest, ports.chunk_max_tokens),
             ports.embedder.model_id,
             digest,
             SYNTHETIC_EXTRACTOR,
@@ -243,17 +243,17 @@ def _todo(stack: BenchStack, batch: Sequence[StoryPlan]) -> tuple[dict[UUID, dic
             and (row["chunks_hash"], row["embedder"], row["graph_hash"], row["extractor_version"]) == done
         ):
             continue
-        todo.append((sp, digest, ingestion.story_chunks(ports, sp.story)))
+        todo.append((sp, digest, story_index.story_chunks(ports, sp.story)))
     return state, todo
 
 
 def _embed_batch(stack: BenchStack, todo: list[_Todo], timings: dict[str, float] | None) -> None:
     """The batch's chunks embedded in one call and written as `replace_chunks` writes them."""
-    from heirloom.domain import ingestion
+    from heirloom.domain import story_index
     from heirloom.ports import EmbeddedChunk
 
     ports = stack.ports
-    texts = [ingestion.embedding_text(sp.story.title, c.text) for sp, _, chunks in todo for c in chunks]
+    texts = [story_index.embedding_text(sp.story.title, c.text) for sp, _, chunks in todo for c in chunks]
     embed_started = time.perf_counter()
     vectors = iter(ports.embedder.embed(texts) if texts else [])
     if timings is not None:
@@ -269,7 +269,7 @@ def _embed_batch(stack: BenchStack, todo: list[_Todo], timings: dict[str, float]
                     )
                     for c in chunks
                 ],
-                ingestion.index_key(digest, ports.chunk_max_tokens),
+                story_index.index_key(digest, ports.chunk_max_tokens),
             )
             for sp, digest, chunks in todo
         ]
@@ -433,21 +433,23 @@ COST_SAMPLE = 20
 def _model_costs(ports: IngestionPorts, stories: Sequence[Story]) -> dict[str, float]:
     """Mean wall time per story of the two model calls alone, one after the other: embedding
     its chunks and extracting its entities (rules included)."""
-    from heirloom.domain import ingestion
+    from heirloom.domain import story_graph, story_index
 
     if not stories:
         return {}
     embed = extract = 0.0
     chunks = 0
     for story in stories:
-        texts = [ingestion.embedding_text(story.title, c.text) for c in ingestion.story_chunks(ports, story)]
+        texts = [
+            story_index.embedding_text(story.title, c.text) for c in story_index.story_chunks(ports, story)
+        ]
         chunks += len(texts)
         started = time.perf_counter()
         ports.embedder.embed(texts)
         embed += time.perf_counter() - started
         if ports.extractor is not None:
             started = time.perf_counter()
-            ingestion.extract_story(ports, story)
+            story_graph.extract_story(ports, story)
             extract += time.perf_counter() - started
     n = len(stories)
     return {

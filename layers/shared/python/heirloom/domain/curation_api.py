@@ -185,8 +185,8 @@ def decide_for(
 ) -> StagedItem:
     """Approve (with an optional edit of name or type) or reject a staged item, record the
     decision and re-sync its story's graph facts."""
-    from heirloom.domain.ingestion import resync_story
     from heirloom.domain.staging import check_edit
+    from heirloom.domain.story_graph import resync_story
 
     scope = require_curator(ports, legacy_id, user_id)
     item = ports.curation.get_staged(item_id)

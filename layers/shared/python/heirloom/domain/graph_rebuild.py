@@ -13,12 +13,8 @@ from uuid import UUID
 from heirloom.domain import graph_sync
 from heirloom.domain.chunking import story_digest
 from heirloom.domain.graph_schema import NODE_LABELS
-from heirloom.domain.ingestion import (
-    IngestionPorts,
-    enrich_story,
-    resync_memberships,
-    sync_relationship_edge,
-)
+from heirloom.domain.ingestion import IngestionPorts, resync_memberships, sync_relationship_edge
+from heirloom.domain.story_graph import enrich_story
 from heirloom.ports import GraphStore
 
 

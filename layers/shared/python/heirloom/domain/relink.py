@@ -1,5 +1,5 @@
 """Re-resolution: the stories a person, alias or relationship added after them (or a relationship
-changed or removed, or a link that starts or stops being active) may change. `ingestion.relink`
+changed or removed, or a link that starts or stops being active) may change. `story_graph.relink`
 re-links them (their people resolved again and the graph rewritten) without re-embedding: their
 graph marks are forgotten and they go through ingestion again, whose chunk step finds the index
 up to date."""
@@ -10,14 +10,15 @@ from uuid import UUID
 
 from heirloom.contracts.records import Person, Relationship, Story
 from heirloom.domain.gazetteer import Gazetteer
-from heirloom.domain.ingestion import IngestionPorts, named_people, people_gazetteer
+from heirloom.domain.ingestion import IngestionPorts
 from heirloom.domain.linked_subjects import linked_legacies
 from heirloom.domain.speakers import KnownPersons, speaker_persons
+from heirloom.domain.story_graph import named_people, people_gazetteer
 
 
 def stories_naming(ports: IngestionPorts, person: Person) -> list[Story]:
     """The stories of the person's legacy, and of the legacies actively linked to it (their
-    extraction reads the person's names too: `ingestion.linked_persons`), whose text or title
+    extraction reads the person's names too: `story_graph.linked_persons`), whose text or title
     names them by name or alias."""
     names = people_gazetteer([person])
     legacies = [person.legacy_id, *linked_legacies(ports.stories, person.legacy_id)]

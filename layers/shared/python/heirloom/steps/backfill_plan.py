@@ -14,7 +14,8 @@ from heirloom.contracts.ingestion import (
     ExecutionRef,
     RunningExecution,
 )
-from heirloom.domain.ingestion import IngestionPorts, chunk_format
+from heirloom.domain.ingestion import IngestionPorts
+from heirloom.domain.story_index import chunk_format
 from heirloom.errors import Conflict
 from heirloom.ports import BackfillRuns
 from heirloom.services import Services

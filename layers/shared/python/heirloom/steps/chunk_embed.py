@@ -7,7 +7,8 @@ from uuid import UUID
 
 from heirloom.contracts.ingestion import ChunkEmbedResult, IngestRequest
 from heirloom.domain.chunking import story_digest
-from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile, index_story
+from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile
+from heirloom.domain.story_index import index_story
 from heirloom.services import Services
 
 

@@ -7,7 +7,8 @@ from uuid import UUID
 
 from heirloom.contracts.ingestion import ExtractionResult, IngestRequest
 from heirloom.domain.chunking import story_digest
-from heirloom.domain.ingestion import IngestionPorts, extract_story
+from heirloom.domain.ingestion import IngestionPorts
+from heirloom.domain.story_graph import extract_story
 from heirloom.services import Services
 
 

@@ -8,7 +8,8 @@ from uuid import UUID
 
 from heirloom.contracts.ingestion import ExtractionResult, GraphSyncInput, GraphSyncResult
 from heirloom.domain.chunking import story_digest
-from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile, relink_named, sync_entities
+from heirloom.domain.ingestion import IngestionPorts, deleted_meanwhile
+from heirloom.domain.story_graph import relink_named, sync_entities
 from heirloom.services import Services
 
 

@@ -29,7 +29,7 @@ from heirloom.contracts.events import (
 )
 from heirloom.contracts.ingestion import StoryEventApplied
 from heirloom.contracts.records import Link, LinkStatus
-from heirloom.domain import ingestion
+from heirloom.domain import ingestion, story_graph
 from heirloom.domain.ingestion import IngestionPorts, UnknownReference
 from heirloom.domain.relink import (
     stories_naming,
@@ -131,7 +131,7 @@ def _relink_links(
     was, now = _active_ends(before), _active_ends(after)
     for ends in {e for e in (was, now) if e and was != now}:
         a, b = sorted(ends)
-        ingestion.relink(ports, stories_naming_across(ports, a, b), start_ingestion)
+        story_graph.relink(ports, stories_naming_across(ports, a, b), start_ingestion)
 
 
 def _relink_after(
@@ -147,11 +147,11 @@ def _relink_after(
         case PersonCreated():
             stored = ports.stories.get_person(detail.person.id)
             if stored is not None:
-                ingestion.relink(ports, stories_naming(ports, stored), start_ingestion)
+                story_graph.relink(ports, stories_naming(ports, stored), start_ingestion)
         case RelationshipAdded() | RelationshipUpdated():
-            ingestion.relink(ports, stories_narrated_by(ports, detail.relationship), start_ingestion)
+            story_graph.relink(ports, stories_narrated_by(ports, detail.relationship), start_ingestion)
         case RelationshipRemoved():
-            ingestion.relink(
+            story_graph.relink(
                 ports,
                 stories_narrated_by_either(ports, detail.from_person_id, detail.to_person_id),
                 start_ingestion,
