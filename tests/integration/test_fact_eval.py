@@ -81,7 +81,7 @@ def test_each_labelled_story_reaches_the_extractor_with_its_title():
 
 
 def test_extraction_is_given_the_names_of_actively_linked_legacies_as_ingestion_gives_them(tmp_path):
-    from heirloom_dev.fact_eval import _lines, known_names
+    from heirloom_dev.fact_eval import _rows, known_names
 
     rows = {
         "persons": [
@@ -97,7 +97,7 @@ def test_extraction_is_given_the_names_of_actively_linked_legacies_as_ingestion_
     persons, links = rows["persons"], rows["links"]
     assert known_names(persons, links, "A") == ["Rosa Ferraro", "Nonna", "Virginia Ferraro"]
     assert known_names(persons, links, "C") == ["Tavi Bruni"]  # a pending link gives no names
-    assert _lines(tmp_path / "links.jsonl") == []  # a set with no links file has no links
+    assert _rows(tmp_path / "links.jsonl") == []  # a set with no links file has no links
     assert known_names(persons, [], "B") == ["Virginia Ferraro"]
 
 

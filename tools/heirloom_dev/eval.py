@@ -22,7 +22,7 @@ from heirloom.contracts.context import AssembledContext, ContextRequest, Message
 from heirloom.domain.evaluation import QueryOutcome, StoryText, leaked, score
 from heirloom.domain.ranking import ScoredCandidate
 from heirloom_dev import heap
-from heirloom_dev.loader import DatasetError
+from heirloom_dev.loader import read_jsonl
 from heirloom_dev.workflow import LocalContextWorkflow, LocalWorkflows
 
 HEADLINE = (
@@ -116,30 +116,6 @@ def write_path_digest() -> str:
     keeps a dataset's load per (dataset, write path), so a change to how stories are extracted,
     resolved or written is measured on a fresh load, and a change to ranking reuses the load."""
     return files_digest(write_path_files())
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The objects of a JSON-lines file; DatasetError with `file:line: reason` for a line that
-    is not UTF-8, not JSON or not an object."""
-    rows: list[dict[str, Any]] = []
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        where = f"{path.name}:{number}"
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DatasetError(
-                f"{where}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-            ) from exc
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit number, nesting
-            raise DatasetError(f"{where}: not valid JSON: {getattr(exc, 'msg', type(exc).__name__)}") from exc
-        if not isinstance(row, dict):
-            raise DatasetError(f"{where}: expected a JSON object")
-        rows.append(row)
-    return rows
 
 
 @dataclass(frozen=True)

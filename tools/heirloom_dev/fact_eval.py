@@ -19,6 +19,7 @@ from typing import Any
 
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedFact
 from heirloom.domain.fact_resolution import SYMMETRIC
+from heirloom_dev.loader import read_jsonl
 
 #: (story id, title, content, known names) -> the story's entities
 Extract = Callable[[str, str, str, Sequence[str]], ExtractedEntities]
@@ -103,11 +104,8 @@ def score_story(facts: Sequence[ExtractedFact], labels: Sequence[dict[str, Any]]
 
 def evaluate(dataset: Path, extract: Extract) -> FactScore:
     labels: dict[str, list[dict[str, Any]]] = json.loads((dataset / "facts.json").read_text())["stories"]
-    stories = {
-        s["id"]: s
-        for s in (json.loads(line) for line in (dataset / "stories.jsonl").read_text().splitlines() if line)
-    }
-    persons, links = _lines(dataset / "persons.jsonl"), _lines(dataset / "links.jsonl")
+    stories = {s["id"]: s for s in read_jsonl(dataset / "stories.jsonl")}
+    persons, links = _rows(dataset / "persons.jsonl"), _rows(dataset / "links.jsonl")
     score = FactScore()
     for sid, story_labels in labels.items():
         story = stories[sid]
@@ -117,10 +115,9 @@ def evaluate(dataset: Path, extract: Extract) -> FactScore:
     return score
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return (
-        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
-    )
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """`read_jsonl`'s rows; none when the dataset has no such file (a set without links)."""
+    return read_jsonl(path) if path.is_file() else []
 
 
 def known_names(persons: list[dict[str, Any]], links: list[dict[str, Any]], legacy_id: str) -> list[str]:

@@ -95,6 +95,30 @@ def _read(path: Path, model: type[M]) -> Iterator[Located]:
                 raise DatasetError(f"{path.name}:{number}: {reason(exc, limit=1, whole='record')}") from exc
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The objects of a JSON-lines file; DatasetError with `file:line: reason` for a line that
+    is not UTF-8, not JSON or not an object."""
+    rows: list[dict[str, Any]] = []
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        where = f"{path.name}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(
+                f"{where}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+            ) from exc
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5,000-digit number, nesting
+            raise DatasetError(f"{where}: not valid JSON: {getattr(exc, 'msg', type(exc).__name__)}") from exc
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a JSON object")
+        rows.append(row)
+    return rows
+
+
 def read_dataset(root: Path) -> Dataset:
     if not root.is_dir():
         raise DatasetError(f"{root}: not a folder")

@@ -149,8 +149,8 @@ def _cmd_facts_eval(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from heirloom.settings import get_settings
-    from heirloom_dev.eval import dataset_digest, evaluate, format_table, read_jsonl, write_path_digest
-    from heirloom_dev.loader import DatasetError, load_dataset, read_dataset
+    from heirloom_dev.eval import dataset_digest, evaluate, format_table, write_path_digest
+    from heirloom_dev.loader import DatasetError, load_dataset, read_dataset, read_jsonl
     from heirloom_dev.runtime import stack_home
     from heirloom_dev.stack import LocalStack, ensure_database
 
