@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -186,6 +187,41 @@ def specificity(stories_on_path: int) -> float:
     """Evidence of a path shrinks with the number of stories it reaches (1 story: 1.0, 5: 0.38),
     like inverse document frequency: a place every story mentions says little about any one."""
     return 1.0 / (1.0 + math.log(max(1, stories_on_path)))
+
+
+#: templates that reach a story through a place, event or thing the question names: the
+#: extractor may have missed that name in a story that writes it (docs/decisions/0042)
+NAMED_THING_TEMPLATES = frozenset({"entity_focused", "spatial"})
+
+
+def writes_name(candidate: Candidate, names: Iterable[str]) -> bool:
+    """Does the candidate's title or one of its chunks write one of `names` as written, whole
+    words? Only a capitalised name counts: a common noun ("watch", "flood") is also a verb or
+    another thing of the same kind."""
+    texts = [candidate.title, *(c.text for c in candidate.chunks)]
+    for name in names:
+        if name[:1].isupper():
+            pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+            if any(pattern.search(t) for t in texts):
+                return True
+    return False
+
+
+def written_reach(
+    candidates: Sequence[Candidate], stories_by_path: Mapping[tuple[str, str, str], set[str]]
+) -> dict[tuple[str, str, str], set[str]]:
+    """`stories_by_path` with, on each path through a named place, event or thing, the
+    candidates whose own words write its name: a path looks specific only when the text agrees
+    (docs/decisions/0042)."""
+    names: dict[tuple[str, str, str], set[str]] = {}
+    for c in candidates:
+        for hit in c.graph_hits:
+            if hit.template in NAMED_THING_TEMPLATES and hit.entity_match and hit.entity:
+                names.setdefault(path_key(hit), set()).add(hit.entity)
+    out = {key: set(ids) for key, ids in stories_by_path.items()}
+    for key, written in names.items():
+        out[key] |= {str(c.story_id) for c in candidates if writes_name(c, written)}
+    return out
 
 
 def calibrated_graph_score(
@@ -445,7 +481,7 @@ def rank_candidates(
             stories_by_path.setdefault(path_key(hit), set()).add(str(c.story_id))
             if topic_weight > 0 and (key := topic_key(hit)) is not None and c.embedding_score is not None:
                 stories_by_path.setdefault(key, set()).add(str(c.story_id))
-    counts = {key: len(ids) for key, ids in stories_by_path.items()}
+    counts = {key: len(ids) for key, ids in written_reach(candidates, stories_by_path).items()}
     scored = [
         s
         for s in (
