@@ -110,7 +110,7 @@ def test_conversation_facts_reach_only_their_owners_context(api):
     say(call, mini.admirer, str(uuid.uuid4()), WINDOW)
     question = "Who did Ada marry?"
     assert "Tom Reed" in context(mini.admirer, question)
-    assert "your conversation" in context(mini.admirer, question)
+    assert "(you said this in an earlier conversation)" in context(mini.admirer, question)
     assert "Tom Reed" not in context(mini.creator, question)  # the creator neither
 
 

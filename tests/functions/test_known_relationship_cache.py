@@ -13,6 +13,7 @@ from uuid import UUID
 import pytest
 
 from heirloom.contracts.context import ContextRequest, Intent
+from heirloom.domain import budget
 from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.support import pipeline
@@ -40,8 +41,12 @@ def event(name, when=None, **detail):
 
 
 @pytest.fixture
-def bare_world(ports):
-    """(services, send): the sample legacy and Rosa (another legacy), not yet related."""
+def bare_world(ports, monkeypatch):
+    """(services, send): the sample legacy and Rosa (another legacy), not yet related. Known
+    Connections may take 400 tokens (10 %) here: Dominic's ten family and friends fill the usual 200
+    before his KNEW fact, and what these tests watch is the cache, not the cap."""
+    monkeypatch.setattr(budget, "CONNECTIONS_MAX_TOKENS", 400)
+    monkeypatch.setattr(budget, "CONNECTIONS_MAX_SHARE", 0.1)
     load_dataset(ports, SAMPLE)
     services = context_services(ports, ingestion=ports)
     handler = load_handler("story_events")

@@ -134,8 +134,8 @@ def test_each_user_sees_side_by_side_only_the_accounts_it_may_read(ports, world)
     ]
     text = creator.formatted_context
     assert "## Differing Accounts\n- " in text
-    assert 'Tom recalls (story "Wedding bells"): "Ada Marsh married Walt Hale in 1951."' in text
-    assert 'Lou Marsh recalls (story "What Mother said"): "Ada Marsh married Walt Hale in 1953."' in text
+    assert '"Tom" recalls (story "Wedding bells"): "Ada Marsh married Walt Hale in 1951."' in text
+    assert '"Lou Marsh" recalls (story "What Mother said"): "Ada Marsh married Walt Hale in 1953."' in text
     assert "1955" not in text and "Kay" not in text  # the admirer's personal note
 
     kay = context(ports, world, world.admirer)  # reads public + her own personal note

@@ -41,8 +41,8 @@ def test_two_narrators_who_disagree_are_side_by_side_for_every_role(ask, user, r
     assert {str(s) for s in result.ranked_story_ids} <= oracle.readable(DATA, user, DOM)
     assert shown(result) == {("Tess Kline", LODGE), ("Carol Yates", FAIR)}
     section = result.formatted_context.split("## Differing Accounts\n", 1)[1].split("\n\n")[0]
-    assert 'Tess Kline recalls (story "The Lodge Dance"): "Dom met Peg' in section
-    assert 'Carol Yates recalls (story "Aunt Peg at the County Fair"): "Dom met Peg' in section
+    assert '"Tess Kline" recalls (story "The Lodge Dance"): "Dom met Peg' in section
+    assert '"Carol Yates" recalls (story "Aunt Peg at the County Fair"): "Dom met Peg' in section
 
 
 def test_accounts_do_not_cross_a_link_that_does_not_share_their_stories(ask):

@@ -34,8 +34,8 @@ def connection_sentences(text: str) -> list[str]:
     match = re.search(r"^## Known Connections\n(.*?)(?:\n\n## |\Z)", text, re.S | re.M)
     if not match:
         return []
-    # a sentence ends with its period, a quoted fact with its source: '"...." (from "Title")'
-    return [s for s in re.split(r'(?<=\.)\s+|(?<="\))\s+', match.group(1).strip()) if s]
+    # one "- " line per sentence
+    return [line[2:] for line in match.group(1).split("\n") if line.startswith("- ")]
 
 
 def ambient_sentences(text: str) -> list[str]:

@@ -50,8 +50,8 @@ def test_two_readable_narrators_who_disagree_are_grouped_and_credited():
         ("Paolo Bell", PAOLO_STORY, "Ada and Tom married in 1953."),
     ]
     assert account_line(groups[0]) == (
-        '- Rosa Bell recalls (story "Story 501"): "Ada married Tom in 1951.". '
-        'Paolo Bell recalls (story "Story 502"): "Ada and Tom married in 1953."'
+        '- "Rosa Bell" recalls (story "Story 501"): "Ada married Tom in 1951.". '
+        '"Paolo Bell" recalls (story "Story 502"): "Ada and Tom married in 1953."'
     )
 
 
@@ -84,7 +84,7 @@ def test_a_narrator_without_a_name_is_still_credited():
     facts = credit_readable([ROSA, PAOLO], {ROSA_STORY: "  "})
     assert [f.narrator for f in facts] == [UNNAMED, UNNAMED]
     groups, _ = group_accounts(facts)
-    assert account_line(groups[0]).count(f"{UNNAMED} recalls") == 2
+    assert account_line(groups[0]).count(f'"{UNNAMED}" recalls') == 2
 
 
 @pytest.fixture(scope="module")
@@ -113,10 +113,10 @@ def test_the_context_shows_both_accounts_and_carries_them_as_data(tok):
     )
     out = context(tok, credit_readable([plain, ROSA, PAOLO], NAMES))
     assert out.formatted_context == (
-        "## Known Connections\nAda Bell's sister is Ivy Bell.\n\n"
+        "## Known Connections\n- Ada Bell's sister is Ivy Bell.\n\n"
         f"{ACCOUNTS_HEADER}\n"
-        '- Rosa Bell recalls (story "Story 501"): "Ada married Tom in 1951.". '
-        'Paolo Bell recalls (story "Story 502"): "Ada and Tom married in 1953."'
+        '- "Rosa Bell" recalls (story "Story 501"): "Ada married Tom in 1951.". '
+        '"Paolo Bell" recalls (story "Story 502"): "Ada and Tom married in 1953."'
     )
     assert len(out.accounts) == 1 and {a.narrator for a in out.accounts[0].accounts} == {
         "Rosa Bell",
@@ -124,7 +124,7 @@ def test_the_context_shows_both_accounts_and_carries_them_as_data(tok):
     }
     # one readable telling: a plain fact, and nothing says another account exists
     only = context(tok, credit_readable([ROSA], NAMES))
-    assert only.formatted_context == '## Known Connections\n"Ada married Tom in 1951." (from "Story 501")'
+    assert only.formatted_context == '## Known Connections\n- "Ada married Tom in 1951." (from "Story 501")'
     assert only.accounts == () and "differ" not in only.formatted_context.lower()
     # vector mode has no facts at all
     assert context(tok, credit_readable([ROSA, PAOLO], NAMES), mode="vector").formatted_context == ""

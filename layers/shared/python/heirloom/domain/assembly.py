@@ -74,7 +74,6 @@ from heirloom.domain.budget import (
     BudgetSplit,
     Excerpt,
     StoryText,
-    clean_text,
     communities_cap,
     connections_cap,
     passages,
@@ -90,6 +89,7 @@ from heirloom.domain.format import (
     degradation_note,
     fact_sentence,
     fact_sentences,
+    legacy_label,
     provenance_lines,
     render,
     source_report,
@@ -306,11 +306,13 @@ def assemble(
     )
     # elicitation: the one suggestion and the directive close the text, paid for first
     suggestion = pick_suggestion(request, ranked) if request.elicitation else None
+    if suggestion is not None and tokenizer.count(suggestion.sentence) > connections_cap(budget):
+        suggestion = None  # an outsized title or name would crowd the stories out
     closing = elicitation_block(suggestion) if request.elicitation else ""
     used += tokenizer.count(closing) + 2 if closing else 0
 
     # 2. slots; 3. pass 1, each category within its share; 4. pass 2, the unused flows
-    primary_header = f"## Relevant Stories (from {clean_text(filtered.legacy_name)})"
+    primary_header = f"## Relevant Stories (from {legacy_label(filtered.legacy_name)})"
     layout = _Layout(
         _slots(ranked, fence or nonce(), tokenizer),
         {True: tokenizer.count(primary_header) + 2, False: tokenizer.count(CONNECTED_HEADER) + 2},
@@ -322,10 +324,14 @@ def assemble(
     total = tokenizer.count(formatted)
     while total > budget:
         if not layout.shorten_last(total - budget):
-            if not kept and not disputes and not circles and not mind:  # pragma: no cover - 0 tokens
+            if kept or disputes or circles or mind:
+                (mind or circles or kept or disputes).pop()
+                connections = _head(connections_block(kept), disputes, circles, mind)
+            elif suggestion is not None:  # the last thing cut: the directive alone stays
+                suggestion = None
+                closing = elicitation_block(None)
+            else:  # pragma: no cover - the note and the directive fit MIN_TOKEN_BUDGET
                 break
-            (mind or circles or kept or disputes).pop()
-            connections = _head(connections_block(kept), disputes, circles, mind)
         formatted = _closed(render(note, connections, primary_header, layout.slots), closing)
         total = tokenizer.count(formatted)
 

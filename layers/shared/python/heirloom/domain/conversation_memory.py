@@ -50,8 +50,6 @@ from heirloom.domain.pii import scrub_pii
 from heirloom.errors import Conflict, InvalidRequest, NotFound
 from heirloom.ports import ConversationStore, EntityExtractor, StoryStore
 
-#: what the context shows as the source of a conversation fact
-CONVERSATION_SOURCE = "your conversation"
 #: words too common to tie a fact to a question ("the ring")
 _COMMON = frozenset({"the", "and", "his", "her", "its", "our", "their", "with", "for", "from", "that"})
 _IDS = uuid.UUID("0b7f4c52-6d1e-5c39-9a57-3f0c2e8d1a18")
@@ -244,7 +242,7 @@ def own_facts(
                 object=f.target,
                 # "She married ..." says whom only with the messages before it
                 sentence=f.sentence if _words(f.source) & _words(f.sentence) else f"{f.source}: {f.sentence}",
-                source_title=CONVERSATION_SOURCE,
+                # no story title: format.told_fact_sentence says where it comes from
                 owner_user_id=f.user_id,
             )
         )

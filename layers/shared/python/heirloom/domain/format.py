@@ -53,9 +53,16 @@ def _period(since: str | None, until: str | None) -> str | None:
     return None
 
 
+#: where a conversation fact comes from: no story title can read like it
+CONVERSATION_ORIGIN = " (you said this in an earlier conversation)"
+
+
 def told_fact_sentence(fact: GraphFact) -> str:
-    """A fact a story told: the story's own sentence quoted, with the story it comes from."""
+    """A fact a story told: the story's own sentence quoted, with the story it comes from; a
+    fact of the user's own conversation says so (outside quotes, so no title can)."""
     said = quoted_title(clean_text(fact.sentence or ""))  # story text: one line, quotes escaped
+    if fact.owner_user_id is not None:
+        return f'"{said}"{CONVERSATION_ORIGIN}'
     title = quoted_title(clean_text(fact.source_title or ""))
     source = f' (from "{title}")' if title else ""
     return f'"{said}"{source}'
@@ -132,7 +139,8 @@ def degradation_note(degraded: Sequence[RetrievalSource]) -> str:
 
 
 def connections_block(sentences_: Sequence[str]) -> str:
-    return f"{CONNECTIONS_HEADER}\n{' '.join(sentences_)}" if sentences_ else ""
+    """One "- " line per sentence: a name that starts a fact cannot start one of our lines."""
+    return f"{CONNECTIONS_HEADER}\n" + "\n".join(f"- {s}" for s in sentences_) if sentences_ else ""
 
 
 def account_line(group: DifferingAccounts) -> str:
@@ -143,7 +151,8 @@ def account_line(group: DifferingAccounts) -> str:
         title = quoted_title(clean_text(a.title))
         story = f' (story "{title}")' if title else ""
         said = quoted_title(clean_text(a.sentence))
-        told.append(f'{clean_text(a.narrator)} recalls{story}: "{said}"')
+        narrator = quoted_title(clean_text(a.narrator))  # a display name: quoted like a title
+        told.append(f'"{narrator}" recalls{story}: "{said}"')
     return "- " + ". ".join(told)
 
 
@@ -162,10 +171,16 @@ def communities_block(notes: Sequence[CommunityNote]) -> str:
     return f"{COMMUNITIES_HEADER}\n" + "\n".join(community_lines(n) for n in notes) if notes else ""
 
 
+def legacy_label(name: str) -> str:
+    """A legacy's name (its creator chose it) in our headers and source lines: quoted, its
+    quotes escaped, so it cannot end the parenthesis or the line it sits in."""
+    return f'"{quoted_title(clean_text(name))}"'
+
+
 def story_heading(candidate: Candidate) -> str:
     title = quoted_title(candidate.title)
     if not candidate.primary:
-        return f'### "{title}" — from {clean_text(candidate.legacy_name)}'
+        return f'### "{title}" — from {legacy_label(candidate.legacy_name)}'
     return f'### "{title}" ({candidate.year})' if candidate.year is not None else f'### "{title}"'
 
 
@@ -174,7 +189,7 @@ def provenance_lines(scored: ScoredCandidate) -> list[str]:
     matched = " + ".join(scored.reasons)
     if candidate.primary:
         return [f"Source: Primary legacy, matched by: {matched}"]
-    lines = [f"Source: Linked legacy ({clean_text(candidate.legacy_name)}), matched by: {matched}"]
+    lines = [f"Source: Linked legacy ({legacy_label(candidate.legacy_name)}), matched by: {matched}"]
     if candidate.shared_via:
         shared = "all stories shared" if candidate.shared_via == "all" else "selected stories shared"
         lines.append(f"Shared via: Legacy link ({shared})")
