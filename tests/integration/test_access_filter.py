@@ -306,3 +306,55 @@ def test_a_told_fact_shows_its_sentence_only_to_those_who_may_read_its_story(por
     assert f'"{sentence}" (from "The long illness")' in visible(data.creator)
     shown = visible(data.admirer)
     assert "quilt" not in shown and "long illness" not in shown
+
+
+class _MetExtractor:
+    """The private story tells that Ivy met Ada; the public story names Ada; nothing else."""
+
+    def extract(self, text, *, known_names=()):
+        from heirloom.contracts.extraction import ExtractedEntities, ExtractedFact, ExtractedPerson
+
+        ada = ExtractedPerson(name="Ada Marsh", confidence=0.95)
+        if "illness" in text:
+            ivy = ExtractedPerson(name="Ivy Marsh", confidence=0.95)
+            met = ExtractedFact(source="Ivy Marsh", relation="MET", target="Ada Marsh", verb="met",
+                                sentence="Ivy Marsh met Ada Marsh at the ward.", confidence=0.9)  # fmt: skip
+            return ExtractedEntities(people=(ada, ivy), facts=(met,))
+        return ExtractedEntities(people=(ada,)) if "apple trees" in text else ExtractedEntities()
+
+
+def test_a_second_hop_through_a_fact_only_an_unreadable_story_tells_leads_nowhere(ports, tmp_path):
+    """Found by an audit: `fact_neighbours` went from a named person through a fact to the
+    stories of the person at its other end, and AccessFilter checked only those stories. An
+    admirer got the public story through a fact only the private story tells ("told fact
+    (MET)"). The hit now carries the fact's story, which is checked like the story reached."""
+    import dataclasses
+
+    from heirloom.contracts.context import EntityMatch, Intent
+    from heirloom.domain.personas import load_personas
+    from heirloom.domain.traversal import traverse
+
+    data = MiniDataset()
+    p = dataclasses.replace(ports, extractor=_MetExtractor(), extractor_version="scripted-met")
+    load_dataset(p, data.write(tmp_path / "ds"))
+    ivy = EntityMatch(mention="Ivy", node_id=data.sister, label="Person", name="Ivy Marsh")
+    intent = QueryIntent(intent=Intent.ENTITY_FOCUSED, matches=(ivy,))
+
+    def reached(user):
+        request = ContextRequest(legacy_id=data.legacy, user_id=user, persona="family", query="Ivy?")
+        found = traverse(ports.graph, request, intent, load_personas()["family"].traversal)
+        second = [h for h in found.hits if h.template == "fact_neighbours"]
+        assert second and {str(h.source_story_id) for h in second} == {data.private_story}
+        out = filter_context(
+            AccessFilterInput(
+                request=request, branches=(GraphBranch(intent=intent, graph=found), VectorBranch())
+            ),
+            ports.stories,
+            ports.vectors,
+        )
+        return {
+            str(c.story_id) for c in out.candidates for h in c.graph_hits if h.template == "fact_neighbours"
+        }
+
+    assert data.public_story in reached(data.creator)  # may read the fact's story
+    assert reached(data.admirer) == set()

@@ -159,3 +159,5 @@ def test_templates_read_only_current_facts_with_their_sentence_and_story(graph):
     assert run_template(fx, "story_facts", {**base, "legacy_ids": ["other"], "ids": [str(WALT)]}) == []
     neighbours = run_template(fx, "fact_neighbours", {**base, "ids": [str(WALT)]})
     assert all(r["via"] == "Rose Hale" for r in neighbours)
+    # each row names the story that told the fact it went through (AccessFilter checks it)
+    assert {r["source_id"] for r in neighbours} == {str(second.id)}

@@ -141,8 +141,9 @@ class GraphHit(Edge):
     entity_id: str | None = None
     entity_match: bool = False
     via: str | None = None
-    #: a `bridge` hit: the story that mentions the bridge entity (docs/decisions/0022); the hit
-    #: counts only when the user may read that story and it ranks at the top
+    #: the story whose edge the path went through, when it is not the one reached: a `bridge`
+    #: hit's seed (docs/decisions/0022; the hit counts only when that story ranks at the top), a
+    #: `fact_neighbours` hit's fact; AccessFilter drops the hit unless the user may read it
     source_story_id: UUID | None = None
     #: the story's title names the entity the hit came through (its edge's `in_title`): the story
     #: is about it (topic evidence, docs/decisions/0024)

@@ -234,19 +234,20 @@ LIMIT $limit
 )
 
 #: persons the named ones have current facts with, and the stories that mention them (the
-#: second hop of a multi-hop question: "the man she married ... his brother")
+#: second hop of a multi-hop question: "the man she married ... his brother"); `source_id` is
+#: the story that told the fact, which AccessFilter checks like the story reached
 FACT_NEIGHBOURS = """
 MATCH (x:Person)
 WHERE x.id IN $ids
 MATCH (x)-[f:FACT]-(y:Person)
 WHERE f.valid_to = '' AND f.legacy_id IN $legacy_ids AND NOT y.id IN $ids
-WITH DISTINCT y, f.relation AS relationship
-ORDER BY y.name, y.id
+WITH DISTINCT y, f.relation AS relationship, f.story_id AS source_id
+ORDER BY y.name, y.id, relationship, source_id
 LIMIT $limit
 MATCH (s:Story)-[:MENTIONS]->(y)
 WHERE s.legacy_id IN $legacy_ids
-RETURN s.id AS story_id, relationship, y.name AS via
-ORDER BY story_id
+RETURN s.id AS story_id, relationship, y.name AS via, source_id
+ORDER BY story_id, relationship, source_id
 LIMIT $limit
 """
 

@@ -160,7 +160,9 @@ class _Walk:
         entity_match: bool = False,
         topic: bool = False,
         entity_id: str | None = None,
+        source: str | None = None,
     ) -> None:
+        """`source`: the story whose edge the path went through, when it is not the one reached."""
         for sid in story_ids:
             if sid:
                 self.hits.append(
@@ -174,6 +176,7 @@ class _Walk:
                         via=via,
                         entity_match=entity_match,
                         topic=topic,
+                        source_story_id=source,
                     )
                 )
 
@@ -250,7 +253,10 @@ def _story_facts(w: _Walk) -> None:
     persons = [p for p in w.person_ids if p != w.subject_id]
     if w.config.max_hops >= 2 and persons:
         for row in w.run.query("fact_neighbours", {**w.base, "ids": persons}):
-            w.add([row["story_id"]], "fact_neighbours", 2, row["relationship"], via=row["via"])
+            # the fact's own story is checked like the story reached (AccessFilter): a fact only
+            # an unreadable story tells must not lead to anyone
+            w.add([row["story_id"]], "fact_neighbours", 2, row["relationship"], via=row["via"],
+                  source=row.get("source_id"))  # fmt: skip
 
 
 def _temporal(w: _Walk) -> None:

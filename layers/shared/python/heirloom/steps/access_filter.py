@@ -89,7 +89,8 @@ def filter_context(data: AccessFilterInput, store: StoryStore, vectors: VectorIn
     by_story: dict[UUID, list[ChunkResult]] = defaultdict(list)
     for hit in vector.hits:
         by_story[hit.story_id].append(hit)
-    # a bridge hit's seed story is checked like the story it reached (docs/decisions/0022)
+    # a hit's source story (a bridge's seed, docs/decisions/0022; the story that told the fact a
+    # second hop went through) is checked like the story it reached
     seed_ids = {h.source_story_id for h in graph.hits if h.source_story_id is not None}
     ids = set(by_story) | {h.story_id for h in graph.hits}
     # facts are checked against every story that supports them, candidates or not
