@@ -310,3 +310,44 @@ def test_suggestion_evidence_names_no_person_only_an_unreadable_story_ties_to_th
     found = curation_api.suggestions_for(cur, UUID(mini.legacy), UUID(mini.creator))
     pair = next(s for s in found if {s.a.name, s.b.name} == {"Papa Sal's accordion", "accordion"})
     assert not any("Ivy" in e for e in pair.evidence), pair.evidence
+
+
+def test_a_curator_learns_nothing_of_another_curators_merge_of_what_only_they_may_read(ports, tmp_path):
+    """Found by an access audit. The admirer, made an admin here, merges the thing only her
+    personal story names into the public "accordion". The creator may not read that story: the
+    merged name is no alias in their suggestions, the merge is not in their changelog, and
+    undoing it reads as a merge that does not exist. Its author still sees and undoes it."""
+    mini = MiniDataset()
+    files = mini.files()
+    members = [
+        {**m, "role": "admin"} if m["user_id"] == mini.admirer and m["legacy_id"] == mini.legacy else m
+        for m in files["members"]
+    ]
+    extractor = ScriptedExtractor({"apple": PUBLIC, "lung": PRIVATE, "herself": PERSONAL})
+    curation = PgCurationStore(ports.stories.db)
+    p = dataclasses.replace(ports, extractor=extractor, extractor_version="scripted-1", curation=curation)
+    load_dataset(p, mini.write(tmp_path / "ds", {"members": members}))
+    cur = curation_api.CurationPorts(p.graph, p.stories, curation)
+    legacy, kay, tom = UUID(mini.legacy), UUID(mini.admirer), UUID(mini.creator)
+    secret, accordion = eid(mini, "Object", "Kay's secret accordion"), eid(mini, "Object", "accordion")
+
+    done = curation_api.merge_for(cur, legacy, kay, MergeBody(survivor_id=accordion, absorbed_id=secret))
+    aliases = {
+        a for s in curation_api.suggestions_for(cur, legacy, tom) for r in (s.a, s.b) for a in r.aliases
+    }
+    assert not any("secret" in a for a in aliases)
+    shown = {r.name: r.aliases for s in curation_api.suggestions_for(cur, legacy, kay) for r in (s.a, s.b)}
+    assert shown["accordion"] == ("Kay's secret accordion",)  # to the one who may read it
+
+    def merges(user):
+        return [c for c in curation_api.changelog_for(cur, legacy, user).changes if c.action == "merge"]
+
+    assert merges(tom) == [] and [c.detail["merge_id"] for c in merges(kay)] == [str(done.merge_id)]
+    unknown = UUID(int=7)
+    answers = []
+    for merge_id in (done.merge_id, unknown):
+        with pytest.raises(NotFound) as refused:
+            curation_api.unmerge_for(cur, legacy, tom, merge_id)
+        answers.append(str(refused.value).replace(str(merge_id), "<id>"))
+    assert answers[0] == answers[1]
+    assert curation_api.unmerge_for(cur, legacy, kay, done.merge_id).unmerged

@@ -20,6 +20,7 @@ from heirloom.contracts.curation import (
     GraphChange,
     KeepApartBody,
     MergeBody,
+    MergeRecord,
     MergeResult,
     MergeSuggestion,
     StagedItem,
@@ -27,7 +28,14 @@ from heirloom.contracts.curation import (
     StagingSetting,
 )
 from heirloom.domain.access_filter import curator_scope
-from heirloom.domain.entity_merge import MergePorts, entity_story_ids, find_entity, merge, unmerge
+from heirloom.domain.entity_merge import (
+    MergePorts,
+    entity_story_ids,
+    find_entity,
+    merge,
+    merge_story_ids,
+    unmerge,
+)
 from heirloom.domain.merge_suggestions import read_entities, suggest
 from heirloom.errors import Conflict, InvalidRequest, NotFound
 from heirloom.ports import CurationStore, GraphStore, StoryStore
@@ -106,8 +114,21 @@ def merge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, body: MergeB
     return result
 
 
+def merge_visible(ports: CurationPorts, scope: ReadScope, record: MergeRecord) -> bool:
+    """May the curator know of this merge: does a story they may read name each of its ends
+    (as `visible_entity` asks of a merge's two entities)?"""
+    active = ports.curation.active_merges(record.legacy_id)
+    survivor, absorbed = merge_story_ids(ports.graph, record, active)
+    return all(_readable_stories(ports, scope, {UUID(s) for s in ids}) for ids in (survivor, absorbed))
+
+
 def unmerge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, merge_id: UUID) -> MergeResult:
+    """Undo a merge; NotFound, as for one that does not exist, for a merge of an entity no
+    story the curator may read names."""
     scope = require_curator(ports, legacy_id, user_id)
+    record = ports.curation.get_merge(merge_id)
+    if record is not None and record.legacy_id == legacy_id and not merge_visible(ports, scope, record):
+        raise NotFound(f"no merge {merge_id} in legacy {legacy_id}")
     result = unmerge(ports.merging, legacy_id, merge_id, user_id, _readable_ids(ports, scope))
     _log(ports, legacy_id, user_id, "unmerge", **result.model_dump(mode="json"))
     return result
@@ -236,9 +257,37 @@ def changelog_for(
     scope = require_curator(ports, legacy_id, user_id)
     page = ports.curation.changes(legacy_id, before=before, limit=limit)
     metas = {m.id: m for m in ports.stories.story_meta({c.story_id for c in page if c.story_id})}
-    shown = tuple(c for c in page if c.story_id is None or _readable_change(scope, c, metas.get(c.story_id)))
+    shown = tuple(
+        c
+        for c in page
+        if (
+            _readable_change(scope, c, metas.get(c.story_id))
+            if c.story_id
+            else _entities_visible(ports, scope, c)
+        )
+    )
     last = page[-1].id if len(page) == limit and page else None
     return ChangelogPage(changes=shown, next_before=last)
+
+
+def _entities_visible(ports: CurationPorts, scope: ReadScope, change: GraphChange) -> bool:
+    """A change naming no story: a merge or its undo is shown when the curator may know of the
+    merge, a keep-apart when a story they may read names each entity now (entity ids follow
+    from names); anything else (the staging switch) always."""
+    detail = change.detail
+    if change.action in ("merge", "unmerge"):
+        try:
+            record = ports.curation.get_merge(UUID(str(detail.get("merge_id"))))
+        except ValueError:
+            return False
+        return record is not None and merge_visible(ports, scope, record)
+    if change.action == "keep_apart":
+        for entity in (detail.get("entity_a"), detail.get("entity_b")):
+            try:
+                visible_entity(ports, scope, change.legacy_id, str(entity))
+            except NotFound:
+                return False
+    return True
 
 
 def _readable_change(scope: ReadScope, change: GraphChange, meta: StoryMeta | None) -> bool:

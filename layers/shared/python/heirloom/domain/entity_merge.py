@@ -14,7 +14,7 @@ edges it creates (an edge the survivor already had is not created, so not remove
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -149,6 +149,22 @@ def find_entity(graph: GraphStore, legacy_id: UUID, entity_id: str) -> tuple[Ent
 def entity_story_ids(graph: GraphStore, label: str, entity_id: str) -> set[str]:
     """The stories whose edges name the entity (mentions, and facts by their `story_id`)."""
     return _stories_of(read_edges(graph, label, entity_id))
+
+
+def merge_story_ids(
+    graph: GraphStore, record: MergeRecord, active: Sequence[MergeRecord]
+) -> tuple[set[str], set[str]]:
+    """The stories that name each end of a merge, as its own (survivor, absorbed): the
+    survivor's edges but those the merge added (now, or as the later merge of `active` that
+    absorbed it found them), the absorbed one's as the merge found them."""
+    if read_node(graph, record.label, record.survivor_id) is not None:
+        edges = read_edges(graph, record.label, record.survivor_id)
+    else:
+        later = next((m for m in active if m.absorbed_id == record.survivor_id), None)
+        edges = list(later.changes.absorbed_edges) if later else []
+    added = {_edge_key(e) for e in record.changes.added_edges}
+    own = [e for e in edges if _edge_key(e) not in added]
+    return _stories_of(own), _stories_of(record.changes.absorbed_edges)
 
 
 #: of a set of story ids, those the caller may read

@@ -29,6 +29,13 @@ WHERE e.legacy_id = $legacy
 OPTIONAL MATCH (s:Story)-[r]->(e)
 RETURN e.id AS id, e.name AS name, e.aliases AS aliases, collect(DISTINCT s.id) AS stories
 """
+#: the other names stories wrote on their edge to an entity (a merged one's, an owner written
+#: another way), with the story that wrote each: an alias is shown only to its story's readers
+WRITTEN = """
+MATCH (s:Story)-[r]->(e:{label})
+WHERE e.legacy_id = $legacy AND r.name IS NOT NULL
+RETURN DISTINCT e.id AS id, s.id AS story, r.name AS name
+"""
 #: the people tied to each entity, with the story each tie comes from (`story_id`)
 NEIGHBOURS = """
 MATCH (p:Person)-[r]->(e:{label})
@@ -45,6 +52,8 @@ class EntityInfo:
     people: dict[str, str] = field(default_factory=dict)
     #: person id -> the stories that tie them to it (a tie no readable story makes is no evidence)
     ties: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: name key of an alias -> the stories that write it on their edge
+    written: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def keys(self) -> set[str]:
@@ -62,6 +71,9 @@ def read_entities(graph: GraphStore, legacy_id: UUID) -> list[EntityInfo]:
             names[entity][person] = str(r.get("name") or "")
             if r.get("story"):
                 ties[entity][person].add(str(r["story"]))
+        written: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for r in graph.run(WRITTEN.format(label=label), params):
+            written[str(r["id"])][name_key(str(r["name"]))].add(str(r["story"]))
         for row in graph.run(ENTITIES.format(label=label), params):
             aliases = tuple(a for a in str(row.get("aliases") or "").split(DISPLAY_SEPARATOR) if a)
             entity = str(row["id"])
@@ -71,6 +83,7 @@ def read_entities(graph: GraphStore, legacy_id: UUID) -> list[EntityInfo]:
                     stories=frozenset(str(s) for s in row.get("stories") or () if s),
                     people=names.get(entity, {}),
                     ties={p: frozenset(xs) for p, xs in ties.get(entity, {}).items()},
+                    written={k: frozenset(xs) for k, xs in written.get(entity, {}).items()},
                 )
             )
     return found
@@ -114,8 +127,10 @@ def suggest(
         stories = frozenset(s for s in info.stories if readable(s))
         # a person counts only through a tie a readable story makes
         tied = {p: n for p, n in info.people.items() if any(readable(s) for s in info.ties.get(p, ()))}
+        # an alias only an unreadable story writes (a merged entity's name) is not shown
+        aliases = tuple(a for a in info.ref.aliases if any(map(readable, info.written.get(name_key(a), ()))))
         if stories:  # an entity only unreadable stories support is not shown
-            visible.append(EntityInfo(info.ref, stories, tied))
+            visible.append(EntityInfo(info.ref.model_copy(update={"aliases": aliases}), stories, tied))
     out: list[MergeSuggestion] = []
     for i, a in enumerate(visible):
         for b in visible[i + 1 :]:
