@@ -2,6 +2,7 @@
 deletes racing updates, and bad events that leave stored data unchanged."""
 
 import json
+from copy import deepcopy
 from dataclasses import replace
 from pathlib import Path
 from uuid import UUID
@@ -627,6 +628,34 @@ def test_a_personal_storys_name_is_not_linked_in_a_story_others_read(extracting)
     send(public)
     assert _things(ports, CAT_STORY) == [("Biscuit", "animal")]
     assert _things(ports, public["detail"]["story"]["id"]) == []
+
+
+def test_a_visibility_change_links_a_storys_names_again(extracting):
+    """Found by an access audit: which established names a story may link depends on its
+    visibility and theirs (decision 0040), but a change of visibility alone synced nothing. A
+    private story kept the animal a private story named once it was made public; a public story
+    made personal kept giving its name to stories others read."""
+    send, ports = extracting
+    source = _cat_story()
+    source["detail"]["story"]["visibility"] = "private"
+    send(source)
+    later = sample("story_created")
+    later["detail"]["story"] |= {"content": "Biscuit was sick all week.", "visibility": "private"}
+    send(later)
+    sid = later["detail"]["story"]["id"]
+    assert _things(ports, sid) == [("Biscuit", "animal")]  # private to private: carried
+    chunks = ports.vectors.chunks_of(sid)
+    made_public = deepcopy(later)
+    made_public["detail-type"] = "Story Updated"
+    made_public["detail"]["story"] |= {"visibility": "public", "updated_at": "2030-01-01T00:00:00Z"}
+    assert send(made_public) == "updated"
+    assert _things(ports, sid) == []  # a private story's name reaches no public one ...
+    assert ports.vectors.chunks_of(sid) == chunks  # ... and nothing was embedded again
+    source_public = deepcopy(source)
+    source_public["detail-type"] = "Story Updated"
+    source_public["detail"]["story"] |= {"visibility": "public", "updated_at": "2030-01-01T00:00:00Z"}
+    assert send(source_public) == "updated"
+    assert _things(ports, sid) == [("Biscuit", "animal")]  # now everyone reads what Biscuit is
 
 
 def test_with_an_ingestion_workflow_the_sync_hands_the_stories_writing_a_new_name_over(extracting):

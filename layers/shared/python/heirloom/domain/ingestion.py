@@ -414,6 +414,11 @@ def apply_story(
     change = ports.stories.upsert_story(story, delivered, seq)
     if left is not None:
         relink_named(ports, left, names, start_ingestion)
+    elif before is not None and change is Change.UPDATED and before.visibility != story.visibility:
+        # which established names a story may link, and which stories its own reach, follow
+        # from visibilities (decision 0040): it syncs again, and the stories writing its names
+        ports.stories.forget_graph_synced([story.id])
+        relink_named(ports, story, names_given(ports, before), start_ingestion)
     # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
     # event's copy: two deliveries of one version write the same values
     current = ports.stories.get_story(story.id)
