@@ -299,6 +299,7 @@ def _curation(ports: ingestion.IngestionPorts, mini: MiniDataset, story: Any) ->
         cur, legacy, creator, MergeBody(survivor_id=pair.a.id, absorbed_id=pair.b.id)
     )
     assert merged.moved_edges  # so the unmerge deletes what the merge added
+    curation_api.suggestions_for(cur, legacy, creator)  # the moved edges' names (WRITTEN)
     report = rebuild_legacy(CommunityPorts(ports.graph, ports.stories, store), legacy, force="full")
     assert report.kind == "full"
     # extracted again after the merge: the story's edges go to the survivor, with their name

@@ -69,6 +69,10 @@ REFUSED = [
     ("single()", "MATCH (n:Person) WHERE single(x IN [1, 2] WHERE x > 1) RETURN n", {}, UNSUPPORTED),
     ("reduce()", "RETURN reduce(t = 0, x IN [1, 2] | t + x) AS total", {}, UNSUPPORTED),
     ("datetime()", "RETURN datetime() AS now", {}, UNSUPPORTED),
+    ("date()", "RETURN date('2020-01-01') AS d", {}, UNSUPPORTED),
+    ("duration()", "RETURN duration('P1D') AS d", {}, UNSUPPORTED),
+    ("^ operator", "RETURN 2 ^ 3 AS x", {}, UNSUPPORTED),
+    ("APOC function", "RETURN apoc.coll.sort([2, 1]) AS xs", {}, UNSUPPORTED),
     ("MANDATORY MATCH", "MANDATORY MATCH (n:Person) RETURN n", {}, UNSUPPORTED),
     ("LIMIT expression", "MATCH (n:Person) RETURN n LIMIT toInteger(1 + 1)", {}, UNSUPPORTED),
     ("SKIP expression", "MATCH (n:Person) RETURN n SKIP 1 + 1", {}, UNSUPPORTED),
@@ -98,6 +102,7 @@ ACCEPTED = [
     ("exists() on a property", "MATCH (n:Person) WHERE exists(n.name) RETURN n.id AS id", {}),
     ("read-only UNION", "MATCH (n:Person) RETURN n.id AS id UNION ALL MATCH (m:Story) RETURN m.id AS id", {}),
     ("names that look like rules", "MATCH (n:Person) WHERE n.all = 'any(' OR n.skip = 1 RETURN n.limit AS limit", {}),
+    ("a property named like a function", "MATCH (n:Person) WHERE n.date = '2020' RETURN n.time AS t, '2 ^ 3' AS s", {}),
     ("rules in a comment", "MATCH (n:Person) // shortestPath( SET n.x = [1]\nRETURN n.id AS id", {}),
 ]
 # fmt: on

@@ -7,7 +7,10 @@ Neptune user guide pages:
 
 - "openCypher specification compliance in Amazon Neptune": no `shortestPath()` /
   `allShortestPaths()`, no `MANDATORY MATCH`, no non-static SKIP / LIMIT values, no
-  `CALL` procedures, mutations cannot be combined with `UNION`.
+  `CALL` procedures, mutations cannot be combined with `UNION`, no `^` operator.
+- "Neptune compatibility with Neo4j": no APOC or other namespaced (user-defined) functions;
+  AWS re:Post (QU2mfcPZWgSyatrTnJi82J3w): `date()`, `time()`, `duration()` and the other
+  temporal functions answer "Date and Time related functions are not supported".
 - "Rewriting Cypher queries to run in openCypher on Neptune": the predicate functions
   `any/all/none/single` and `reduce()` must be rewritten (list comprehensions), `EXISTS { }`
   subqueries and `datetime()` are not available, nor schema commands (`CREATE INDEX`) or
@@ -158,7 +161,10 @@ _CALLS: tuple[tuple[tuple[str, ...], str], ...] = (
         "the predicate function {name}() is not supported; use a list comprehension",
     ),
     (("reduce",), "reduce() is not supported; use a list comprehension"),
-    (("datetime", "localdatetime"), "{name}() is not supported in Neptune openCypher"),
+    (
+        ("datetime", "localdatetime", "date", "time", "localtime", "duration"),
+        "{name}() is not supported in Neptune openCypher",
+    ),
 )
 #: two-word constructs Neptune's openCypher lacks
 _PAIRS: dict[tuple[str, str], str] = {
@@ -177,6 +183,13 @@ def _call_refusal(toks: list[Token], i: int) -> Refusal | None:
     for names, message in _CALLS:
         if _is_call(toks, i, *names):
             return Refusal(UNSUPPORTED, message.format(name=toks[i].text))
+    if toks[i].text == "^" and toks[i].kind == "op":
+        return Refusal(UNSUPPORTED, "the ^ operator is not supported in Neptune openCypher")
+    namespaced = i > 1 and toks[i - 1].text == "." and toks[i - 2].kind == "ident"
+    if namespaced and toks[i].kind == "ident" and i + 1 < len(toks) and toks[i + 1].text == "(":
+        return Refusal(
+            UNSUPPORTED, f"the function {toks[i].text}() of a namespace is not supported (no APOC)"
+        )
     return None
 
 
