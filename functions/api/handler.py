@@ -5,6 +5,7 @@ approval or rejection; the changelog) for a legacy's creator and admins; convers
 switch for creator and admins; a member's messages, the story made of them, and the member's own
 conversations and facts listed and deleted)."""
 
+import json
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -49,6 +50,7 @@ from heirloom.domain.context_api import (
     OpeningBody,
     WorkflowFailed,
     WorkflowTimedOut,
+    json_request,
     parse_body,
 )
 from heirloom.domain.conversation_memory import ConversationCall
@@ -365,7 +367,8 @@ def _no_route(exc: Exception) -> Response[dict[str, Any]]:
 
 @app.exception_handler(RequestValidationError)
 def _invalid(exc: RequestValidationError) -> Response[dict[str, Any]]:
-    reasons = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]]
+    # a location part is cut short: a body that is no JSON object may be one huge key
+    reasons = [f"{'.'.join(str(p)[:60] for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]]
     return Response(
         400, content_types.APPLICATION_JSON, {"error": "InvalidRequest", "reason": "; ".join(reasons)}
     )
@@ -399,5 +402,14 @@ def handler(
     workflow: ContextWorkflow | None = None,
     connections: ConnectionsWorkflow | None = None,
 ) -> dict[str, Any]:
+    try:
+        event = json_request(event)
+    except InvalidRequest as exc:  # before the resolver, which would raise on a form body
+        return {
+            "statusCode": 400,
+            "multiValueHeaders": {"Content-Type": [content_types.APPLICATION_JSON]},
+            "body": json.dumps({"error": "InvalidRequest", "reason": str(exc)}),
+            "isBase64Encoded": False,
+        }
     app.append_context(services=services or default_services(), workflow=workflow, connections=connections)
     return app.resolve(event, context)

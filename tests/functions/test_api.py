@@ -1,5 +1,6 @@
 """The API handler with its sample event: identity from the authorizer, 4xx with reasons."""
 
+import base64
 import json
 import uuid
 from pathlib import Path
@@ -160,6 +161,38 @@ def test_a_base64_body_is_held_to_the_same_limits():
     deep = base64.b64encode(("[" * 50_000).encode()).decode()
     status, out, _ = call(body=deep, isBase64Encoded=True)
     assert status == 400 and "nested" in out["reason"]
+
+
+BODY = EVENT["body"]
+
+
+@pytest.mark.parametrize(
+    "changes,status,reason",
+    [
+        # the resolver raised on these (a 502): a form or multipart body is refused before it
+        ({"headers": {"Content-Type": "multipart/form-data"}}, 400, "Content-Type must be application/json"),
+        (
+            {
+                "headers": {"Content-Type": "multipart/form-data; boundary=x"},
+                "body": '{"query": "Ωrchard 😀"}',
+            },
+            400,
+            "Content-Type",
+        ),
+        ({"headers": {"Content-Type": "application/x-www-form-urlencoded"}}, 400, "Content-Type"),
+        ({"headers": {"Content-Type": "text/plain"}}, 400, "Content-Type"),
+        ({"body": "%%% not base64", "isBase64Encoded": True}, 400, "base64"),
+        ({"body": base64.b64encode(b"\xff\xfe").decode(), "isBase64Encoded": True}, 400, "UTF-8"),
+        # a JSON body is JSON whatever the media type's case or parameters
+        ({"headers": {"content-type": "APPLICATION/JSON; charset=utf-8"}}, 200, None),
+        ({"headers": {"Host": "api.example.com"}}, 200, None),
+        ({"body": base64.b64encode(BODY.encode()).decode(), "isBase64Encoded": True}, 200, None),
+    ],
+)
+def test_only_a_json_body_reaches_the_routes(changes, status, reason):
+    got, out, _ = call(**changes)
+    assert got == status and set(out) >= ({"error", "reason"} if reason else {"context"})
+    assert reason is None or (reason in out["reason"] and out["error"] == "InvalidRequest")
 
 
 class DegradedWorkflow(FakeWorkflow):

@@ -7,6 +7,7 @@ or its graph node. Story events still trust their producer. On the embedded engi
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
@@ -17,6 +18,9 @@ from heirloom.adapters.s3 import S3ObjectStore
 from heirloom_dev.functions import LambdaContext, load_handler
 from heirloom_dev.loader import load_dataset
 from tests.support.services import services_with
+
+#: a version later than any the sample holds (a timestamp from the future is refused)
+LATER = datetime.now(UTC).replace(microsecond=0).isoformat()
 
 ROOT = Path(__file__).parents[2]
 SAMPLE = ROOT / "examples" / "sample-legacy"
@@ -160,7 +164,7 @@ def test_loading_again_after_the_author_left_the_legacy_changes_nothing(ports):
     load_dataset(ports, SAMPLE)
     row = stored("public")
     event = json.loads((ROOT / "events" / "story_events" / "member_removed.json").read_text())
-    event["time"] = "2030-01-01T00:00:00Z"
+    event["time"] = LATER
     event["detail"] = {**event["detail"], "legacy_id": row["legacy_id"], "user_id": row["author_user_id"]}
     load_handler("story_events")(event, LambdaContext("StoryEvents"), services=services_with(ingestion=ports))
     assert ports.stories.role_of(row["author_user_id"], row["legacy_id"]) is None
@@ -175,9 +179,9 @@ def test_loading_again_after_a_departed_author_s_story_was_deleted_fails_nothing
     handler, services = load_handler("story_events"), services_with(ingestion=ports)
     gone = json.loads((events / "story_deleted.json").read_text())
     gone["detail"] = {**gone["detail"], "story_id": row["id"], "legacy_id": row["legacy_id"],
-                      "deleted_at": "2030-01-01T00:00:00Z"}  # fmt: skip
+                      "deleted_at": LATER}  # fmt: skip
     left = json.loads((events / "member_removed.json").read_text())
-    left["time"] = "2030-01-01T00:00:00Z"
+    left["time"] = LATER
     left["detail"] = {**left["detail"], "legacy_id": row["legacy_id"], "user_id": row["author_user_id"]}
     for event in (gone, left):
         handler(event, LambdaContext("StoryEvents"), services=services)

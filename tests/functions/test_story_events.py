@@ -4,6 +4,7 @@ deletes racing updates, and bad events that leave stored data unchanged."""
 import json
 from copy import deepcopy
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from uuid import UUID
 
@@ -21,6 +22,9 @@ from heirloom_dev.loader import load_dataset
 from tests.integration.test_sample_story_events import STORY_EVENT_ORDER
 from tests.support.sample import real_extractor
 from tests.support.services import services_with
+
+#: a version later than any the sample holds (a timestamp from the future is refused)
+LATER = datetime.now(UTC).replace(microsecond=0).isoformat()
 
 ROOT = Path(__file__).parents[2]
 EVENTS = ROOT / "events" / "story_events"
@@ -85,6 +89,15 @@ def test_a_late_update_does_not_revive_a_deleted_story(send, ports):
             "legacy",
         ),
         (lambda e: e.pop("detail"), InvalidRequest, "detail"),
+        # a time from the future would make every real change after it look older (skipped)
+        (lambda e: e["detail"]["story"].update(updated_at="9024-05-01T00:00:00Z"), InvalidRequest, "future"),
+        (lambda e: e.update(time="9024-05-01T00:00:00Z"), InvalidRequest, "time.*future"),
+        # read back as a BC date, which psycopg cannot read
+        (
+            lambda e: e["detail"]["story"].update(created_at="0001-01-01T00:00:00+14:00"),
+            InvalidRequest,
+            "1000",
+        ),
     ],
 )
 def test_bad_events_are_refused_and_store_nothing(send, ports, mutate, error, reason):
@@ -586,7 +599,7 @@ def test_a_later_story_writing_an_established_name_links_it_at_its_own_sync(extr
     assert _things(ports, later["detail"]["story"]["id"]) == [("Biscuit", "animal")]
     edited = _cat_story("When we moved to Wren Court the neighbours brought a basket of biscuits.")
     edited["detail-type"] = "Story Updated"
-    edited["detail"]["story"]["updated_at"] = "2030-01-01T00:00:00Z"
+    edited["detail"]["story"]["updated_at"] = LATER
     send(edited)  # the one story that said what Biscuit is no longer does
     assert _things(ports, later["detail"]["story"]["id"]) == []
 
@@ -610,7 +623,7 @@ def test_a_moved_story_takes_its_names_from_the_legacy_it_left_to_the_one_it_joi
     chunks = ports.vectors.chunks_of(here_id)
     moved = _cat_story()
     moved["detail-type"] = "Story Updated"
-    moved["detail"]["story"] |= {"legacy_id": LUCIA, "updated_at": "2030-01-01T00:00:00Z"}
+    moved["detail"]["story"] |= {"legacy_id": LUCIA, "updated_at": LATER}
     assert send(moved) == "updated"
     assert _things(ports, CAT_STORY) == [("Biscuit", "animal")]
     assert _things(ports, here_id) == []  # re-linked without it ...
@@ -647,13 +660,13 @@ def test_a_visibility_change_links_a_storys_names_again(extracting):
     chunks = ports.vectors.chunks_of(sid)
     made_public = deepcopy(later)
     made_public["detail-type"] = "Story Updated"
-    made_public["detail"]["story"] |= {"visibility": "public", "updated_at": "2030-01-01T00:00:00Z"}
+    made_public["detail"]["story"] |= {"visibility": "public", "updated_at": LATER}
     assert send(made_public) == "updated"
     assert _things(ports, sid) == []  # a private story's name reaches no public one ...
     assert ports.vectors.chunks_of(sid) == chunks  # ... and nothing was embedded again
     source_public = deepcopy(source)
     source_public["detail-type"] = "Story Updated"
-    source_public["detail"]["story"] |= {"visibility": "public", "updated_at": "2030-01-01T00:00:00Z"}
+    source_public["detail"]["story"] |= {"visibility": "public", "updated_at": LATER}
     assert send(source_public) == "updated"
     assert _things(ports, sid) == [("Biscuit", "animal")]  # now everyone reads what Biscuit is
 

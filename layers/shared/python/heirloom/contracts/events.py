@@ -11,7 +11,6 @@ and reordering are safe.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -176,7 +175,8 @@ class StoryEvent(BaseModel):
     id: str
     source: str
     detail_type: str = Field(alias="detail-type")
-    time: datetime
+    #: what orders the changes (domain/ordering.py): never from the future
+    time: AwareDatetime
     detail: dict[str, Any]
 
     def parsed_detail(self) -> StoryEventDetail:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated
 from uuid import UUID
@@ -60,6 +60,23 @@ def _aware(value: datetime) -> datetime:
     return value
 
 
+#: how far past this machine's clock a record's timestamp may be (producers' clocks differ)
+CLOCK_SKEW = timedelta(days=1)
+#: the earliest timestamp a record may carry: an earlier one, with a zone east of UTC, is a BC
+#: date in PostgreSQL, which psycopg cannot read back
+EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
+
+
+def plausible_time(value: datetime) -> datetime:
+    """A timestamp that can have happened: changes are ordered by time, and one from the future
+    would make every later, real change look older (and be skipped) until then."""
+    if value < EARLIEST:
+        raise ValueError("timestamp is before the year 1000")
+    if value > datetime.now(UTC) + CLOCK_SKEW:
+        raise ValueError("timestamp is in the future (more than a day past now)")
+    return value
+
+
 def _no_nul(value: str) -> str:
     # PostgreSQL text cannot hold NUL and the graph's query protocol ends a string at one
     if "\x00" in value:
@@ -80,7 +97,7 @@ def _not_blank(value: str) -> str:
 
 _NO_NUL = Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})
 _NON_BLANK = Field(json_schema_extra={"pattern": f"^[^\\u0000]*[^\\u0000{_SPACE}][^\\u0000]*$"})
-AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
+AwareDatetime = Annotated[datetime, AfterValidator(_aware), AfterValidator(plausible_time)]
 #: any text a record carries: stored in PostgreSQL and the graph as it is. Length limits go
 #: before the validators (as in `Name`), else pydantic reports them in "items", not characters.
 Text = Annotated[str, AfterValidator(_no_nul), _NO_NUL]

@@ -3,6 +3,8 @@ become HTTP outcomes. The user id comes from the verified identity, never from t
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import json
 import re
@@ -74,6 +76,38 @@ def parse_body(text: str | bytes) -> Any:
     MAX_BODY_BYTES or the limits of `heirloom.safejson` (deep nesting raised RecursionError, a
     5,000-digit integer ValueError: a 502 in Lambda)."""
     return bounded_loads(text, what="body", max_bytes=MAX_BODY_BYTES)
+
+
+def json_request(event: dict[str, Any]) -> dict[str, Any]:
+    """An API Gateway proxy event whose body, if it has one, is JSON: a base64 body decoded
+    (UTF-8), a JSON media type written `application/json` whatever its case; InvalidRequest for
+    any other body (a form or multipart body made the resolver raise: a 502)."""
+    body = event.get("body")
+    if body in (None, ""):
+        return event
+    if event.get("isBase64Encoded"):
+        try:
+            body = base64.b64decode(str(body), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise InvalidRequest("body: not base64 of UTF-8 text") from exc
+    headers = {str(k): v for k, v in (event.get("headers") or {}).items()}
+    named = [k for k in headers if k.lower() == "content-type"]
+    media = str(headers[named[0]] or "").split(";")[0].strip().lower() if named else ""
+    if media not in ("", "application/json"):
+        raise InvalidRequest(f"body: Content-Type must be application/json, not {media[:60]!r}")
+    for key in named:
+        headers.pop(key)
+    multi = {
+        k: v for k, v in (event.get("multiValueHeaders") or {}).items() if str(k).lower() != "content-type"
+    }
+    typed = {"Content-Type": "application/json"} if named else {}
+    return {
+        **event,
+        "body": body,
+        "isBase64Encoded": False,
+        "headers": {**headers, **typed},
+        "multiValueHeaders": {**multi, **({"Content-Type": ["application/json"]} if named else {})},
+    }
 
 
 class ContextBody(BaseModel):
