@@ -5,6 +5,8 @@ post-processing: the answers are a fixture, not a model)."""
 import json
 from pathlib import Path
 
+import pytest
+
 from heirloom.contracts.extraction import ExtractedFact
 from heirloom_dev.cli import main
 from heirloom_dev.fact_eval import FactScore, score_story
@@ -120,3 +122,31 @@ def test_every_label_file_names_stories_of_its_set_and_relations_of_the_vocabula
             for label in labels:
                 assert label["relation"] in get_args(FactRelation), (path, label)
                 assert label["source"] and label["target"] and label["note"], (path, label)
+
+
+@pytest.mark.parametrize(
+    "labels,reason",
+    [
+        ([], '"stories"'),
+        ({"stories": []}, '"stories"'),
+        ({"stories": {"no-such-story": []}}, "not in stories.jsonl"),
+        ({"stories": {"STORY": [5]}}, "label 0"),
+        ({"stories": {"STORY": [{"source": ["Dom"], "target": ["Peg"]}]}}, "label 0"),
+        ({"stories": {"STORY": [{"source": "Dom", "relation": "MET", "target": ["Peg"]}]}}, "label 0"),
+    ],
+)
+def test_a_bad_labels_file_is_one_line_and_exit_2(tmp_path, capsys, labels, reason):
+    """A labels file of the wrong shape gave a TypeError or AttributeError traceback."""
+    import shutil
+
+    shutil.copy(SAMPLE / "stories.jsonl", tmp_path / "stories.jsonl")
+    story = json.loads((SAMPLE / "stories.jsonl").read_text().splitlines()[0])["id"]
+    (tmp_path / "facts.json").write_text(json.dumps(labels).replace("STORY", story))
+    assert main(["facts-eval", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert reason in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_json_file_in_no_folder_is_refused_before_the_evaluation(capsys):
+    assert main(["facts-eval", str(SAMPLE), "--json", "/nonexistent/x.json"]) == 2
+    assert "no folder /nonexistent" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from heirloom.errors import GraphUnavailable
+from heirloom.errors import GraphUnavailable, HeirloomError
 from heirloom.settings import SettingsError
 from heirloom_dev import curation_commands, ops_commands, story_commands
 from heirloom_dev.cli_common import EXIT_BAD_INPUT, EXIT_UNAVAILABLE
@@ -61,6 +61,9 @@ def _run(argv: Sequence[str] | None) -> int:
         return EXIT_UNAVAILABLE
     except NotSetUp as exc:
         print(f"heirloom {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except HeirloomError as exc:  # a typed refusal (a model call denied, a bad record): one line
+        print(f"heirloom {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     return code
 

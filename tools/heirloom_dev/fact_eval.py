@@ -19,7 +19,7 @@ from typing import Any
 
 from heirloom.contracts.extraction import ExtractedEntities, ExtractedFact
 from heirloom.domain.fact_resolution import SYMMETRIC
-from heirloom_dev.loader import read_jsonl
+from heirloom_dev.loader import DatasetError, read_jsonl
 
 #: (story id, title, content, known names) -> the story's entities
 Extract = Callable[[str, str, str, Sequence[str]], ExtractedEntities]
@@ -102,9 +102,37 @@ def score_story(facts: Sequence[ExtractedFact], labels: Sequence[dict[str, Any]]
     score.misses += [f"{lab['source'][0]} {lab['relation']} {lab['target'][0]}" for lab in open_labels]
 
 
+def read_labels(path: Path, story_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """facts.json's labels, `{"stories": {story id: [{"source": [names], "relation": str,
+    "target": [names]}, ...]}}`; DatasetError naming what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{path}: not JSON: {exc}") from exc
+    stories = data.get("stories") if isinstance(data, dict) else None
+    if not isinstance(stories, dict):
+        raise DatasetError(f'{path}: expected {{"stories": {{story id: [labels]}}}}')
+    for sid, labels in stories.items():
+        if sid not in story_ids:
+            raise DatasetError(f"{path}: story {sid} is not in stories.jsonl")
+        if not isinstance(labels, list):
+            raise DatasetError(f"{path}: story {sid}: expected a list of labels")
+        for i, lab in enumerate(labels):
+            ok = isinstance(lab, dict) and isinstance(lab.get("relation"), str)
+            names = [lab.get(k) for k in ("source", "target")] if ok else []
+            if not ok or not all(
+                isinstance(n, list) and n and all(isinstance(x, str) for x in n) for n in names
+            ):
+                raise DatasetError(
+                    f'{path}: story {sid}, label {i}: expected {{"source": [names], "relation": text, '
+                    '"target": [names]}'
+                )
+    return stories
+
+
 def evaluate(dataset: Path, extract: Extract) -> FactScore:
-    labels: dict[str, list[dict[str, Any]]] = json.loads((dataset / "facts.json").read_text())["stories"]
     stories = {s["id"]: s for s in read_jsonl(dataset / "stories.jsonl")}
+    labels = read_labels(dataset / "facts.json", set(stories))
     persons, links = _rows(dataset / "persons.jsonl"), _rows(dataset / "links.jsonl")
     score = FactScore()
     for sid, story_labels in labels.items():
@@ -155,7 +183,10 @@ def stubbed_bedrock_extract(fixture: Path) -> Extract:
     from heirloom.adapters.bedrock import EXTRACTION_TOOL, BedrockEntityExtractor
     from heirloom.domain.extraction import extract_entities
 
-    answers: dict[str, dict[str, Any]] = json.loads(fixture.read_text())["answers"]
+    data = json.loads(fixture.read_text(encoding="utf-8"))
+    answers = data.get("answers") if isinstance(data, dict) else None
+    if not isinstance(answers, dict) or not all(isinstance(a, dict) for a in answers.values()):
+        raise DatasetError(f'{fixture}: expected {{"answers": {{story id: the tool input}}}}')
     from botocore import UNSIGNED
     from botocore.config import Config
 

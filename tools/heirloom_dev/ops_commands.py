@@ -152,7 +152,15 @@ def _cmd_seed(args: argparse.Namespace) -> int:
             events=boto3.client("events"),
             create=args.create,
         )
-    except (SeedError, SmokeFailed, DatasetError, OSError, json.JSONDecodeError, KeyError) as exc:
+    except (
+        SeedError,
+        SmokeFailed,
+        DatasetError,
+        OSError,
+        UnicodeDecodeError,
+        json.JSONDecodeError,
+        KeyError,
+    ) as exc:
         print(f"heirloom seed: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(f"{args.stack}: sent " + ", ".join(f"{n} {t}" for t, n in counts.items()))
@@ -215,6 +223,9 @@ def _cmd_intent_model(args: argparse.Namespace) -> int:
     from heirloom.adapters import factory
     from heirloom.domain.intent_model import model_key, summary, train, weights_file
 
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"heirloom intent-model: --out {args.out} is a file; name a folder", file=sys.stderr)
+        return EXIT_BAD_INPUT
     embedder = factory.build_embedder(get_settings())
     result = summary(embedder)
     print("  ".join(f"{k} {v}" for k, v in result.items()))

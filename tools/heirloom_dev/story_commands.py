@@ -123,6 +123,12 @@ def _cmd_facts_eval(args: argparse.Namespace) -> int:
     if not (root / "facts.json").is_file() or not (root / "stories.jsonl").is_file():
         print(f"heirloom facts-eval: {root} has no facts.json and stories.jsonl", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.json and not Path(args.json).parent.is_dir():
+        print(
+            f"heirloom facts-eval: {args.json}: no folder {Path(args.json).parent} to write it in",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     try:
         extract = (
             fact_eval.stubbed_bedrock_extract(Path(args.bedrock_fixture))
