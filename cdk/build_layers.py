@@ -2,7 +2,7 @@
 
     python -m cdk.build_layers requirements   # [project].dependencies minus what the runtime has
     python -m cdk.build_layers prune DIR      # drop the runtime's own packages pip pulled in
-    python -m cdk.build_layers shared DEST    # the heirloom package (no local/) into DEST/python
+    python -m cdk.build_layers shared DEST    # the heirloom package (no caches) into DEST/python
     python -m cdk.build_layers compile DIR..  # bytecode for the Lambda runtime, then checked
     python -m cdk.build_layers tiktoken DEST  # copy cl100k_base.tiktoken to DEST/tiktoken/<sha1 name>
     python -m cdk.build_layers sizes DIR DIR  # unzipped size of each layer against Lambda's limit

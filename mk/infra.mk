@@ -54,7 +54,7 @@ sam-validate: synth $(SAM_STAMP)
 build: $(SHARED_STAMP) $(DEPS_STAMP) $(TIKTOKEN_LAYER_FILE)
 	$(PY) -m cdk.build_layers sizes $(LAYERS_DIR)/shared $(LAYERS_DIR)/deps $(LAYERS_DIR)/tiktoken
 
-# the heirloom package without local/, precompiled (unchecked-hash) by the runtime's Python
+# the heirloom package without caches, precompiled (unchecked-hash) by the runtime's Python
 $(SHARED_STAMP): $(shell find layers/shared/python/heirloom -name '*.py' -o -name '*.sql' 2>/dev/null) cdk/build_layers.py | setup
 	rm -rf $(LAYERS_DIR)/shared
 	$(PY) -m cdk.build_layers shared $(LAYERS_DIR)/shared

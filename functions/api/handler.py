@@ -77,8 +77,8 @@ REFUSALS: dict[int, Any] = {
             (
                 400,
                 "InvalidRequest: the path, query or body does not match the contract, or the body is"
-                " larger than 1 MiB, nested more than 8 levels deep or holds an integer of more than"
-                " 20 digits",
+                " not JSON (Content-Type application/json), larger than 1 MiB, nested more than 8"
+                " levels deep or holds an integer of more than 20 digits",
             ),
             (
                 403,

@@ -124,7 +124,9 @@ AUTO = {"INTENT_PROVIDER": "auto"}
         ({"INTENT_PROVIDER": "rules"}, "rules"),
         ({"EMBEDDING_PROVIDER": "fake", "INTENT_PROVIDER": "embedding"}, "embedding"),
         ({**AWS, "EMBEDDING_PROVIDER": "bedrock", "INTENT_PROVIDER": "embedding"}, "embedding"),
-        ({**AWS, "EMBEDDING_PROVIDER": "bedrock", "INTENT_PROVIDER": "bedrock"}, "embedding"),
+        # Haiku after what auto would choose: a deployment with Titan gets the rules first
+        ({**AWS, "EMBEDDING_PROVIDER": "bedrock", "INTENT_PROVIDER": "bedrock"}, "rules"),
+        ({"INTENT_PROVIDER": "bedrock"}, "embedding"),
     ],
 )
 def test_auto_picks_the_learned_classifier_only_where_its_weights_are_shipped(env, local):

@@ -201,10 +201,12 @@ def build_extractor(settings: Settings) -> EntityExtractor | None:
 
 def local_intent_provider(settings: Settings) -> Literal["embedding", "rules"]:
     """The local classifier INTENT_PROVIDER selects: the rule-based one, or the learned one
-    (`embedding`, also before Haiku with `bedrock`). `auto` is the learned one where the layer
-    ships its weights for the configured embedder, the rules elsewhere (decision 0034)."""
+    (`embedding`). `auto`, and `bedrock` before Haiku, is the learned one where the layer ships
+    its weights for the configured embedder, the rules elsewhere (decision 0034): with Titan it
+    would be trained at a cold start, hundreds of embedding calls, which IntentAnalysis has no
+    grant for."""
     provider = settings.intent.provider
-    if provider == "auto":
+    if provider in ("auto", "bedrock"):
         from heirloom.domain.intent_model import has_shipped_weights
 
         shipped = has_shipped_weights(embedding_model_id(settings), settings.embedding.dimension)
