@@ -233,9 +233,11 @@ def get_staged(
 
 
 @app.post("/legacies/<legacy_id>/staged/<item_id>/approve", responses=_curation_responses(StagedItem))
-def post_approve(legacy_id: UUID, item_id: UUID, body: Annotated[DecisionBody, Body()]) -> StagedItem:
-    """Approve a staged item (`name`, `type`: an optional edit) into the graph."""
-    return _curate(action="approve", legacy_id=legacy_id, item_id=item_id, decision=body)
+def post_approve(
+    legacy_id: UUID, item_id: UUID, body: Annotated[DecisionBody | None, Body()] = None
+) -> StagedItem:
+    """Approve a staged item (`name`, `type`: an optional edit; no body: as extracted) into the graph."""
+    return _curate(action="approve", legacy_id=legacy_id, item_id=item_id, decision=body or DecisionBody())
 
 
 @app.post("/legacies/<legacy_id>/staged/<item_id>/reject", responses=_curation_responses(StagedItem))

@@ -79,6 +79,11 @@ def test_a_creator_turns_staging_on_and_decides_through_the_api(api):
         and "staging_on" in {c["action"] for c in rest["changes"]}
         and rest["next_before"] is None
     )
+    # approved with no body: as extracted
+    status, out = call("POST", f"/staged/{by_name['barn']['id']}/approve", mini.creator)
+    assert status == 200 and out["status"] == "approved" and out["final_name"] is None
+    status, left = call("GET", "/staged", mini.creator)
+    assert status == 200 and left == []
 
 
 @pytest.mark.parametrize(
@@ -91,6 +96,9 @@ def test_a_creator_turns_staging_on_and_decides_through_the_api(api):
         ("POST", "/staged/{item}/reject", None, None, "admirer", 403, "AccessDenied"),
         ("GET", "/changelog", None, None, "admirer", 403, "AccessDenied"),
         ("POST", "/staging", {"enabled": "maybe"}, None, "creator", 400, "InvalidRequest"),
+        # a switch is a JSON boolean: "off" or 0 were read as one (as `elicitation` never was)
+        ("POST", "/staging", {"enabled": "off"}, None, "creator", 400, "InvalidRequest"),
+        ("POST", "/staging", {"enabled": 0}, None, "creator", 400, "InvalidRequest"),
         ("POST", "/staging", {}, None, "creator", 400, "InvalidRequest"),
         ("GET", "/staged", None, {"status": "odd"}, "creator", 400, "InvalidRequest"),
         ("POST", "/staged/not-a-uuid/approve", {}, None, "creator", 400, "InvalidRequest"),

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from heirloom.contracts.context import MAX_HISTORY_CHARS
 from heirloom.contracts.extraction import FactRelation
@@ -34,7 +34,7 @@ class MemorySetting(Frozen):
     """GET/POST /legacies/{legacy_id}/conversation-memory: whether members' conversation
     messages may be extracted (off by default)."""
 
-    enabled: bool
+    enabled: StrictBool  # "off", "yes" or 0 are refused, not read as a switch
 
 
 class MessageBody(Frozen):

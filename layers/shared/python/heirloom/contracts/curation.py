@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 #: entities a merge may join (persons are known records, curated in PostgreSQL)
 EntityLabel = Literal["Place", "Event", "Object"]
@@ -150,7 +150,7 @@ ChangeSource = Literal["story", "event", "person"]
 class StagingSetting(Frozen):
     """GET/POST /legacies/{legacy_id}/staging: whether extracted entities wait for approval."""
 
-    enabled: bool
+    enabled: StrictBool  # "off", "yes" or 0 are refused, not read as a switch
 
 
 class StagedItem(Frozen):
