@@ -36,6 +36,7 @@ BAD = {
                                "updated_at: updated_at is earlier than created_at"),
     "blank content": ("stories", lambda r: r[0].update(content=" \n\t "), "content: text must not be blank"),
     "blank title": ("stories", lambda r: r[0].update(title="   "), "title: text must not be blank"),
+    "invisible title": ("stories", lambda r: r[0].update(title="\u200b\ufeff \u2060"), "title: text must not be blank"),
     "title of 301 characters": ("stories", lambda r: r[0].update(title="x" * 301),
                                 "title: String should have at most 300 characters"),
     "empty title": ("stories", lambda r: r[0].update(title=""), "title: String should have at least 1 character"),

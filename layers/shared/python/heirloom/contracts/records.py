@@ -86,7 +86,10 @@ def _no_nul(value: str) -> str:
 
 #: what `str.strip()` removes, spelled out so the API schema's pattern and the check agree
 _SPACE = "\\t\\n\\u000b\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
-_SAYS_SOMETHING = re.compile(f"[^\\u0000{_SPACE}]")
+#: characters that show nothing (zero-width spaces and joiners, word joiner, BOM): text made
+#: only of them and whitespace is blank too
+_INVISIBLE = "\\u180e\\u200b-\\u200d\\u2060\\ufeff"
+_SAYS_SOMETHING = re.compile(f"[^\\u0000{_SPACE}{_INVISIBLE}]")
 
 
 def _not_blank(value: str) -> str:
@@ -96,7 +99,7 @@ def _not_blank(value: str) -> str:
 
 
 _NO_NUL = Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})
-_NON_BLANK = Field(json_schema_extra={"pattern": f"^[^\\u0000]*[^\\u0000{_SPACE}][^\\u0000]*$"})
+_NON_BLANK = Field(json_schema_extra={"pattern": f"^[^\\u0000]*[^\\u0000{_SPACE}{_INVISIBLE}][^\\u0000]*$"})
 AwareDatetime = Annotated[datetime, AfterValidator(_aware), AfterValidator(plausible_time)]
 #: any text a record carries: stored in PostgreSQL and the graph as it is. Length limits go
 #: before the validators (as in `Name`), else pydantic reports them in "items", not characters.
