@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from heirloom.contracts.context import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 from heirloom.settings import get_settings
 from heirloom_dev.cli_common import EXIT_BAD_INPUT, _use_local_stack
 
@@ -180,6 +181,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     problems += [
         f"{out}: no folder {out.parent} to write it in" for out in outputs if not out.parent.is_dir()
     ]
+    problems += [f"{out}: a folder, not a file" for out in outputs if out.is_dir()]
+    if not MIN_TOKEN_BUDGET <= args.budget <= MAX_TOKEN_BUDGET:
+        problems.append(f"--budget {args.budget}: between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET} tokens")
     if problems:
         print(f"heirloom eval: {'; '.join(problems)}", file=sys.stderr)
         return EXIT_BAD_INPUT
