@@ -649,25 +649,25 @@ def test_a_visibility_change_links_a_storys_names_again(extracting):
     private story kept the animal a private story named once it was made public; a public story
     made personal kept giving its name to stories others read."""
     send, ports = extracting
-    source = _cat_story()
-    source["detail"]["story"]["visibility"] = "private"
-    send(source)
-    later = sample("story_created")
-    later["detail"]["story"] |= {"content": "Biscuit was sick all week.", "visibility": "private"}
-    send(later)
-    sid = later["detail"]["story"]["id"]
+
+    def updated(event, visibility):
+        later = deepcopy(event)
+        later["detail-type"] = "Story Updated"
+        later["detail"]["story"] |= {"visibility": visibility, "updated_at": LATER}
+        return later
+
+    source, story = _cat_story(), sample("story_created")
+    story["detail"]["story"]["content"] = "Biscuit was sick all week."
+    for event in (source, story):
+        event["detail"]["story"]["visibility"] = "private"
+        assert send(event) == "created"
+    sid = story["detail"]["story"]["id"]
     assert _things(ports, sid) == [("Biscuit", "animal")]  # private to private: carried
     chunks = ports.vectors.chunks_of(sid)
-    made_public = deepcopy(later)
-    made_public["detail-type"] = "Story Updated"
-    made_public["detail"]["story"] |= {"visibility": "public", "updated_at": LATER}
-    assert send(made_public) == "updated"
+    assert send(updated(story, "public")) == "updated"
     assert _things(ports, sid) == []  # a private story's name reaches no public one ...
     assert ports.vectors.chunks_of(sid) == chunks  # ... and nothing was embedded again
-    source_public = deepcopy(source)
-    source_public["detail-type"] = "Story Updated"
-    source_public["detail"]["story"] |= {"visibility": "public", "updated_at": LATER}
-    assert send(source_public) == "updated"
+    assert send(updated(source, "public")) == "updated"
     assert _things(ports, sid) == [("Biscuit", "animal")]  # now everyone reads what Biscuit is
 
 
