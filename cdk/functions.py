@@ -160,7 +160,14 @@ class Functions:
             # without a graph there is nothing to extract entities for
             "EXTRACTOR_PROVIDER": "bedrock" if graph else "none",
             **({} if graph else {"GRAPH_PROVIDER": "none"}),
+            # every function names the extractor's version alike (a sync mark is compared with
+            # it): the model id it is made of, whether the function may call the model or not
+            **({"BEDROCK_EXTRACTION_MODEL_ID": self.extraction_model_id} if graph else {}),
         }
+
+    @property
+    def extraction_model_id(self) -> str:
+        return f"{self.config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
 
     def _function(
         self,
@@ -268,7 +275,11 @@ class Functions:
             env["DB_NAME"] = DATABASE_NAME
             env["DB_SSLMODE"] = "require"
             env["DB_STATEMENT_TIMEOUT_MS"] = str(DB_STATEMENT_TIMEOUT_MS)
-        if access.graph is not Graph.NONE:
+        if access.graph is Graph.NONE:
+            # no endpoint to build a graph client from: its ports (ingestion's too) have none
+            env["GRAPH_PROVIDER"] = "none"
+            env["GRAPH_AUGMENTATION_ENABLED"] = "false"
+        else:
             assert data.graph is not None, "graph access without a graph (heirloom:graph=none)"
             endpoint = (
                 data.graph.attr_endpoint if access.graph is Graph.WRITE else data.graph.attr_read_endpoint
@@ -331,6 +342,11 @@ class Functions:
                     actions=IMPORT_ACTIONS,
                     resources=[data.import_bucket.arn_for_objects(f"{IMPORT_PREFIX}*")],
                 )
+            )
+            # without it S3 answers HeadObject of a key deleted before its event was handled
+            # with 403, not 404 (S3 HeadObject permissions), and the import is not "missing"
+            role.add_to_policy(
+                iam.PolicyStatement(actions=["s3:ListBucket"], resources=[data.import_bucket.bucket_arn])
             )
             Validations.of(role).acknowledge(
                 Acknowledgment(

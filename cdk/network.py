@@ -15,6 +15,8 @@ INTERFACE_ENDPOINTS: dict[str, ec2.InterfaceVpcEndpointAwsService] = {
     "BedrockRuntime": ec2.InterfaceVpcEndpointAwsService.BEDROCK_RUNTIME,
     "SecretsManager": ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
     "StepFunctions": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
+    # StartSyncExecution (the Api's context call) goes to sync-states, another host
+    "StepFunctionsSync": ec2.InterfaceVpcEndpointAwsService.STEP_FUNCTIONS_SYNC,
     "Logs": ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS,
 }
 #: a literal (not the VPC's CIDR attribute) so security-group rules stay checkable at synth

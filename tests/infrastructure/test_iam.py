@@ -43,7 +43,11 @@ EXPECTED: dict[str, set[str]] = {
     "ConnectionsPlan": DB,
     "ConnectionsAssemble": set(),
     "StoryEvents": DB | GRAPH_WRITE | {"states:StartExecution"} | DLQ,
-    "IngestObject": DB | GRAPH_WRITE | BEDROCK | {"s3:GetObject", "s3:PutObjectTagging"} | DLQ,
+    "IngestObject": DB
+    | GRAPH_WRITE
+    | BEDROCK
+    | {"s3:GetObject", "s3:PutObjectTagging", "s3:ListBucket"}
+    | DLQ,
     "ChunkEmbed": DB | BEDROCK,
     "ExtractEntities": DB | BEDROCK,
     # re-links the stories that write a name the sync established (decision 0040)
@@ -213,6 +217,9 @@ def test_secret_read_only_for_database_functions(built):
 def test_imports_only_under_the_prefix(built):
     (resource,) = resources_for(built, "IngestObject", "s3:GetObject")
     assert _arn_text(resource).endswith("/imports/*")
+    # listing the import bucket alone: a deleted key then answers HeadObject with 404, not 403
+    (bucket,) = resources_for(built, "IngestObject", "s3:ListBucket")
+    assert bucket == {"Fn::GetAtt": [built.logical_id(built.stack.data.import_bucket), "Arn"]}
 
 
 def test_vpc_placement_follows_access(built):

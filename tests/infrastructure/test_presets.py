@@ -48,7 +48,7 @@ def test_production_is_the_default_shape(built):
     assert cluster["ServerlessV2ScalingConfiguration"]["MinCapacity"] == 0.5
     assert "SecondsUntilAutoPause" not in cluster["ServerlessV2ScalingConfiguration"]
     endpoints = interface_endpoints(built)
-    assert sorted(map(service, endpoints)) == ["bedrock-runtime", "logs", "secretsmanager", "states"]
+    assert sorted(map(service, endpoints)) == ["bedrock-runtime", "logs", "secretsmanager", "states", "sync-states"]
     assert all(len(e["SubnetIds"]) == 2 for e in endpoints)
 
 
@@ -60,7 +60,7 @@ def test_family_preset_is_the_cheap_shape(variant):
     assert cluster["ServerlessV2ScalingConfiguration"]["MinCapacity"] == 0
     assert cluster["ServerlessV2ScalingConfiguration"]["SecondsUntilAutoPause"] == 600
     endpoints = interface_endpoints(b)
-    assert sorted(map(service, endpoints)) == ["bedrock-runtime", "secretsmanager", "states"]
+    assert sorted(map(service, endpoints)) == ["bedrock-runtime", "secretsmanager", "states", "sync-states"]
     assert all(len(e["SubnetIds"]) == 1 for e in endpoints)
     # the database functions connect to the writer endpoint, admitted by the cluster's group
     writer = {"Fn::GetAtt": [b.logical_id(b.stack.data.cluster), "Endpoint.Address"]}
