@@ -40,9 +40,11 @@ from heirloom.domain.entity_sync import withdraw_story
 from heirloom.domain.story_graph import (
     extract_story,
     names_given,
+    relink,
     relink_named,
     resolve_mentions,
     write_entities,
+    writing_names,
 )
 from heirloom.domain.story_index import PendingEmbedding, index_key, start_embedding
 from heirloom.ports import (
@@ -411,14 +413,22 @@ def apply_story(
         left, names = before, names_given(ports, before)
         ports.stories.forget_graph_synced([story.id])
         ports.stories.set_named_things(story.id, ())
+    # which established names a story may link, and which stories its own names reach, follow
+    # from visibilities (decision 0040): on a change the story and the stories writing its names
+    # are unmarked before the row changes, so a failure after the write leaves them behind (for
+    # a retry's workflow or the backfill), never marked as done
+    reread: list[Story] = []
+    if before is not None and left is None and before.visibility != story.visibility:
+        reread = writing_names(ports, before, names_given(ports, before))
+        ports.stories.forget_graph_synced([story.id, *(s.id for s in reread)])
     change = ports.stories.upsert_story(story, delivered, seq)
+    if left is not None or reread:
+        # a sync that read the story before this write may have marked it meanwhile
+        ports.stories.forget_graph_synced([story.id])
     if left is not None:
         relink_named(ports, left, names, start_ingestion)
-    elif before is not None and change is Change.UPDATED and before.visibility != story.visibility:
-        # which established names a story may link, and which stories its own reach, follow
-        # from visibilities (decision 0040): it syncs again, and the stories writing its names
-        ports.stories.forget_graph_synced([story.id])
-        relink_named(ports, story, names_given(ports, before), start_ingestion)
+    elif change is Change.UPDATED and reread:
+        relink(ports, reread, start_ingestion)
     # the graph gets the story as stored (its times as PostgreSQL gives them back), never the
     # event's copy: two deliveries of one version write the same values
     current = ports.stories.get_story(story.id)

@@ -156,8 +156,12 @@ def write_entities(
     # their withdraw-then-write (decision 0020); the mark is written before the lock is released
     with ports.stories.story_graph_lock(story.id):
         report = sync_story_entities(ports.graph, story, entities, mentions, unresolved, redirects)
-        ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
-        ports.stories.set_named_things(story.id, own)
+        now = ports.stories.get_story(story.id)
+        # a story moved or made visible to others while this sync ran is not marked: what it
+        # may link changed with it, and its next sync (the change's own) writes it again
+        if now is None or (now.legacy_id, now.visibility) == (story.legacy_id, story.visibility):
+            ports.stories.mark_graph_synced(story.id, digest, version, report.fingerprint)
+            ports.stories.set_named_things(story.id, own)
     report.names_changed = named_things.changed(named.get(story.id, ()), own)
     if curation is not None:
         changes = sum(report.entities.values()) + report.mentions + report.person_edges
@@ -232,11 +236,16 @@ def relink_named(
     """Re-link the other graph-synced stories of `story`'s legacy that write a name it gave or
     stopped giving there (`names`: a sync's `names_changed`, decision 0040), through the
     ingestion workflow (`start_ingestion`) or inline. Returns their ids."""
+    writing = writing_names(ports, story, names)
+    return relink(ports, writing, start_ingestion) if writing else []
+
+
+def writing_names(ports: StoryGraphPorts, story: Story, names: Sequence[NamedThing]) -> list[Story]:
+    """The other graph-synced stories of `story`'s legacy that write one of `names`."""
     if not names:
         return []
     writing = named_things.stories_writing(ports.stories.stories_of(story.legacy_id), names)
-    synced = [s for s in writing if s.id != story.id and ports.stories.graph_synced(s.id) is not None]
-    return relink(ports, synced, start_ingestion)
+    return [s for s in writing if s.id != story.id and ports.stories.graph_synced(s.id) is not None]
 
 
 def names_given(ports: StoryGraphPorts, story: Story) -> tuple[NamedThing, ...]:
