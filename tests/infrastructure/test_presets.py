@@ -48,7 +48,13 @@ def test_production_is_the_default_shape(built):
     assert cluster["ServerlessV2ScalingConfiguration"]["MinCapacity"] == 0.5
     assert "SecondsUntilAutoPause" not in cluster["ServerlessV2ScalingConfiguration"]
     endpoints = interface_endpoints(built)
-    assert sorted(map(service, endpoints)) == ["bedrock-runtime", "logs", "secretsmanager", "states", "sync-states"]
+    assert sorted(map(service, endpoints)) == [
+        "bedrock-runtime",
+        "logs",
+        "secretsmanager",
+        "states",
+        "sync-states",
+    ]
     assert all(len(e["SubnetIds"]) == 2 for e in endpoints)
 
 
