@@ -418,11 +418,13 @@ def apply_story(
     # are unmarked before the row changes, so a failure after the write leaves them behind (for
     # a retry's workflow or the backfill), never marked as done
     reread: list[Story] = []
+    seen_anew = False
     if before is not None and left is None and before.visibility != story.visibility:
+        seen_anew = True
         reread = writing_names(ports, before, names_given(ports, before))
         ports.stories.forget_graph_synced([story.id, *(s.id for s in reread)])
     change = ports.stories.upsert_story(story, delivered, seq)
-    if left is not None or reread:
+    if left is not None or seen_anew:
         # a sync that read the story before this write may have marked it meanwhile
         ports.stories.forget_graph_synced([story.id])
     if left is not None:
