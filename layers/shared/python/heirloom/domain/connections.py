@@ -140,7 +140,8 @@ def opening_block(entities: Sequence[EntityConnections]) -> str:
 
 def _line(entity: EntityConnections, story: ConnectedStory) -> str:
     name, title = inline(entity.name), f'"{quoted_title(story.title)}"'
-    where = "" if story.primary else f" (from {inline(story.legacy_name)})"
+    # a legacy's name is its creator's choice: quoted, so it cannot end the parenthesis
+    where = "" if story.primary else f' (from "{quoted_title(story.legacy_name)}")'
     if entity.kind == "person":
         return f"- {name} also appears in {title}{where}"
     if entity.kind == "period":
