@@ -76,6 +76,11 @@ def handler_summary(handler: Path) -> str:
     return (doc.strip().splitlines() or [""])[0][:256]
 
 
+def haiku_profile(config: HeirloomConfig) -> str:
+    """Claude Haiku's cross-region inference profile in the configured geography."""
+    return f"{config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
+
+
 def model_arns(model: Model, config: HeirloomConfig) -> list[str]:
     def foundation(region: str, model_id: str) -> str:
         return f"arn:{Aws.PARTITION}:bedrock:{region}::foundation-model/{model_id}"
@@ -85,8 +90,7 @@ def model_arns(model: Model, config: HeirloomConfig) -> list[str]:
     if model is Model.RERANK:
         return [foundation(Aws.REGION, RERANK_MODEL_ID)]
     profile = (
-        f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}:{Aws.ACCOUNT_ID}:inference-profile/"
-        f"{config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
+        f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}:{Aws.ACCOUNT_ID}:inference-profile/{haiku_profile(config)}"
     )
     # a cross-region inference profile invokes the model in any of its destination regions
     regions = [Aws.REGION, *config.inference_profile_regions]
@@ -98,7 +102,7 @@ def model_environment(models: frozenset[Model], config: HeirloomConfig) -> dict[
     if Model.EMBED in models:
         env["BEDROCK_EMBED_MODEL_ID"] = TITAN_EMBED_MODEL_ID
     if Model.CLASSIFY in models:
-        haiku = f"{config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
+        haiku = haiku_profile(config)
         env["BEDROCK_EXTRACTION_MODEL_ID"] = haiku
         env["BEDROCK_INTENT_MODEL_ID"] = haiku
     if Model.RERANK in models:
@@ -162,12 +166,8 @@ class Functions:
             **({} if graph else {"GRAPH_PROVIDER": "none"}),
             # every function names the extractor's version alike (a sync mark is compared with
             # it): the model id it is made of, whether the function may call the model or not
-            **({"BEDROCK_EXTRACTION_MODEL_ID": self.extraction_model_id} if graph else {}),
+            **({"BEDROCK_EXTRACTION_MODEL_ID": haiku_profile(self.config)} if graph else {}),
         }
-
-    @property
-    def extraction_model_id(self) -> str:
-        return f"{self.config.inference_profile_prefix}.{HAIKU_MODEL_ID}"
 
     def _function(
         self,

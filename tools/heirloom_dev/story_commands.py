@@ -117,6 +117,13 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def output_problems(outputs: list[Path]) -> list[str]:
+    """Why each file a command would write at its end cannot be written, said before it starts."""
+    return [f"{out}: no folder {out.parent} to write it in" for out in outputs if not out.parent.is_dir()] + [
+        f"{out}: a folder, not a file" for out in outputs if out.is_dir()
+    ]
+
+
 def _cmd_facts_eval(args: argparse.Namespace) -> int:
     from heirloom_dev import fact_eval
 
@@ -124,11 +131,8 @@ def _cmd_facts_eval(args: argparse.Namespace) -> int:
     if not (root / "facts.json").is_file() or not (root / "stories.jsonl").is_file():
         print(f"heirloom facts-eval: {root} has no facts.json and stories.jsonl", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.json and not Path(args.json).parent.is_dir():
-        print(
-            f"heirloom facts-eval: {args.json}: no folder {Path(args.json).parent} to write it in",
-            file=sys.stderr,
-        )
+    if problems := output_problems([Path(args.json)] if args.json else []):
+        print(f"heirloom facts-eval: {'; '.join(problems)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         extract = (
@@ -178,10 +182,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     problems = (
         [f"--k {args.k!r}: positive whole numbers separated by commas"] if min(ks, default=0) < 1 else []
     )
-    problems += [
-        f"{out}: no folder {out.parent} to write it in" for out in outputs if not out.parent.is_dir()
-    ]
-    problems += [f"{out}: a folder, not a file" for out in outputs if out.is_dir()]
+    problems += output_problems(outputs)
     if not MIN_TOKEN_BUDGET <= args.budget <= MAX_TOKEN_BUDGET:
         problems.append(f"--budget {args.budget}: between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET} tokens")
     if problems:

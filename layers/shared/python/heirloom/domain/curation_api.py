@@ -5,7 +5,7 @@ entities and stories the caller may read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
@@ -114,10 +114,14 @@ def merge_for(ports: CurationPorts, legacy_id: UUID, user_id: UUID, body: MergeB
     return result
 
 
-def merge_visible(ports: CurationPorts, scope: ReadScope, record: MergeRecord) -> bool:
+def merge_visible(
+    ports: CurationPorts, scope: ReadScope, record: MergeRecord, active: Sequence[MergeRecord] | None = None
+) -> bool:
     """May the curator know of this merge: does a story they may read name each of its ends
-    (as `visible_entity` asks of a merge's two entities)?"""
-    active = ports.curation.active_merges(record.legacy_id)
+    (as `visible_entity` asks of a merge's two entities)? `active`: the legacy's active merges,
+    when the caller has read them."""
+    if active is None:
+        active = ports.curation.active_merges(record.legacy_id)
     survivor, absorbed = merge_story_ids(ports.graph, record, active)
     return all(_readable_stories(ports, scope, {UUID(s) for s in ids}) for ids in (survivor, absorbed))
 
@@ -257,30 +261,35 @@ def changelog_for(
     scope = require_curator(ports, legacy_id, user_id)
     page = ports.curation.changes(legacy_id, before=before, limit=limit)
     metas = {m.id: m for m in ports.stories.story_meta({c.story_id for c in page if c.story_id})}
+    # read once for the page's merges and undos, not once per row
+    merges = any(c.action in ("merge", "unmerge") for c in page if not c.story_id)
+    active = ports.curation.active_merges(legacy_id) if merges else ()
     shown = tuple(
         c
         for c in page
         if (
             _readable_change(scope, c, metas.get(c.story_id))
             if c.story_id
-            else _entities_visible(ports, scope, c)
+            else _entities_visible(ports, scope, c, active)
         )
     )
     last = page[-1].id if len(page) == limit and page else None
     return ChangelogPage(changes=shown, next_before=last)
 
 
-def _entities_visible(ports: CurationPorts, scope: ReadScope, change: GraphChange) -> bool:
+def _entities_visible(
+    ports: CurationPorts, scope: ReadScope, change: GraphChange, active: Sequence[MergeRecord]
+) -> bool:
     """A change naming no story: a merge or its undo is shown when the curator may know of the
-    merge, a keep-apart when a story they may read names each entity now (entity ids follow
-    from names); anything else (the staging switch) always."""
+    merge (`active`: the legacy's active merges), a keep-apart when a story they may read names
+    each entity now (entity ids follow from names); anything else (the staging switch) always."""
     detail = change.detail
     if change.action in ("merge", "unmerge"):
         try:
             record = ports.curation.get_merge(UUID(str(detail.get("merge_id"))))
         except ValueError:
             return False
-        return record is not None and merge_visible(ports, scope, record)
+        return record is not None and merge_visible(ports, scope, record, active)
     if change.action == "keep_apart":
         for entity in (detail.get("entity_a"), detail.get("entity_b")):
             try:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -13,6 +12,7 @@ from heirloom.contracts.context import (
     Candidate,
     GraphHit,
 )
+from heirloom.domain.named_things import writes
 from heirloom.domain.personas import TraversalConfig
 
 Mode = Literal["hybrid", "vector", "graph"]
@@ -199,12 +199,7 @@ def writes_name(candidate: Candidate, names: Iterable[str]) -> bool:
     words? Only a capitalised name counts: a common noun ("watch", "flood") is also a verb or
     another thing of the same kind."""
     texts = [candidate.title, *(c.text for c in candidate.chunks)]
-    for name in names:
-        if name[:1].isupper():
-            pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
-            if any(pattern.search(t) for t in texts):
-                return True
-    return False
+    return any(name[:1].isupper() and any(writes(t, name) for t in texts) for name in names)
 
 
 def written_reach(
